@@ -1,0 +1,39 @@
+# Two commands matter to a newcomer: `make demo` and `make test`. Each creates the virtual
+# environment it needs; nothing has to be installed by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+LAYER_PATHS := $(CURDIR)/layers/lua_redis/python
+export PYTHONPATH := $(CURDIR):$(LAYER_PATHS)
+
+.PHONY: venv test lint format demo bench clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade 'pip>=25.1'
+	$(BIN)/pip install --quiet --disable-pip-version-check --group dev
+	touch $(STAMP)
+
+test: venv lint
+	$(BIN)/pytest
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: venv
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+demo: venv
+	$(BIN)/python -m local.demo
+
+bench: venv
+	$(BIN)/python -m bench.reserve
+
+clean:
+	rm -rf $(VENV) .local .pytest_cache .ruff_cache

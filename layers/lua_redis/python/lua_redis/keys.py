@@ -1,0 +1,41 @@
+"""Redis key names.
+
+Every key of a coupon carries the coupon id in a hash tag (``{42}``), so all of them live in
+one cluster slot and a Lua script may touch them together under ElastiCache cluster mode.
+"""
+
+from __future__ import annotations
+
+
+def _tag(coupon_id: int) -> str:
+    return f"coupon:{{{coupon_id}}}"
+
+
+def reserved_key(coupon_id: int) -> str:
+    """Sorted set of reservations: member = user id, score = reservation time (ms)."""
+    return f"{_tag(coupon_id)}:reserved"
+
+
+def meta_key(coupon_id: int) -> str:
+    """Hash with total, startsAt, endsAt and expiresAt (epoch ms)."""
+    return f"{_tag(coupon_id)}:meta"
+
+
+def watermark_key(coupon_id: int) -> str:
+    """Newest reservation time the worker has processed for the coupon."""
+    return f"{_tag(coupon_id)}:watermark"
+
+
+def staging_key(coupon_id: int, token: str) -> str:
+    """Temporary set a state is built in before it is swapped in."""
+    return f"{_tag(coupon_id)}:staging:{token}"
+
+
+def state_lock_name(coupon_id: int) -> str:
+    """Lock held while a coupon's state is initialised or reconciled (key ``lock:coupon-state:{id}``)."""
+    return f"coupon-state:{{{coupon_id}}}"
+
+
+def issue_lock_name(coupon_id: int) -> str:
+    """Lock held by the worker while it persists a coupon's records (key ``lock:coupon-issue:{id}``)."""
+    return f"coupon-issue:{{{coupon_id}}}"

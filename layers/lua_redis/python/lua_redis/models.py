@@ -1,0 +1,100 @@
+"""Values exchanged with the reservation store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from lua_redis.errors import InvalidInputError
+from lua_redis.ids import validate_id, validate_millis
+
+
+class ReserveOutcome(StrEnum):
+    """What reserve answered; the codes match ``reserve.lua``."""
+
+    SUCCESS = "SUCCESS"
+    DUPLICATE = "DUPLICATE"
+    SOLD_OUT = "SOLD_OUT"
+    NOT_OPEN = "NOT_OPEN"
+    ENDED = "ENDED"
+    STATE_MISSING = "STATE_MISSING"
+
+
+RESERVE_CODES: tuple[ReserveOutcome, ...] = (
+    ReserveOutcome.SUCCESS,
+    ReserveOutcome.DUPLICATE,
+    ReserveOutcome.SOLD_OUT,
+    ReserveOutcome.NOT_OPEN,
+    ReserveOutcome.ENDED,
+    ReserveOutcome.STATE_MISSING,
+)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The answer of one reserve call.
+
+    ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
+    the time of the existing reservation for DUPLICATE; ``None`` otherwise.
+    """
+
+    outcome: ReserveOutcome
+    reserved_at: int | None = None
+
+
+class ReleaseOutcome(StrEnum):
+    """What a fenced release did; the codes match ``release.lua``."""
+
+    RELEASED = "RELEASED"
+    NOT_HELD = "NOT_HELD"
+    STALE = "STALE"  # the user holds a newer reservation, left alone
+
+
+RELEASE_CODES: dict[int, ReleaseOutcome] = {
+    1: ReleaseOutcome.RELEASED,
+    0: ReleaseOutcome.NOT_HELD,
+    -1: ReleaseOutcome.STALE,
+}
+
+
+@dataclass(frozen=True)
+class CouponState:
+    """What Redis must know of a coupon to answer reserve: its quantity and issue window.
+
+    ``expires_at`` (epoch ms) is when the coupon's keys expire: the end of the window plus a
+    retention the caller chooses, long enough for late dead letters and reconciles.
+    """
+
+    coupon_id: int
+    total: int
+    starts_at: int
+    ends_at: int
+    expires_at: int
+
+    def __post_init__(self) -> None:
+        validate_id("couponId", self.coupon_id)
+        validate_id("totalQuantity", self.total)
+        validate_millis("startsAt", self.starts_at)
+        validate_millis("endsAt", self.ends_at)
+        validate_millis("expiresAt", self.expires_at)
+        if self.ends_at <= self.starts_at:
+            raise InvalidInputError("endsAt must be after startsAt")
+        if self.expires_at < self.ends_at:
+            raise InvalidInputError("expiresAt must not be before endsAt")
+
+
+@dataclass(frozen=True)
+class ReconcileReport:
+    """What one reconcile changed in Redis.
+
+    ``installed`` is true when the state was missing and was rebuilt from the database;
+    ``deferred`` counts issued users not added back because the set was full (a later run adds
+    them once dead letters have released their places); ``reserved`` is the final count.
+    """
+
+    coupon_id: int
+    installed: bool
+    added: int
+    released: int
+    deferred: int
+    reserved: int

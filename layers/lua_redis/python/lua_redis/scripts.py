@@ -1,0 +1,38 @@
+"""The Lua scripts, loaded from the package and registered on a client.
+
+redis-py's ``Script`` calls EVALSHA and, on NOSCRIPT (a failover, a restart, SCRIPT FLUSH),
+loads the script and retries once: one round trip on the hot path, reload only when needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib.resources import files
+
+import redis
+from redis.commands.core import Script
+
+
+def _source(name: str) -> str:
+    return files("lua_redis").joinpath("scripts", f"{name}.lua").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Scripts:
+    """One registered ``Script`` per Lua file."""
+
+    reserve: Script
+    release: Script
+    add_issued: Script
+    install: Script
+    advance_watermark: Script
+
+    @classmethod
+    def register(cls, client: redis.Redis) -> Scripts:
+        return cls(
+            reserve=client.register_script(_source("reserve")),
+            release=client.register_script(_source("release")),
+            add_issued=client.register_script(_source("add_issued")),
+            install=client.register_script(_source("install")),
+            advance_watermark=client.register_script(_source("advance_watermark")),
+        )

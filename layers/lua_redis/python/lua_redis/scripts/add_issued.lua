@@ -1,0 +1,29 @@
+-- add_issued: put users the database has issued back into the reservation set.
+-- KEYS[1] coupon:{id}:reserved
+-- KEYS[2] coupon:{id}:meta
+-- ARGV    pairs of (user id, reservation time in ms from the database)
+-- A user already present is left alone. A user is added only while the set holds fewer
+-- members than the coupon's total, so reconcile itself never pushes Redis past it; the rest
+-- is deferred to a later run, once dead letters have freed their places.
+-- Returns {added, deferred}.
+local total = tonumber(redis.call('HGET', KEYS[2], 'total'))
+if not total then
+  return redis.error_reply('coupon state missing: ' .. KEYS[2])
+end
+local occupied = redis.call('ZCARD', KEYS[1])
+local added, deferred = 0, 0
+for i = 1, #ARGV, 2 do
+  if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    if occupied < total then
+      redis.call('ZADD', KEYS[1], ARGV[i + 1], ARGV[i])
+      occupied = occupied + 1
+      added = added + 1
+    else
+      deferred = deferred + 1
+    end
+  end
+end
+if added > 0 then
+  redis.call('PEXPIREAT', KEYS[1], redis.call('HGET', KEYS[2], 'expiresAt'))
+end
+return {added, deferred}

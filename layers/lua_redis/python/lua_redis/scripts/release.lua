@@ -1,0 +1,19 @@
+-- release: fenced removal of reservations.
+-- KEYS[1] coupon:{id}:reserved
+-- ARGV    pairs of (user id, reservation time in ms)
+-- A member is removed only if its score equals the given reservation time, so a stale
+-- dead letter never frees a newer reservation of the same user. Idempotent.
+-- Returns one code per pair: 1 released, 0 not held, -1 held with another time (stale).
+local codes = {}
+for i = 1, #ARGV, 2 do
+  local held = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if not held then
+    codes[#codes + 1] = 0
+  elseif tonumber(held) == tonumber(ARGV[i + 1]) then
+    redis.call('ZREM', KEYS[1], ARGV[i])
+    codes[#codes + 1] = 1
+  else
+    codes[#codes + 1] = -1
+  end
+end
+return codes

@@ -1,0 +1,239 @@
+"""The reservation store: reserve, release and reconcile a coupon's state in Redis."""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from itertools import islice
+from typing import ParamSpec, TypeVar
+
+import redis
+
+from lua_redis import keys
+from lua_redis.errors import StateUnavailableError
+from lua_redis.ids import validate_id, validate_millis
+from lua_redis.models import (
+    RELEASE_CODES,
+    RESERVE_CODES,
+    CouponState,
+    ReconcileReport,
+    ReleaseOutcome,
+    Reservation,
+    ReserveOutcome,
+)
+from lua_redis.scripts import Scripts
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
+
+
+def _unavailable_on_redis_errors(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn redis-py's connection and timeout errors into :class:`StateUnavailableError`."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except (redis.ConnectionError, redis.TimeoutError) as exc:
+            raise StateUnavailableError(f"Redis unavailable: {exc}") from exc
+
+    return wrapper
+
+
+def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
+
+
+def _flatten(pairs: list[tuple[int, int]]) -> list[int]:
+    return [value for pair in pairs for value in pair]
+
+
+class ReservationStore:
+    """A coupon's reservations in Redis (DESIGN section 4).
+
+    Every method validates its arguments before it touches Redis, and raises
+    :class:`StateUnavailableError` when Redis cannot be reached.
+
+    ``chunk_size`` bounds how many users one command or script call carries during a
+    reconcile, so that no single call blocks the server for long, whatever the coupon's size.
+    """
+
+    def __init__(self, client: redis.Redis, *, chunk_size: int = 1000) -> None:
+        self._client = client
+        self._scripts = Scripts.register(client)
+        self._chunk_size = validate_id("chunk_size", chunk_size)
+
+    @_unavailable_on_redis_errors
+    def reserve(self, coupon_id: int, user_id: int) -> Reservation:
+        """Reserve one copy for one user: exactly one Redis command (EVALSHA)."""
+        validate_id("couponId", coupon_id)
+        validate_id("userId", user_id)
+        code, reserved_at = self._scripts.reserve(
+            keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id)], args=[user_id]
+        )
+        outcome = RESERVE_CODES[code]
+        if outcome in (ReserveOutcome.SUCCESS, ReserveOutcome.DUPLICATE):
+            return Reservation(outcome, int(reserved_at))
+        return Reservation(outcome)
+
+    @_unavailable_on_redis_errors
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
+        """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
+        validate_id("couponId", coupon_id)
+        validate_id("userId", user_id)
+        validate_millis("reservedAt", reserved_at)
+        (code,) = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=[user_id, reserved_at])
+        return RELEASE_CODES[code]
+
+    @_unavailable_on_redis_errors
+    def reservation_time(self, coupon_id: int, user_id: int) -> int | None:
+        """The user's reservation time in ms, or ``None`` if the user holds no reservation."""
+        validate_id("couponId", coupon_id)
+        validate_id("userId", user_id)
+        score = self._client.zscore(keys.reserved_key(coupon_id), user_id)
+        return None if score is None else int(score)
+
+    @_unavailable_on_redis_errors
+    def reserved_count(self, coupon_id: int) -> int:
+        """How many reservations the coupon holds."""
+        validate_id("couponId", coupon_id)
+        return int(self._client.zcard(keys.reserved_key(coupon_id)))
+
+    @_unavailable_on_redis_errors
+    def has_state(self, coupon_id: int) -> bool:
+        """Whether the coupon's meta hash exists (reserve answers STATE_MISSING otherwise)."""
+        validate_id("couponId", coupon_id)
+        return bool(self._client.exists(keys.meta_key(coupon_id)))
+
+    @_unavailable_on_redis_errors
+    def watermark(self, coupon_id: int) -> int | None:
+        """The newest reservation time the worker has processed, or ``None``."""
+        validate_id("couponId", coupon_id)
+        value = self._client.get(keys.watermark_key(coupon_id))
+        return None if value is None else int(value)
+
+    @_unavailable_on_redis_errors
+    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int:
+        """Move the watermark up to ``reserved_at`` (never down); return the new watermark."""
+        validate_id("couponId", coupon_id)
+        validate_millis("reservedAt", reserved_at)
+        return int(
+            self._scripts.advance_watermark(
+                keys=[keys.watermark_key(coupon_id), keys.meta_key(coupon_id)], args=[reserved_at]
+            )
+        )
+
+    @_unavailable_on_redis_errors
+    def reconcile(
+        self,
+        state: CouponState,
+        issued: Mapping[int, int],
+        *,
+        watermark: int | None,
+        skew_ms: int,
+    ) -> ReconcileReport:
+        """Make Redis agree with the database for one coupon.
+
+        ``issued`` maps each user the database has issued to its reservation time (ms).
+        ``watermark`` must be read *before* the database snapshot that gave ``issued``: then
+        every reservation older than ``watermark - skew_ms`` has had its Kafka record processed,
+        so a member that old and absent from ``issued`` is leaked and is released (fenced by its
+        time). Newer members may still be in flight and are left alone; with no watermark
+        nothing is released.
+
+        When the state is missing it is built in a staging set in chunks and swapped in with one
+        atomic RENAME (the seed's rebuild). Otherwise the meta hash is rewritten, leaked members
+        are released, then missing issued users are added back (never past the total).
+        Safe to run twice, and concurrently with reserves; callers serialise reconciles of one
+        coupon with the state lock.
+        """
+        issued_pairs = self._validated_issued(state.coupon_id, issued)
+        validate_millis("skewMs", skew_ms)
+        if watermark is not None:
+            validate_millis("watermark", watermark)
+        if not self.has_state(state.coupon_id) and self._install(state, issued_pairs):
+            return ReconcileReport(
+                coupon_id=state.coupon_id,
+                installed=True,
+                added=len(issued_pairs),
+                released=0,
+                deferred=0,
+                reserved=self.reserved_count(state.coupon_id),
+            )
+        self._write_meta(state)
+        snapshot = self._snapshot(state.coupon_id)
+        released = 0
+        if watermark is not None:
+            cutoff = watermark - skew_ms
+            leaked = [(user, at) for user, at in snapshot.items() if at < cutoff and user not in issued]
+            released = self._release_many(state.coupon_id, leaked)
+        missing = [(user, at) for user, at in issued_pairs if user not in snapshot]
+        added, deferred = self._add_issued(state.coupon_id, missing)
+        return ReconcileReport(
+            coupon_id=state.coupon_id,
+            installed=False,
+            added=added,
+            released=released,
+            deferred=deferred,
+            reserved=self.reserved_count(state.coupon_id),
+        )
+
+    @staticmethod
+    def _validated_issued(coupon_id: int, issued: Mapping[int, int]) -> list[tuple[int, int]]:
+        validate_id("couponId", coupon_id)
+        return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in issued.items()]
+
+    def _install(self, state: CouponState, issued: list[tuple[int, int]]) -> bool:
+        staging = keys.staging_key(state.coupon_id, uuid.uuid4().hex)
+        for chunk in _chunks(issued, self._chunk_size):
+            pipe = self._client.pipeline(transaction=False)
+            pipe.zadd(staging, {str(user): at for user, at in chunk})
+            pipe.pexpire(staging, STAGING_TTL_MS)
+            pipe.execute()
+        installed = self._scripts.install(
+            keys=[keys.meta_key(state.coupon_id), keys.reserved_key(state.coupon_id), staging],
+            args=[state.total, state.starts_at, state.ends_at, state.expires_at],
+        )
+        return bool(installed)
+
+    def _write_meta(self, state: CouponState) -> None:
+        meta = keys.meta_key(state.coupon_id)
+        pipe = self._client.pipeline(transaction=True)
+        pipe.hset(
+            meta,
+            mapping={
+                "total": state.total,
+                "startsAt": state.starts_at,
+                "endsAt": state.ends_at,
+                "expiresAt": state.expires_at,
+            },
+        )
+        pipe.pexpireat(meta, state.expires_at)
+        pipe.pexpireat(keys.reserved_key(state.coupon_id), state.expires_at)
+        pipe.execute()
+
+    def _snapshot(self, coupon_id: int) -> dict[int, int]:
+        members = self._client.zscan_iter(keys.reserved_key(coupon_id), count=self._chunk_size)
+        return {int(user): int(at) for user, at in members}
+
+    def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
+        released = 0
+        for chunk in _chunks(pairs, self._chunk_size):
+            codes = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=_flatten(chunk))
+            released += sum(1 for code in codes if RELEASE_CODES[code] is ReleaseOutcome.RELEASED)
+        return released
+
+    def _add_issued(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
+        added = deferred = 0
+        for chunk in _chunks(pairs, self._chunk_size):
+            chunk_added, chunk_deferred = self._scripts.add_issued(
+                keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id)], args=_flatten(chunk)
+            )
+            added += chunk_added
+            deferred += chunk_deferred
+        return added, deferred

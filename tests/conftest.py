@@ -1,0 +1,42 @@
+"""Session-wide fixtures: each embedded service is started once, and only if a test needs it.
+
+A service named in the environment (REDIS_URL, DATABASE_URL, KAFKA_BOOTSTRAP_SERVERS) is used
+as it is instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from local.services import STARTERS, stop
+
+
+def _service_url(env_var: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    external = os.environ.get(env_var)
+    if external:
+        yield external
+        return
+    service = STARTERS[env_var](tmp_path_factory.mktemp(env_var.lower()))
+    try:
+        yield service.url
+    finally:
+        if service.pid is not None:
+            stop(service.pid)
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _service_url("REDIS_URL", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _service_url("DATABASE_URL", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from _service_url("KAFKA_BOOTSTRAP_SERVERS", tmp_path_factory)

@@ -1,0 +1,41 @@
+"""Reserve under real concurrency: 4 processes x 8 threads against one Valkey."""
+
+from __future__ import annotations
+
+from local.flash_sale import LoadPlan, lua_reserver, run_load
+from lua_redis import ReservationStore
+from tests.services.support import open_coupon
+
+
+def test_20000_distinct_users_get_exactly_the_quantity(store, redis_url):
+    store.reconcile(open_coupon(total=1_000), {}, watermark=None, skew_ms=0)
+
+    result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=20_000, processes=4, threads=8))
+
+    assert result.requests == 20_000
+    assert result.outcomes == {"SUCCESS": 1_000, "SOLD_OUT": 19_000}
+    assert store.reserved_count(1) == 1_000
+    assert max(result.successes.values()) == 1
+
+
+def test_double_clicks_never_book_a_user_twice(store, redis_url):
+    store.reconcile(open_coupon(total=1_000), {}, watermark=None, skew_ms=0)
+
+    result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=10_000, clicks=2, processes=4, threads=8))
+
+    assert result.requests == 20_000
+    assert result.outcomes["SUCCESS"] == 1_000
+    assert max(result.successes.values()) == 1
+    assert store.reserved_count(1) == 1_000
+
+
+def test_with_stock_for_everyone_each_double_click_is_one_success_and_one_duplicate(redis_client, redis_url):
+    store = ReservationStore(redis_client)
+    store.reconcile(open_coupon(total=20_000), {}, watermark=None, skew_ms=0)
+
+    result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=10_000, clicks=2, processes=4, threads=8))
+
+    assert result.outcomes == {"SUCCESS": 10_000, "DUPLICATE": 10_000}
+    assert len(result.successes) == 10_000
+    assert max(result.successes.values()) == 1
+    assert store.reserved_count(1) == 10_000

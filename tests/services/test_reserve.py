@@ -1,0 +1,183 @@
+"""reserve and release on a real Valkey, one call at a time."""
+
+from __future__ import annotations
+
+import pytest
+import redis
+
+from lua_redis import (
+    MAX_BIGINT,
+    InvalidInputError,
+    ReleaseOutcome,
+    ReservationStore,
+    ReserveOutcome,
+    StateUnavailableError,
+    connect,
+)
+from lua_redis.keys import meta_key, reserved_key
+from tests.services.support import HOUR_MS, client_commands, command_calls, now_ms, open_coupon
+
+
+def install(store: ReservationStore, **kwargs: int) -> None:
+    store.reconcile(open_coupon(**kwargs), {}, watermark=None, skew_ms=0)
+
+
+def test_reserve_without_state_asks_for_initialisation_and_writes_nothing(store, redis_client):
+    assert store.reserve(1, 7).outcome is ReserveOutcome.STATE_MISSING
+    assert redis_client.keys("*") == []
+
+
+def test_reserve_succeeds_once_per_user_then_sells_out(store):
+    install(store, total=2)
+    before = now_ms()
+
+    first = store.reserve(1, 10)
+    again = store.reserve(1, 10)
+    second = store.reserve(1, 11)
+    late = store.reserve(1, 12)
+
+    assert first.outcome is ReserveOutcome.SUCCESS
+    assert before - 5 <= first.reserved_at <= now_ms() + 5
+    assert again.outcome is ReserveOutcome.DUPLICATE
+    assert again.reserved_at == first.reserved_at
+    assert second.outcome is ReserveOutcome.SUCCESS
+    assert late.outcome is ReserveOutcome.SOLD_OUT
+    assert late.reserved_at is None
+    assert store.reserved_count(1) == 2
+    assert store.reservation_time(1, 12) is None
+
+
+def test_duplicate_wins_over_sold_out(store):
+    install(store, total=1)
+    store.reserve(1, 10)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.DUPLICATE
+
+
+def test_coupons_are_independent(store):
+    install(store, coupon_id=1, total=1)
+    install(store, coupon_id=2, total=1)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(2, 10).outcome is ReserveOutcome.SUCCESS
+
+
+def test_reserve_before_the_window_is_not_open_and_writes_nothing(store, redis_client):
+    install(store, starts_in_ms=HOUR_MS)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.NOT_OPEN
+    assert not redis_client.exists(reserved_key(1))
+
+
+def test_reserve_after_the_window_has_ended_and_writes_nothing(store, redis_client):
+    install(store, starts_in_ms=-2 * HOUR_MS, lasts_ms=HOUR_MS)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.ENDED
+    assert not redis_client.exists(reserved_key(1))
+
+
+def test_reservations_expire_with_the_coupon_state(store, redis_client):
+    coupon = open_coupon(total=5)
+    store.reconcile(coupon, {}, watermark=None, skew_ms=0)
+    store.reserve(1, 10)
+    assert redis_client.pexpiretime(reserved_key(1)) == coupon.expires_at
+    assert redis_client.pexpiretime(meta_key(1)) == coupon.expires_at
+
+
+def test_release_is_fenced_by_the_reservation_time_and_idempotent(store):
+    install(store, total=1)
+    held = store.reserve(1, 10)
+
+    assert store.release(1, 10, held.reserved_at - 1) is ReleaseOutcome.STALE
+    assert store.reservation_time(1, 10) == held.reserved_at
+    assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.RELEASED
+    assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.NOT_HELD
+    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+
+
+def test_a_stale_dead_letter_does_not_free_a_newer_reservation(store):
+    install(store, total=5)
+    old = store.reserve(1, 10)
+    store.release(1, 10, old.reserved_at)
+    while (new := store.reserve(1, 10)).reserved_at == old.reserved_at:  # same millisecond
+        store.release(1, 10, new.reserved_at)
+
+    assert store.release(1, 10, old.reserved_at) is ReleaseOutcome.STALE
+    assert store.reservation_time(1, 10) == new.reserved_at
+
+
+def test_reserve_survives_script_flush(store, redis_client):
+    install(store, total=5)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    redis_client.script_flush()
+    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+    redis_client.script_flush()
+    assert store.release(1, 11, store.reservation_time(1, 11)) is ReleaseOutcome.RELEASED
+
+
+def test_reserve_is_exactly_one_redis_command(store, redis_client):
+    install(store, total=100)
+    store.reserve(1, 1)  # the script is loaded by now
+    redis_client.config_resetstat()
+    outcomes: list[ReserveOutcome] = []
+
+    sent = client_commands(redis_client, lambda: outcomes.extend(store.reserve(1, u).outcome for u in (2, 3, 3, 4)))
+
+    assert outcomes == [
+        ReserveOutcome.SUCCESS,
+        ReserveOutcome.SUCCESS,
+        ReserveOutcome.DUPLICATE,
+        ReserveOutcome.SUCCESS,
+    ]
+    assert sent == ["EVALSHA"] * 4
+    calls = command_calls(redis_client)
+    assert calls["evalsha"] == 4
+    assert "script|load" not in calls
+    assert "eval" not in calls
+
+
+BAD_IDS = ["7", 7.0, 0, -1, MAX_BIGINT + 1, 2**64, True, None]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
+def test_bad_ids_are_refused_before_redis(store, redis_client, bad):
+    install(store, total=5)
+    redis_client.config_resetstat()
+
+    with pytest.raises(InvalidInputError, match="userId"):
+        store.reserve(1, bad)
+    with pytest.raises(InvalidInputError, match="couponId"):
+        store.reserve(bad, 1)
+    with pytest.raises(InvalidInputError, match="userId"):
+        store.release(1, bad, 1)
+
+    assert command_calls(redis_client) == {}
+
+
+def test_bad_reservation_times_are_refused_before_redis(store, redis_client):
+    redis_client.config_resetstat()
+    for bad in ("1", 1.5, -1, MAX_BIGINT + 1):
+        with pytest.raises(InvalidInputError, match="reservedAt"):
+            store.release(1, 1, bad)
+    assert command_calls(redis_client) == {}
+
+
+def test_largest_ids_are_accepted(store):
+    install(store, coupon_id=MAX_BIGINT, total=1)
+    assert store.reserve(MAX_BIGINT, MAX_BIGINT).outcome is ReserveOutcome.SUCCESS
+    assert store.reservation_time(MAX_BIGINT, MAX_BIGINT) is not None
+
+
+def test_unreachable_redis_raises_state_unavailable():
+    closed = "redis://127.0.0.1:1/0"
+    store = ReservationStore(connect(closed, socket_timeout=0.5))
+    with pytest.raises(StateUnavailableError) as caught:
+        store.reserve(1, 1)
+    assert isinstance(caught.value.__cause__, redis.ConnectionError)
+    with pytest.raises(StateUnavailableError):
+        store.release(1, 1, 1)
+
+
+def test_watermark_only_moves_forward(store):
+    install(store)
+    assert store.watermark(1) is None
+    assert store.advance_watermark(1, 1_000) == 1_000
+    assert store.advance_watermark(1, 900) == 1_000
+    assert store.advance_watermark(1, 1_500) == 1_500
+    assert store.watermark(1) == 1_500

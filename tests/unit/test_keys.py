@@ -1,0 +1,37 @@
+"""Key names: every key of one coupon hashes to one cluster slot."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lua_redis import MAX_BIGINT, issue_lock_name, state_lock_name
+from lua_redis.keys import meta_key, reserved_key, staging_key, watermark_key
+
+
+def hash_tag(key: str) -> str:
+    match = re.search(r"\{([^}]*)\}", key)
+    assert match, key
+    return match.group(1)
+
+
+@given(st.integers(min_value=1, max_value=MAX_BIGINT))
+def test_all_keys_of_a_coupon_share_its_hash_tag(coupon_id):
+    names = [
+        reserved_key(coupon_id),
+        meta_key(coupon_id),
+        watermark_key(coupon_id),
+        staging_key(coupon_id, "t"),
+        "lock:" + state_lock_name(coupon_id),
+        "lock-signal:" + issue_lock_name(coupon_id),
+    ]
+    assert {hash_tag(name) for name in names} == {str(coupon_id)}
+
+
+def test_key_names_follow_the_design():
+    assert reserved_key(42) == "coupon:{42}:reserved"
+    assert meta_key(42) == "coupon:{42}:meta"
+    assert watermark_key(42) == "coupon:{42}:watermark"
+    assert "lock:" + state_lock_name(42) == "lock:coupon-state:{42}"
