@@ -4,7 +4,11 @@ Every version runs the same flash sale (same users, double clicks, processes and
 the same Valkey, one after the other, from a clean state. Prints ops/s, the ratio to Lua, the
 oversold count, the users booked twice, and the server's time per call (INFO commandstats).
 
-    make bench            # or: python -m bench.reserve --users 10000 --quantity 1000
+Two scenarios: "sell-out" (ten times more users than copies: most answers are SOLD_OUT, which
+only reads) and "contended" (a copy for every user: every request writes, the worst case for
+WATCH/MULTI, whose transactions abort each other).
+
+    make bench            # or: python -m bench.reserve --scenario sell-out
 """
 
 from __future__ import annotations
@@ -26,6 +30,12 @@ STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {
     "watch/multi": (watch_reserver, "exec"),
     "lock per request": (locked_reserver, ""),
     "incr (floor)": (incr_reserver, "incr"),
+}
+
+
+SCENARIOS: dict[str, tuple[int, int]] = {  # name: (users, quantity); every user clicks twice
+    "sell-out": (10_000, 1_000),
+    "contended": (2_000, 2_000),
 }
 
 
@@ -54,10 +64,10 @@ def run_strategy(name: str, redis_url: str, plan: LoadPlan, quantity: int) -> Ro
     return Row(name, result, max(0, successes - quantity), double_booked, server_usec)
 
 
-def print_table(rows: list[Row], plan: LoadPlan, quantity: int) -> None:
+def print_table(scenario: str, rows: list[Row], plan: LoadPlan, quantity: int) -> None:
     lua_rate = rows[0].result.per_second
     print(
-        f"\n{plan.users} users x {plan.clicks} clicks, quantity {quantity}, "
+        f"\n{scenario}: {plan.users:,} users x {plan.clicks} clicks, quantity {quantity:,}, "
         f"{plan.processes} processes x {plan.threads} threads\n"
     )
     print("| version | ops/s | vs Lua | p99 ms | SUCCESS | oversold | users booked twice | server us/call |")
@@ -73,27 +83,25 @@ def print_table(rows: list[Row], plan: LoadPlan, quantity: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--users", type=int, default=10_000)
-    parser.add_argument("--clicks", type=int, default=2)
-    parser.add_argument("--quantity", type=int, default=1_000)
+    parser.add_argument("--scenario", choices=list(SCENARIOS), action="append", help="run only these scenarios")
     parser.add_argument("--processes", type=int, default=4)
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--only", choices=list(STRATEGIES), action="append", help="run only these versions")
     args = parser.parse_args()
-    plan = LoadPlan(coupon_id=1, users=args.users, clicks=args.clicks, processes=args.processes, threads=args.threads)
-    names = args.only or list(STRATEGIES)
-    if names[0] != "lua":
-        names.insert(0, "lua")
+    names = ["lua", *[name for name in args.only or STRATEGIES if name != "lua"]]
 
     external = os.environ.get("REDIS_URL")
     server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reserve-")))
     redis_url = external or server.url
     try:
-        rows = []
-        for name in names:
-            print(f"running {name} ...", flush=True)
-            rows.append(run_strategy(name, redis_url, plan, args.quantity))
-        print_table(rows, plan, args.quantity)
+        for scenario in args.scenario or SCENARIOS:
+            users, quantity = SCENARIOS[scenario]
+            plan = LoadPlan(coupon_id=1, users=users, clicks=2, processes=args.processes, threads=args.threads)
+            rows = []
+            for name in names:
+                print(f"{scenario}: running {name} ...", flush=True)
+                rows.append(run_strategy(name, redis_url, plan, quantity))
+            print_table(scenario, rows, plan, quantity)
     finally:
         if server is not None and server.pid is not None:
             stop(server.pid)
