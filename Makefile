@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LAYER_PATHS := $(CURDIR)/layers/lua_redis/python
+LAYER_PATHS := $(CURDIR)/layers/lua_redis/python:$(CURDIR)/layers/coupon_core/python
 export PYTHONPATH := $(CURDIR):$(LAYER_PATHS)
 
 .PHONY: venv test lint format demo bench clean

@@ -13,6 +13,11 @@ import pytest
 
 from local.services import STARTERS, stop
 
+# What the deployed functions get from CDK; Powertools reads these at import time.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-tests")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponSystemTests")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+
 
 def _service_url(env_var: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     external = os.environ.get(env_var)

@@ -1,0 +1,64 @@
+"""Request and response bodies of the intake API (camelCase, as in DESIGN section 3)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+from lua_redis import MAX_BIGINT
+
+Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IssueRequest(_Strict):
+    couponId: Id  # noqa: N815 - wire names are camelCase
+    userId: Id | None = Field(default=None, description="required unless the user id comes from the token's claims")  # noqa: N815
+
+
+class CreateCouponRequest(_Strict):
+    name: Annotated[str, Field(min_length=1, max_length=200, strict=True)]
+    totalQuantity: Annotated[StrictInt, Field(ge=1, le=10_000_000)]  # noqa: N815
+    issueStartsAt: AwareDatetime  # noqa: N815
+    issueEndsAt: AwareDatetime  # noqa: N815
+
+    @model_validator(mode="after")
+    def _window_is_ordered(self) -> CreateCouponRequest:
+        if self.issueEndsAt <= self.issueStartsAt:
+            raise ValueError("issueEndsAt must be after issueStartsAt")
+        return self
+
+
+class ErrorBody(BaseModel):
+    status: str
+    error: str
+
+
+class IssueAccepted(BaseModel):
+    status: Literal["SUCCESS"]
+    couponId: int  # noqa: N815
+    userId: int  # noqa: N815
+    requestId: str  # noqa: N815
+    reservedAt: str  # noqa: N815
+
+
+class IssueStatusBody(BaseModel):
+    status: Literal["NONE", "PENDING", "ISSUED", "FAILED"]
+    couponId: int  # noqa: N815
+    userId: int  # noqa: N815
+
+
+class CouponBody(BaseModel):
+    status: Literal["CREATED", "OK"]
+    couponId: int  # noqa: N815
+    name: str
+    totalQuantity: int  # noqa: N815
+    remainingQuantity: int  # noqa: N815
+    issued: int
+    reserved: int
+    issueStartsAt: str  # noqa: N815
+    issueEndsAt: str  # noqa: N815

@@ -1,0 +1,70 @@
+"""What the domain needs from the database, as plain values and one protocol.
+
+The SQL implementation is :class:`coupon_core.db.catalog.SqlCouponCatalog`; keeping the
+protocol here lets the domain (and its unit tests) do without SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from coupon_core.timeutil import to_millis
+from lua_redis import CouponState
+
+
+@dataclass(frozen=True)
+class NewCoupon:
+    name: str
+    total_quantity: int
+    issue_starts_at: datetime
+    issue_ends_at: datetime
+
+
+@dataclass(frozen=True)
+class Coupon:
+    coupon_id: int
+    name: str
+    total_quantity: int
+    remaining_quantity: int
+    issue_starts_at: datetime
+    issue_ends_at: datetime
+    issued: int
+
+    def state(self, retention_ms: int) -> CouponState:
+        """The Redis view of the coupon; its keys live ``retention_ms`` past the window's end."""
+        ends_at = to_millis(self.issue_ends_at)
+        return CouponState(
+            coupon_id=self.coupon_id,
+            total=self.total_quantity,
+            starts_at=to_millis(self.issue_starts_at),
+            ends_at=ends_at,
+            expires_at=ends_at + retention_ms,
+        )
+
+
+@dataclass(frozen=True)
+class IssuedUsers:
+    """A coupon and the users the database has issued it to, with their reservation times (ms)."""
+
+    coupon: Coupon
+    reserved_at: dict[int, int]
+
+
+class CouponCatalog(Protocol):
+    def create(self, coupon: NewCoupon) -> Coupon: ...
+
+    def find(self, coupon_id: int) -> Coupon | None: ...
+
+    def issued_users(self, coupon_id: int) -> IssuedUsers | None: ...
+
+    def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None: ...
+
+
+@dataclass(frozen=True)
+class UserRecord:
+    """What the database knows of one user and one coupon."""
+
+    issued: bool
+    failed: bool

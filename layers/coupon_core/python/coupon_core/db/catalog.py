@@ -1,0 +1,76 @@
+"""The coupon catalog on PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from coupon_core.catalog import Coupon, IssuedUsers, NewCoupon, UserRecord
+from coupon_core.db.models import Coupon as CouponRow
+from coupon_core.db.models import CouponIssue, CouponIssueFailure
+from coupon_core.timeutil import to_millis
+
+
+def _coupon(row: CouponRow, issued: int) -> Coupon:
+    return Coupon(
+        coupon_id=row.id,
+        name=row.name,
+        total_quantity=row.total_quantity,
+        remaining_quantity=row.remaining_quantity,
+        issue_starts_at=row.issue_starts_at,
+        issue_ends_at=row.issue_ends_at,
+        issued=issued,
+    )
+
+
+class SqlCouponCatalog:
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def create(self, coupon: NewCoupon) -> Coupon:
+        with Session(self._engine) as session, session.begin():
+            row = CouponRow(
+                name=coupon.name,
+                total_quantity=coupon.total_quantity,
+                remaining_quantity=coupon.total_quantity,
+                issue_starts_at=coupon.issue_starts_at,
+                issue_ends_at=coupon.issue_ends_at,
+            )
+            session.add(row)
+            session.flush()
+            return _coupon(row, issued=0)
+
+    def find(self, coupon_id: int) -> Coupon | None:
+        with Session(self._engine) as session:
+            row = session.get(CouponRow, coupon_id)
+            if row is None:
+                return None
+            issued = session.scalar(select(func.count()).where(CouponIssue.coupon_id == coupon_id))
+            return _coupon(row, issued=int(issued or 0))
+
+    def issued_users(self, coupon_id: int) -> IssuedUsers | None:
+        """The coupon and its issued users, read in one snapshot (REPEATABLE READ)."""
+        with Session(self._engine.execution_options(isolation_level="REPEATABLE READ")) as session:
+            row = session.get(CouponRow, coupon_id)
+            if row is None:
+                return None
+            issues = session.execute(
+                select(CouponIssue.user_id, CouponIssue.reserved_at).where(CouponIssue.coupon_id == coupon_id)
+            ).all()
+            reserved_at = {user_id: to_millis(at) for user_id, at in issues}
+            return IssuedUsers(coupon=_coupon(row, issued=len(reserved_at)), reserved_at=reserved_at)
+
+    def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None:
+        """``None`` if the coupon does not exist."""
+        with Session(self._engine) as session:
+            if session.get(CouponRow, coupon_id) is None:
+                return None
+            issued = session.scalar(
+                select(CouponIssue.id).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
+            )
+            failed = session.scalar(
+                select(CouponIssueFailure.id)
+                .where(CouponIssueFailure.coupon_id == coupon_id, CouponIssueFailure.user_id == user_id)
+                .limit(1)
+            )
+            return UserRecord(issued=issued is not None, failed=failed is not None)

@@ -1,0 +1,52 @@
+"""The SQLAlchemy engine, from DATABASE_URL or from a Secrets Manager secret."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from typing import Any
+
+import boto3
+from sqlalchemy import URL, Engine, create_engine
+
+from coupon_core.settings import ConfigError, DatabaseSettings
+
+_SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
+
+
+def url_from_secret(secret_arn: str, secretsmanager: Any = None) -> URL:
+    """The URL in an RDS-style secret: JSON with host, port, username, password, dbname."""
+    client = secretsmanager or boto3.client("secretsmanager")
+    raw = client.get_secret_value(SecretId=secret_arn)["SecretString"]
+    try:
+        secret = json.loads(raw)
+    except json.JSONDecodeError:
+        raise ConfigError(f"secret {secret_arn} is not JSON") from None
+    missing = [field for field in _SECRET_FIELDS if not isinstance(secret, dict) or field not in secret]
+    if missing:
+        raise ConfigError(f"secret {secret_arn} lacks {', '.join(missing)}")
+    return URL.create(
+        "postgresql+pg8000",
+        username=secret["username"],
+        password=secret["password"],
+        host=secret["host"],
+        port=int(secret["port"]),
+        database=secret["dbname"],
+    )
+
+
+def make_engine(settings: DatabaseSettings, *, pool_size: int = 2) -> Engine:
+    """An engine for one Lambda container: a small pool, connections checked before use.
+
+    With a secret (AWS), connections use TLS with certificate verification.
+    """
+    if settings.url is not None:
+        return create_engine(settings.url, pool_size=pool_size, max_overflow=0, pool_pre_ping=True)
+    url = url_from_secret(str(settings.secret_arn))
+    return create_engine(
+        url,
+        pool_size=pool_size,
+        max_overflow=0,
+        pool_pre_ping=True,
+        connect_args={"ssl_context": ssl.create_default_context()},
+    )

@@ -1,0 +1,93 @@
+"""The tables of DESIGN section 6. Alembic migrations create them; these models query them."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Text,
+    UniqueConstraint,
+    Uuid,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+ISSUE_STATUSES = ("ISSUED", "USED", "CANCELED")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Coupon(Base):
+    __tablename__ = "coupons"
+    __table_args__ = (
+        CheckConstraint("remaining_quantity BETWEEN 0 AND total_quantity", name="ck_coupons_remaining"),
+        CheckConstraint("total_quantity > 0", name="ck_coupons_total_positive"),
+        CheckConstraint("issue_ends_at > issue_starts_at", name="ck_coupons_window"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    total_quantity: Mapped[int] = mapped_column(Integer)
+    remaining_quantity: Mapped[int] = mapped_column(Integer)
+    issue_starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    issue_ends_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class CouponIssue(Base):
+    __tablename__ = "coupon_issues"
+    __table_args__ = (
+        UniqueConstraint("coupon_id", "user_id", name="uq_coupon_issues_coupon_user"),
+        CheckConstraint(f"status IN {ISSUE_STATUSES}", name="ck_coupon_issues_status"),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    coupon_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("coupons.id"))
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    request_id: Mapped[uuid.UUID] = mapped_column(Uuid, unique=True)
+    status: Mapped[str] = mapped_column(Text, server_default="ISSUED")
+    reserved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    issued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class CouponIssueFailure(Base):
+    """A SUCCESS answer that could not be persisted: recorded, and its reservation released."""
+
+    __tablename__ = "coupon_issue_failures"
+    __table_args__ = (Index("ix_coupon_issue_failures_coupon_user", "coupon_id", "user_id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    coupon_id: Mapped[int] = mapped_column(BigInteger)  # no foreign key: the coupon may be unknown
+    user_id: Mapped[int] = mapped_column(BigInteger)
+    request_id: Mapped[uuid.UUID] = mapped_column(Uuid, unique=True)
+    reason: Mapped[str] = mapped_column(Text)
+    source: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    released: Mapped[bool] = mapped_column(Boolean)
+    failed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class OutboxEvent(Base):
+    """COUPON_ISSUED events, written in the worker's transaction, published later."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_unpublished", "created_at", postgresql_where="published_at IS NULL"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    aggregate_id: Mapped[str] = mapped_column(Text)
+    event_type: Mapped[str] = mapped_column(Text)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    published_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,0 +1,167 @@
+"""Issuing a coupon to a user: reserve in Redis, publish to Kafka, release if that fails.
+
+The domain of the intake function, free of Lambda and HTTP types. SUCCESS means "reserved and
+durably queued": the worker persists the record later.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+import redis
+
+from coupon_core.catalog import CouponCatalog
+from coupon_core.messages import IssueMessage
+from coupon_core.publisher import PublishError
+from lua_redis import (
+    LockUnavailableError,
+    ReservationStore,
+    ReserveOutcome,
+    StateUnavailableError,
+    held_lock,
+    state_lock_name,
+)
+
+logger = logging.getLogger(__name__)
+
+STATE_LOCK_LEASE_S = 30
+STATE_LOCK_WAIT_S = 5
+
+
+class Publisher(Protocol):
+    def publish(self, message: IssueMessage) -> None: ...
+
+
+class IssueOutcome(StrEnum):
+    SUCCESS = "SUCCESS"
+    DUPLICATE = "DUPLICATE"
+    SOLD_OUT = "SOLD_OUT"
+    NOT_OPEN = "NOT_OPEN"
+    ENDED = "ENDED"
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
+    UNAVAILABLE = "UNAVAILABLE"
+
+
+@dataclass(frozen=True)
+class IssueResult:
+    """The answer to one request.
+
+    ``message`` is the record put on Kafka (SUCCESS only). ``detail`` says why a request is
+    UNAVAILABLE. ``release_failed`` marks a reservation that could not be released after a
+    failed publish: it is left for reconcile, and the caller counts it.
+    """
+
+    outcome: IssueOutcome
+    message: IssueMessage | None = None
+    detail: str = ""
+    release_failed: bool = False
+
+
+class InitOutcome(StrEnum):
+    READY = "READY"
+    NOT_FOUND = "NOT_FOUND"
+    ENDED = "ENDED"
+
+
+class StateInitialiser:
+    """Builds a coupon's Redis state from the database when reserve finds it missing.
+
+    Under the state lock, and only if the state is still missing once the lock is held: of many
+    concurrent first requests for a cold coupon, one reads the database, the others wait for the
+    lock and find the state ready. The catalog is built on first use (it imports SQLAlchemy).
+    """
+
+    def __init__(
+        self,
+        store: ReservationStore,
+        client: redis.Redis,
+        catalog: Callable[[], CouponCatalog],
+        *,
+        retention_ms: int,
+    ) -> None:
+        self._store = store
+        self._client = client
+        self._catalog = catalog
+        self._retention_ms = retention_ms
+
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        with held_lock(self._client, state_lock_name(coupon_id), lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
+            if self._store.has_state(coupon_id):
+                return InitOutcome.READY
+            snapshot = self._catalog().issued_users(coupon_id)
+            if snapshot is None:
+                return InitOutcome.NOT_FOUND
+            state = snapshot.coupon.state(self._retention_ms)
+            if state.expires_at <= time.time() * 1000:
+                return InitOutcome.ENDED  # its keys would expire at once; answer from the database
+            report = self._store.reconcile(state, snapshot.reserved_at, watermark=None, skew_ms=0)
+            logger.info(
+                "coupon state initialised from the database",
+                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "installed": report.installed},
+            )
+            return InitOutcome.READY
+
+
+_RESERVE_TO_ISSUE = {
+    ReserveOutcome.SUCCESS: IssueOutcome.SUCCESS,
+    ReserveOutcome.DUPLICATE: IssueOutcome.DUPLICATE,
+    ReserveOutcome.SOLD_OUT: IssueOutcome.SOLD_OUT,
+    ReserveOutcome.NOT_OPEN: IssueOutcome.NOT_OPEN,
+    ReserveOutcome.ENDED: IssueOutcome.ENDED,
+}
+
+
+_INIT_TO_ISSUE = {InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND, InitOutcome.ENDED: IssueOutcome.ENDED}
+
+
+class IssueService:
+    """Answers issue requests: one Redis call and one Kafka produce on the hot path."""
+
+    def __init__(self, store: ReservationStore, publisher: Publisher, initialiser: StateInitialiser) -> None:
+        self._store = store
+        self._publisher = publisher
+        self._initialiser = initialiser
+
+    def issue(self, coupon_id: int, user_id: int) -> IssueResult:
+        try:
+            outcome, reserved_at = self._reserve(coupon_id, user_id)
+        except (StateUnavailableError, LockUnavailableError) as exc:
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
+        if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
+            return IssueResult(outcome)
+        message = IssueMessage(coupon_id, user_id, uuid.uuid4(), reserved_at)
+        try:
+            self._publisher.publish(message)
+        except PublishError as exc:
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(message))
+        return IssueResult(IssueOutcome.SUCCESS, message=message)
+
+    def _reserve(self, coupon_id: int, user_id: int) -> tuple[IssueOutcome, int | None]:
+        """One EVALSHA; on a cold coupon, initialise its state from the database and try once more."""
+        reservation = self._store.reserve(coupon_id, user_id)
+        if reservation.outcome is ReserveOutcome.STATE_MISSING:
+            initialised = self._initialiser.initialise(coupon_id)
+            if initialised is not InitOutcome.READY:
+                return _INIT_TO_ISSUE[initialised], None
+            reservation = self._store.reserve(coupon_id, user_id)
+        if reservation.outcome is ReserveOutcome.STATE_MISSING:
+            raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
+        return _RESERVE_TO_ISSUE[reservation.outcome], reservation.reserved_at
+
+    def _release(self, message: IssueMessage) -> bool:
+        """Undo the reservation of a record that did not reach Kafka; False if Redis is gone too."""
+        try:
+            self._store.release(message.coupon_id, message.user_id, message.reserved_at)
+        except StateUnavailableError:
+            logger.exception(
+                "could not release a reservation after a failed publish; reconcile will",
+                extra={"couponId": message.coupon_id, "userId": message.user_id, "reservedAt": message.reserved_at},
+            )
+            return False
+        return True

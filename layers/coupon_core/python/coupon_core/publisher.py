@@ -1,0 +1,101 @@
+"""Publishing accepted requests to Kafka and waiting for the broker's acknowledgement.
+
+One producer per Lambda container, created on first use and reused. ``acks=all`` with
+idempotence: a retry inside the producer never writes a record twice. Every wait is bounded,
+so a request never hangs on the broker; a producer that failed is closed and replaced on the
+next call, which is also how a container thawed after a long freeze gets fresh connections.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+from kafka import KafkaProducer
+from kafka.errors import KafkaError
+from kafka.net.sasl.oauth import AbstractTokenProvider
+
+from coupon_core.messages import IssueMessage
+from coupon_core.settings import KafkaSettings
+
+logger = logging.getLogger(__name__)
+
+
+class PublishError(Exception):
+    """The broker did not acknowledge the record in time; it may or may not be written."""
+
+
+class MskIamTokenProvider(AbstractTokenProvider):
+    """SASL OAUTHBEARER tokens for MSK IAM auth, signed with the function's role."""
+
+    def __init__(self, region: str) -> None:
+        super().__init__()
+        self._region = region
+
+    def token(self) -> str:
+        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # noqa: PLC0415 - only with KAFKA_AUTH=iam
+
+        token, _expiry_ms = MSKAuthTokenProvider.generate_auth_token(self._region)
+        return str(token)
+
+
+def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
+    """kafka-python settings: durable (acks=all, idempotent), and bounded by ``timeout_ms``."""
+    config: dict[str, Any] = {
+        "bootstrap_servers": list(settings.bootstrap_servers),
+        "client_id": "coupon-intake",
+        "acks": "all",
+        "enable_idempotence": True,
+        "linger_ms": 0,
+        "max_block_ms": timeout_ms,
+        "request_timeout_ms": timeout_ms,
+        "delivery_timeout_ms": timeout_ms,
+        "reconnect_backoff_max_ms": 1_000,
+        "connections_max_idle_ms": 300_000,
+    }
+    if settings.auth == "iam":
+        config |= {
+            "security_protocol": "SASL_SSL",
+            "sasl_mechanism": "OAUTHBEARER",
+            "sasl_oauth_token_provider": MskIamTokenProvider(str(settings.region)),
+        }
+    return config
+
+
+class IssuePublisher:
+    """Sends :class:`IssueMessage` records and waits for their acknowledgement."""
+
+    def __init__(self, settings: KafkaSettings, *, timeout_ms: int) -> None:
+        self._settings = settings
+        self._timeout_ms = timeout_ms
+        self._producer: KafkaProducer | None = None
+        self._lock = threading.Lock()
+
+    def publish(self, message: IssueMessage) -> None:
+        """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise."""
+        try:
+            producer = self._get_producer()
+            future = producer.send(self._settings.topic, key=message.key, value=message.encode())
+            future.get(timeout=self._timeout_ms / 1000)
+        except (KafkaError, OSError) as exc:
+            self._discard_producer()
+            raise PublishError(f"Kafka did not acknowledge the record: {exc!r}") from exc
+
+    def close(self) -> None:
+        self._discard_producer()
+
+    def _get_producer(self) -> KafkaProducer:
+        with self._lock:
+            if self._producer is None:
+                self._producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
+            return self._producer
+
+    def _discard_producer(self) -> None:
+        with self._lock:
+            producer, self._producer = self._producer, None
+        if producer is not None:
+            try:
+                producer.close(timeout=0)
+            except Exception:  # closing a broken producer must not hide the original error
+                logger.warning("closing a failed Kafka producer raised", exc_info=True)

@@ -1,0 +1,153 @@
+"""Configuration from environment variables, read once and validated in one place.
+
+A missing or malformed variable raises :class:`ConfigError` naming it, at the first use of the
+settings (the first invocation of a Lambda container), never midway through a request.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import urlsplit
+
+Environ = Mapping[str, str]
+
+HOUR_MS = 3_600_000
+_HOST_PORT = re.compile(r"^[A-Za-z0-9.-]+:\d{1,5}$")
+
+
+class ConfigError(RuntimeError):
+    """A configuration variable is missing or malformed."""
+
+
+def _required(environ: Environ, name: str) -> str:
+    value = environ.get(name, "").strip()
+    if not value:
+        raise ConfigError(f"{name} is required and not set")
+    return value
+
+
+def _choice(environ: Environ, name: str, choices: tuple[str, ...], default: str) -> str:
+    value = environ.get(name, default).strip().lower() or default
+    if value not in choices:
+        raise ConfigError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def _int(environ: Environ, name: str, default: int, *, low: int, high: int) -> int:
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer; got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigError(f"{name} must be between {low} and {high}; got {value}")
+    return value
+
+
+def _url(environ: Environ, name: str, schemes: tuple[str, ...]) -> str:
+    value = _required(environ, name)
+    parts = urlsplit(value)
+    if parts.scheme not in schemes or not parts.hostname:
+        raise ConfigError(f"{name} must be a URL with scheme {' or '.join(schemes)} and a host; got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class RedisSettings:
+    url: str
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> RedisSettings:
+        return cls(url=_url(environ, "REDIS_URL", ("redis", "rediss")))
+
+
+@dataclass(frozen=True)
+class DatabaseSettings:
+    """Either a URL (local, tests) or a Secrets Manager secret (AWS), exactly one of them."""
+
+    url: str | None
+    secret_arn: str | None
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> DatabaseSettings:
+        has_url, has_secret = bool(environ.get("DATABASE_URL")), bool(environ.get("DB_SECRET_ARN"))
+        if has_url == has_secret:
+            raise ConfigError("exactly one of DATABASE_URL and DB_SECRET_ARN must be set")
+        if has_url:
+            return cls(url=_url(environ, "DATABASE_URL", ("postgresql+pg8000",)), secret_arn=None)
+        arn = _required(environ, "DB_SECRET_ARN")
+        if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
+            raise ConfigError(f"DB_SECRET_ARN must be a Secrets Manager secret ARN; got {arn!r}")
+        return cls(url=None, secret_arn=arn)
+
+
+@dataclass(frozen=True)
+class KafkaSettings:
+    bootstrap_servers: tuple[str, ...]
+    topic: str
+    auth: Literal["none", "iam"]
+    region: str | None
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> KafkaSettings:
+        servers = tuple(s.strip() for s in _required(environ, "KAFKA_BOOTSTRAP_SERVERS").split(","))
+        bad = [server for server in servers if not _HOST_PORT.match(server)]
+        if bad:
+            raise ConfigError(f"KAFKA_BOOTSTRAP_SERVERS must be host:port[,host:port...]; bad entries {bad}")
+        topic = _required(environ, "KAFKA_TOPIC")
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,249}", topic):
+            raise ConfigError(f"KAFKA_TOPIC must be a valid Kafka topic name; got {topic!r}")
+        auth = _choice(environ, "KAFKA_AUTH", ("none", "iam"), "none")
+        region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+        if auth == "iam" and not region:
+            raise ConfigError("KAFKA_AUTH=iam needs AWS_REGION to sign its tokens")
+        return cls(bootstrap_servers=servers, topic=topic, auth=auth, region=region)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class ObservabilitySettings:
+    """Checked here, read by Powertools itself (Logger, Metrics) from the same variables."""
+
+    service_name: str
+    metrics_namespace: str
+    log_level: str
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> ObservabilitySettings:
+        return cls(
+            service_name=_required(environ, "POWERTOOLS_SERVICE_NAME"),
+            metrics_namespace=_required(environ, "POWERTOOLS_METRICS_NAMESPACE"),
+            log_level=_choice(environ, "LOG_LEVEL", ("debug", "info", "warning", "error", "critical"), "info"),
+        )
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    """What the intake function needs."""
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+    kafka: KafkaSettings
+    user_id_source: Literal["body", "claims"]
+    state_retention_ms: int
+    produce_timeout_ms: int
+
+    @classmethod
+    def from_env(cls, environ: Environ | None = None) -> IntakeSettings:
+        env = os.environ if environ is None else environ
+        return cls(
+            observability=ObservabilitySettings.from_env(env),
+            redis=RedisSettings.from_env(env),
+            database=DatabaseSettings.from_env(env),
+            kafka=KafkaSettings.from_env(env),
+            user_id_source=_choice(env, "USER_ID_SOURCE", ("body", "claims"), "body"),  # type: ignore[arg-type]
+            state_retention_ms=_int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS,
+            produce_timeout_ms=_int(env, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
+        )

@@ -1,0 +1,170 @@
+"""The intake API without servers: routing, validation and the mapping of every outcome."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from coupon_core.issuing import IssueOutcome, IssueResult
+from coupon_core.messages import IssueMessage
+from coupon_core.settings import IntakeSettings
+from functions.intake import app as intake_app
+from tests.lambda_events import FakeLambdaContext, api_event
+
+ENV = {
+    "REDIS_URL": "redis://127.0.0.1:1/0",
+    "DATABASE_URL": "postgresql+pg8000://postgres@127.0.0.1:1/coupons",
+    "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
+    "KAFKA_TOPIC": "coupon.issue.v1",
+    "POWERTOOLS_SERVICE_NAME": "coupon-intake",
+    "POWERTOOLS_METRICS_NAMESPACE": "CouponSystemTests",
+}
+
+
+@dataclass
+class FakeService:
+    result: IssueResult
+    calls: list[tuple[int, int]] = field(default_factory=list)
+
+    def issue(self, coupon_id: int, user_id: int) -> IssueResult:
+        self.calls.append((coupon_id, user_id))
+        return self.result
+
+
+@dataclass
+class FakeIntake:
+    settings: IntakeSettings
+    service: FakeService
+
+
+def call(event: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    response = intake_app.handler(event, FakeLambdaContext())
+    headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
+    return response["statusCode"], json.loads(response["body"]), headers
+
+
+@pytest.fixture
+def service(monkeypatch):
+    fake = FakeService(IssueResult(IssueOutcome.SOLD_OUT))
+    wired = FakeIntake(IntakeSettings.from_env(ENV), fake)
+    monkeypatch.setattr(intake_app, "intake", lambda: wired)
+    return fake
+
+
+@pytest.fixture
+def claims_service(monkeypatch, service):
+    wired = FakeIntake(IntakeSettings.from_env({**ENV, "USER_ID_SOURCE": "claims"}), service)
+    monkeypatch.setattr(intake_app, "intake", lambda: wired)
+    return service
+
+
+def test_success_is_202_with_the_request_id_and_reservation_time(service):
+    message = IssueMessage(3, 7, uuid.UUID("6f1c1f9e-0000-4000-8000-000000000001"), 1_764_590_400_123)
+    service.result = IssueResult(IssueOutcome.SUCCESS, message=message)
+
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}))
+
+    assert status == 202
+    assert body == {
+        "status": "SUCCESS",
+        "couponId": 3,
+        "userId": 7,
+        "requestId": "6f1c1f9e-0000-4000-8000-000000000001",
+        "reservedAt": "2025-12-01T12:00:00.123+00:00",
+    }
+    assert service.calls == [(3, 7)]
+
+
+@pytest.mark.parametrize(
+    ("outcome", "status_code", "error"),
+    [
+        (IssueOutcome.DUPLICATE, 409, "user 7 already holds coupon 3"),
+        (IssueOutcome.SOLD_OUT, 409, "coupon 3 is sold out"),
+        (IssueOutcome.NOT_OPEN, 409, "the issue window of coupon 3 has not opened yet"),
+        (IssueOutcome.ENDED, 409, "the issue window of coupon 3 has ended"),
+        (IssueOutcome.COUPON_NOT_FOUND, 404, "coupon 3 does not exist"),
+    ],
+)
+def test_every_refusal_maps_to_its_status_and_message(service, outcome, status_code, error):
+    service.result = IssueResult(outcome)
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}))
+    assert (status, body) == (status_code, {"status": outcome.value, "error": error})
+
+
+def test_unavailable_is_503_with_retry_after(service):
+    service.result = IssueResult(IssueOutcome.UNAVAILABLE, detail="broker down", release_failed=True)
+    status, body, headers = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}))
+    assert status == 503
+    assert body["status"] == "UNAVAILABLE"
+    assert "retry later" in body["error"]
+    assert headers["Retry-After"] == "1"
+
+
+BAD_BODIES = [
+    (None, "body"),
+    ({}, "couponId: Field required"),
+    ({"couponId": 3}, "userId: Field required"),
+    ({"couponId": "3", "userId": 7}, "couponId: Input should be a valid integer"),
+    ({"couponId": 3.0, "userId": 7}, "couponId: Input should be a valid integer"),
+    ({"couponId": 3, "userId": 7.5}, "userId: Input should be a valid integer"),
+    ({"couponId": True, "userId": 7}, "couponId: Input should be a valid integer"),
+    ({"couponId": 0, "userId": 7}, "couponId: Input should be greater than or equal to 1"),
+    ({"couponId": -3, "userId": 7}, "couponId: Input should be greater than or equal to 1"),
+    ({"couponId": 2**63, "userId": 7}, "couponId: Input should be less than or equal to 9223372036854775807"),
+    ({"couponId": 3, "userId": 7, "extra": 1}, "extra: Extra inputs are not permitted"),
+    ([3, 7], "Input should be a valid dictionary"),
+]
+
+
+@pytest.mark.parametrize(("body", "error"), BAD_BODIES, ids=repr)
+def test_bad_bodies_are_422_and_never_reach_the_domain(service, body, error):
+    status, answer, _ = call(api_event("POST", "/coupon-issues", body))
+    assert status == 422
+    assert answer["status"] == "INVALID_REQUEST"
+    assert error in answer["error"]
+    assert service.calls == []
+
+
+def test_a_body_that_is_not_json_is_422(service):
+    status, answer, _ = call(api_event("POST", "/coupon-issues", raw_body="{couponId: 3"))
+    assert (status, answer) == (422, {"status": "INVALID_REQUEST", "error": "body is not valid JSON"})
+    assert service.calls == []
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/coupon-issues"), ("DELETE", "/coupons/1"), ("POST", "/nowhere"), ("GET", "/coupons/1/issues")],
+)
+def test_unknown_routes_and_methods_are_404_with_a_message(service, method, path):
+    status, body, _ = call(api_event(method, path))
+    assert (status, body) == (404, {"status": "NOT_FOUND", "error": f"no route for {method} {path}"})
+
+
+@pytest.mark.parametrize("bad", ["abc", "0", "-1", "1.5", str(2**63)])
+def test_bad_path_ids_are_422(service, bad):
+    status, body, _ = call(api_event("GET", f"/coupons/{bad}/issues/7"))
+    assert status == 422
+    assert body["status"] == "INVALID_REQUEST"
+    assert body["error"].startswith("path.couponId")
+
+
+def test_claims_mode_takes_the_user_from_the_token(claims_service):
+    call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": "42"}))
+    assert claims_service.calls == [(3, 42)]
+
+
+def test_claims_mode_refuses_a_different_body_user(claims_service):
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}, claims={"sub": "42"}))
+    assert (status, body["status"]) == (403, "FORBIDDEN")
+    assert body["error"] == "userId differs from the user id in the token"
+    assert claims_service.calls == []
+
+
+def test_claims_mode_refuses_a_token_without_a_numeric_subject(claims_service):
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": "alice"}))
+    assert (status, body["status"]) == (403, "FORBIDDEN")
+    assert claims_service.calls == []
