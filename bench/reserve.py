@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_reserver, watch_reserver
 from local.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
-from local.services import start_valkey, stop
+from local.services import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 
 STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {
@@ -103,8 +103,8 @@ def main() -> None:
                 rows.append(run_strategy(name, redis_url, plan, quantity))
             print_table(scenario, rows, plan, quantity)
     finally:
-        if server is not None and server.pid is not None:
-            stop(server.pid)
+        if server is not None:
+            server.stop()
 
 
 if __name__ == "__main__":

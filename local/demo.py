@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from local.flash_sale import LoadPlan, LoadResult, lua_reserver, run_load
-from local.services import start_valkey, stop
+from local.services import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 from lua_redis.keys import meta_key, reserved_key, watermark_key
 
@@ -78,8 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         invariants = check_invariants(result, store, plan.coupon_id, args.quantity)
         report(result, invariants, plan)
     finally:
-        if server is not None and server.pid is not None:
-            stop(server.pid)
+        if server is not None:
+            server.stop()
     return 0 if all(invariants.values()) else 1
 
 

@@ -34,11 +34,21 @@ class ServiceError(RuntimeError):
 
 @dataclass(frozen=True)
 class Service:
-    """A running service: the variable that names it, its URL, and its pid if we started it."""
+    """A running service: the variable that names it, its URL, and its pid if we started it.
+
+    ``stop_signal`` is the one that stops it promptly: PostgreSQL takes SIGTERM as a "smart"
+    shutdown that waits for every client to disconnect, SIGINT as a "fast" one.
+    """
 
     env_var: str
     url: str
     pid: int | None = None
+    stop_signal: signal.Signals = signal.SIGTERM
+
+    def stop(self) -> None:
+        """Stop the service if this process started it; an external one is left running."""
+        if self.pid is not None:
+            stop(self.pid, self.stop_signal)
 
 
 def _package_dir(name: str) -> Path:
@@ -175,7 +185,7 @@ def start_postgres(scratch: Path) -> Service:
             [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DATABASE_NAME],
             check=True, capture_output=True,
         )  # fmt: skip
-    return Service("DATABASE_URL", f"{base}/{DATABASE_NAME}", process.pid)
+    return Service("DATABASE_URL", f"{base}/{DATABASE_NAME}", process.pid, signal.SIGINT)
 
 
 def _ensure_system_user(name: str) -> str:
@@ -224,10 +234,10 @@ def start_all(scratch: Path, environ: Mapping[str, str] = os.environ) -> list[Se
     return services
 
 
-def stop(pid: int, timeout_s: float = 10.0) -> None:
-    """Stop one process we started: SIGTERM, then SIGKILL if it lingers."""
+def stop(pid: int, first: signal.Signals = signal.SIGTERM, timeout_s: float = 10.0) -> None:
+    """Stop one process we started: ``first``, then SIGKILL if it lingers."""
     try:
-        os.kill(pid, signal.SIGTERM)
+        os.kill(pid, first)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + timeout_s
@@ -253,5 +263,4 @@ def _alive(pid: int) -> bool:
 def stop_all(services: list[Service]) -> None:
     """Stop the services this process started; external ones are left running."""
     for service in reversed(services):
-        if service.pid is not None:
-            stop(service.pid)
+        service.stop()

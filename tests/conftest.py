@@ -10,8 +10,10 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from sqlalchemy import Engine, create_engine
 
-from local.services import STARTERS, stop
+from coupon_core.db.migrate import upgrade
+from local.services import STARTERS
 
 # What the deployed functions get from CDK; Powertools reads these at import time.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-tests")
@@ -28,8 +30,7 @@ def _service_url(env_var: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
     try:
         yield service.url
     finally:
-        if service.pid is not None:
-            stop(service.pid)
+        service.stop()
 
 
 @pytest.fixture(scope="session")
@@ -45,3 +46,12 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def kafka_bootstrap_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from _service_url("KAFKA_BOOTSTRAP_SERVERS", tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def migrated_engine(database_url: str) -> Iterator[Engine]:
+    """The test database at the newest schema, migrated once per session."""
+    engine = create_engine(database_url, pool_size=5)
+    upgrade(engine)
+    yield engine
+    engine.dispose()

@@ -13,6 +13,7 @@ from coupon_core.issuing import IssueOutcome, IssueResult
 from coupon_core.messages import IssueMessage
 from coupon_core.settings import IntakeSettings
 from functions.intake import app as intake_app
+from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.lambda_events import FakeLambdaContext, api_event
 
 ENV = {
@@ -104,23 +105,7 @@ def test_unavailable_is_503_with_retry_after(service):
     assert headers["Retry-After"] == "1"
 
 
-BAD_BODIES = [
-    (None, "body"),
-    ({}, "couponId: Field required"),
-    ({"couponId": 3}, "userId: Field required"),
-    ({"couponId": "3", "userId": 7}, "couponId: Input should be a valid integer"),
-    ({"couponId": 3.0, "userId": 7}, "couponId: Input should be a valid integer"),
-    ({"couponId": 3, "userId": 7.5}, "userId: Input should be a valid integer"),
-    ({"couponId": True, "userId": 7}, "couponId: Input should be a valid integer"),
-    ({"couponId": 0, "userId": 7}, "couponId: Input should be greater than or equal to 1"),
-    ({"couponId": -3, "userId": 7}, "couponId: Input should be greater than or equal to 1"),
-    ({"couponId": 2**63, "userId": 7}, "couponId: Input should be less than or equal to 9223372036854775807"),
-    ({"couponId": 3, "userId": 7, "extra": 1}, "extra: Extra inputs are not permitted"),
-    ([3, 7], "Input should be a valid dictionary"),
-]
-
-
-@pytest.mark.parametrize(("body", "error"), BAD_BODIES, ids=repr)
+@pytest.mark.parametrize(("body", "error"), BAD_ISSUE_BODIES, ids=repr)
 def test_bad_bodies_are_422_and_never_reach_the_domain(service, body, error):
     status, answer, _ = call(api_event("POST", "/coupon-issues", body))
     assert status == 422

@@ -1,0 +1,41 @@
+"""Topics and reading records back, on the real broker."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka.admin import NewTopic
+from kafka.consumer.fetcher import ConsumerRecord
+
+
+def create_topic(bootstrap_servers: str, partitions: int = 3) -> str:
+    """A new topic with a unique name."""
+    name = f"coupon.issue.test-{uuid.uuid4().hex[:12]}"
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000)
+    try:
+        admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    finally:
+        admin.close()
+    return name
+
+
+def read_all(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> list[ConsumerRecord]:
+    """Every record on the topic now, read by offset without a consumer group."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False)
+    try:
+        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        consumer.assign(partitions)
+        consumer.seek_to_beginning(*partitions)
+        ends = consumer.end_offsets(partitions)
+        records: list[ConsumerRecord] = []
+        deadline = time.monotonic() + timeout_s
+        while any(consumer.position(tp) < ends[tp] for tp in partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not read {topic} to its end in {timeout_s} s")
+            for batch in consumer.poll(timeout_ms=200).values():
+                records.extend(batch)
+        return records
+    finally:
+        consumer.close()

@@ -1,0 +1,46 @@
+"""Calling the intake handler in-process, wired to the real services through its environment."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from functions.intake import app as intake_app
+from tests.lambda_events import FakeLambdaContext, api_event
+
+
+@dataclass(frozen=True)
+class Answer:
+    status_code: int
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+def call(method: str, path: str, body: Any = None, **kwargs: Any) -> Answer:
+    response = intake_app.handler(api_event(method, path, body, **kwargs), FakeLambdaContext())
+    headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
+    return Answer(response["statusCode"], json.loads(response["body"]), headers)
+
+
+def create_coupon(
+    total: int, *, starts_in: timedelta = timedelta(hours=-1), lasts: timedelta = timedelta(hours=2)
+) -> int:
+    starts_at = datetime.now(UTC) + starts_in
+    answer = call(
+        "POST",
+        "/coupons",
+        {
+            "name": f"coupon of {total}",
+            "totalQuantity": total,
+            "issueStartsAt": starts_at.isoformat(),
+            "issueEndsAt": (starts_at + lasts).isoformat(),
+        },
+    )
+    assert answer.status_code == 201, answer
+    return int(answer.body["couponId"])
+
+
+def issue(coupon_id: int, user_id: int) -> Answer:
+    return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id})

@@ -1,0 +1,232 @@
+"""The intake handler against real Valkey, PostgreSQL and Tansu."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+
+from coupon_core.db.catalog import SqlCouponCatalog
+from functions.intake.dependencies import reset
+from local.services import start_tansu, start_valkey
+from lua_redis import ReservationStore
+from tests.bad_inputs import BAD_ISSUE_BODIES
+from tests.database_support import empty_tables, row_counts
+from tests.kafka_support import create_topic, read_all
+from tests.services.intake_support import call, create_coupon, issue
+
+
+@pytest.fixture
+def topic(
+    monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers
+) -> Iterator[str]:
+    """The intake wired to the shared services through its environment, with a fresh topic."""
+    empty_tables(migrated_engine)
+    name = create_topic(kafka_bootstrap_servers)
+    monkeypatch.setenv("REDIS_URL", redis_url)
+    monkeypatch.setenv("DATABASE_URL", database_url)
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka_bootstrap_servers)
+    monkeypatch.setenv("KAFKA_TOPIC", name)
+    monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "2000")
+    reset()
+    yield name
+    reset()
+
+
+def test_success_puts_exactly_one_record_in_the_agreed_format(topic, kafka_bootstrap_servers, store):
+    coupon_id = create_coupon(10)
+
+    answer = issue(coupon_id, 7)
+
+    assert answer.status_code == 202
+    assert answer.body["status"] == "SUCCESS"
+    (record,) = read_all(kafka_bootstrap_servers, topic)
+    value = json.loads(record.value)
+    assert record.key == str(coupon_id).encode()
+    assert value == {
+        "v": 1,
+        "couponId": coupon_id,
+        "userId": 7,
+        "requestId": answer.body["requestId"],
+        "reservedAt": store.reservation_time(coupon_id, 7),
+    }
+
+
+def test_refusals_through_the_real_stack(topic, kafka_bootstrap_servers):
+    one = create_coupon(1)
+    later = create_coupon(5, starts_in=timedelta(hours=1))
+    over = create_coupon(5, starts_in=timedelta(hours=-3), lasts=timedelta(hours=1))
+    long_over = create_coupon(5, starts_in=timedelta(days=-30), lasts=timedelta(days=1))
+
+    assert issue(one, 1).status_code == 202
+    assert (issue(one, 1).status_code, issue(one, 1).body["status"]) == (409, "DUPLICATE")
+    assert (issue(one, 2).status_code, issue(one, 2).body["status"]) == (409, "SOLD_OUT")
+    assert issue(later, 1).body == {
+        "status": "NOT_OPEN",
+        "error": f"the issue window of coupon {later} has not opened yet",
+    }
+    assert issue(over, 1).body["status"] == "ENDED"
+    assert issue(long_over, 1).body["status"] == "ENDED"
+    assert (issue(999_999, 1).status_code, issue(999_999, 1).body["status"]) == (404, "COUPON_NOT_FOUND")
+    assert len(read_all(kafka_bootstrap_servers, topic)) == 1
+
+
+def test_status_goes_from_none_to_pending_to_issued_or_failed(topic, migrated_engine, store):
+    coupon_id = create_coupon(10)
+
+    def status(user: int) -> str:
+        answer = call("GET", f"/coupons/{coupon_id}/issues/{user}")
+        assert answer.status_code == 200
+        return str(answer.body["status"])
+
+    assert status(7) == "NONE"
+    accepted = issue(coupon_id, 7).body
+    issue(coupon_id, 8)
+    assert status(7) == "PENDING"
+    with migrated_engine.begin() as connection:  # what the worker and the DLQ handler will write
+        connection.execute(
+            text("INSERT INTO coupon_issues (coupon_id, user_id, request_id, reserved_at) VALUES (:c, 7, :r, now())"),
+            {"c": coupon_id, "r": accepted["requestId"]},
+        )
+        connection.execute(
+            text(
+                "INSERT INTO coupon_issue_failures (coupon_id, user_id, request_id, reason, source, released) "
+                "VALUES (:c, 8, gen_random_uuid(), 'NO_STOCK', '{}', true)"
+            ),
+            {"c": coupon_id},
+        )
+    store.release(coupon_id, 8, store.reservation_time(coupon_id, 8))
+    assert status(7) == "ISSUED"
+    assert status(8) == "FAILED"
+    assert call("GET", f"/coupons/{coupon_id + 100}/issues/7").status_code == 404
+
+
+def test_admin_read_shows_database_and_redis_counts(topic):
+    coupon_id = create_coupon(10)
+    issue(coupon_id, 1)
+    issue(coupon_id, 2)
+
+    answer = call("GET", f"/coupons/{coupon_id}")
+
+    assert answer.status_code == 200
+    assert {k: answer.body[k] for k in ("status", "totalQuantity", "remainingQuantity", "issued", "reserved")} == {
+        "status": "OK",
+        "totalQuantity": 10,
+        "remainingQuantity": 10,
+        "issued": 0,
+        "reserved": 2,
+    }
+
+
+def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, kafka_bootstrap_servers, monkeypatch):
+    coupon_id = create_coupon(100)
+    loads: list[int] = []
+    original = SqlCouponCatalog.issued_users
+
+    def counted(self, wanted: int):
+        loads.append(wanted)
+        return original(self, wanted)
+
+    monkeypatch.setattr(SqlCouponCatalog, "issued_users", counted)
+    start = threading.Barrier(50)
+    answers: dict[int, int] = {}
+
+    def request(user: int) -> None:
+        start.wait()
+        answers[user] = issue(coupon_id, user).status_code
+
+    threads = [threading.Thread(target=request, args=(user,)) for user in range(1, 51)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert loads == [coupon_id]
+    assert sorted(answers.values()) == [202] * 50
+    assert len(read_all(kafka_bootstrap_servers, topic)) == 50
+
+
+def test_broker_stopped_answers_503_and_leaves_no_reservation(topic, monkeypatch, store, tmp_path: Path):
+    broker = start_tansu(tmp_path)
+    own_topic = create_topic(broker.url)
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.url)
+    monkeypatch.setenv("KAFKA_TOPIC", own_topic)
+    monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
+    reset()
+    coupon_id = create_coupon(10)
+    assert issue(coupon_id, 1).status_code == 202
+    broker.stop()
+
+    answer = issue(coupon_id, 2)
+
+    assert answer.status_code == 503
+    assert answer.body["status"] == "UNAVAILABLE"
+    assert answer.headers["Retry-After"] == "1"
+    assert store.reservation_time(coupon_id, 2) is None
+    assert store.reserved_count(coupon_id) == 1
+
+
+def test_redis_stopped_answers_503(topic, monkeypatch, tmp_path: Path, kafka_bootstrap_servers):
+    valkey = start_valkey(tmp_path)
+    monkeypatch.setenv("REDIS_URL", valkey.url)
+    reset()
+    coupon_id = create_coupon(10)
+    assert issue(coupon_id, 1).status_code == 202
+    valkey.stop()
+
+    answer = issue(coupon_id, 2)
+
+    assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
+    assert len(read_all(kafka_bootstrap_servers, topic)) == 1
+
+
+def test_bad_input_changes_nothing(topic, redis_client, migrated_engine, kafka_bootstrap_servers):
+    coupon_id = create_coupon(10)
+    issue(coupon_id, 1)
+
+    def snapshot() -> tuple:
+        keys = sorted(redis_client.keys("*"))
+        redis_state = {key: redis_client.dump(key) for key in keys if not key.startswith("lock")}
+        return redis_state, row_counts(migrated_engine), len(read_all(kafka_bootstrap_servers, topic))
+
+    before = snapshot()
+    bad_requests = [("POST", "/coupon-issues", body) for body, _ in BAD_ISSUE_BODIES] + [
+        ("POST", "/coupon-issues", {"couponId": coupon_id, "userId": "2"}),
+        ("GET", f"/coupons/{coupon_id}/issues/0", None),
+        ("GET", "/coupons/abc", None),
+        ("PUT", "/coupon-issues", {"couponId": coupon_id, "userId": 2}),
+        ("POST", "/coupons", {"name": "", "totalQuantity": 1, "issueStartsAt": "x", "issueEndsAt": "y"}),
+        (
+            "POST",
+            "/coupons",
+            {
+                "name": "n",
+                "totalQuantity": 5,
+                "issueStartsAt": "2026-12-01T10:00:00",
+                "issueEndsAt": "2026-12-01T11:00:00",
+            },
+        ),
+        (
+            "POST",
+            "/coupons",
+            {
+                "name": "n",
+                "totalQuantity": 5,
+                "issueStartsAt": "2026-12-01T11:00:00Z",
+                "issueEndsAt": "2026-12-01T10:00:00Z",
+            },
+        ),
+    ]
+    for method, path, body in bad_requests:
+        answer = call(method, path, body)
+        assert 400 <= answer.status_code < 500, (method, path, body, answer)
+        assert answer.body["error"], answer
+    assert call("POST", "/coupon-issues", raw_body="{oops").status_code == 422
+
+    assert snapshot() == before
+    assert ReservationStore(redis_client).reserved_count(coupon_id) == 1

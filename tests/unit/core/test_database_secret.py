@@ -1,0 +1,45 @@
+"""The database URL from a Secrets Manager secret (moto)."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from coupon_core.db.engine import url_from_secret
+from coupon_core.settings import ConfigError
+
+
+@pytest.fixture
+def secrets(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        yield boto3.client("secretsmanager", region_name="eu-west-1")
+
+
+def test_an_rds_secret_becomes_a_pg8000_url(secrets):
+    arn = secrets.create_secret(
+        Name="coupons-db",
+        SecretString=json.dumps(
+            {"host": "db.example", "port": 5432, "username": "app", "password": "p@ss:word", "dbname": "coupons"}
+        ),
+    )["ARN"]
+
+    url = url_from_secret(arn, secrets)
+
+    assert url.render_as_string(hide_password=False) == "postgresql+pg8000://app:p%40ss%3Aword@db.example:5432/coupons"
+
+
+def test_a_secret_without_the_fields_names_them(secrets):
+    arn = secrets.create_secret(Name="half", SecretString=json.dumps({"host": "db", "port": 5432}))["ARN"]
+    with pytest.raises(ConfigError, match="lacks username, password, dbname"):
+        url_from_secret(arn, secrets)
+
+
+def test_a_secret_that_is_not_json_is_refused(secrets):
+    arn = secrets.create_secret(Name="text", SecretString="postgres://x")["ARN"]
+    with pytest.raises(ConfigError, match="is not JSON"):
+        url_from_secret(arn, secrets)

@@ -1,0 +1,67 @@
+"""Configuration: every variable validated, with a message that names it."""
+
+from __future__ import annotations
+
+import pytest
+
+from coupon_core.settings import ConfigError, IntakeSettings
+
+VALID = {
+    "REDIS_URL": "rediss://cache.example:6379/0",
+    "DATABASE_URL": "postgresql+pg8000://app:secret@db.example:5432/coupons",
+    "KAFKA_BOOTSTRAP_SERVERS": "b-1.msk.example:9098,b-2.msk.example:9098",
+    "KAFKA_TOPIC": "coupon.issue.v1",
+    "POWERTOOLS_SERVICE_NAME": "coupon-intake",
+    "POWERTOOLS_METRICS_NAMESPACE": "Coupons",
+}
+
+
+def test_a_valid_environment_is_read_with_defaults():
+    settings = IntakeSettings.from_env(VALID)
+    assert settings.kafka.bootstrap_servers == ("b-1.msk.example:9098", "b-2.msk.example:9098")
+    assert settings.kafka.auth == "none"
+    assert settings.user_id_source == "body"
+    assert settings.state_retention_ms == 7 * 24 * 3_600_000
+    assert settings.database.url == VALID["DATABASE_URL"]
+
+
+def test_secret_arn_instead_of_url():
+    env = {k: v for k, v in VALID.items() if k != "DATABASE_URL"}
+    env["DB_SECRET_ARN"] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:coupons-db-AbCdEf"
+    assert IntakeSettings.from_env(env).database.secret_arn == env["DB_SECRET_ARN"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"REDIS_URL": None}, "REDIS_URL is required and not set"),
+        ({"REDIS_URL": "http://cache:6379"}, "REDIS_URL must be a URL with scheme redis or rediss"),
+        ({"DATABASE_URL": None}, "exactly one of DATABASE_URL and DB_SECRET_ARN must be set"),
+        (
+            {"DB_SECRET_ARN": "arn:aws:secretsmanager:eu-west-1:1:secret:x"},
+            "exactly one of DATABASE_URL and DB_SECRET_ARN",
+        ),
+        ({"DATABASE_URL": "postgresql://db/coupons"}, "DATABASE_URL must be a URL with scheme postgresql+pg8000"),
+        ({"DATABASE_URL": None, "DB_SECRET_ARN": "coupons-db"}, "DB_SECRET_ARN must be a Secrets Manager secret ARN"),
+        ({"KAFKA_BOOTSTRAP_SERVERS": "broker"}, "KAFKA_BOOTSTRAP_SERVERS must be host:port"),
+        ({"KAFKA_TOPIC": "bad topic!"}, "KAFKA_TOPIC must be a valid Kafka topic name"),
+        ({"KAFKA_AUTH": "scram"}, "KAFKA_AUTH must be one of none, iam; got 'scram'"),
+        ({"KAFKA_AUTH": "iam"}, "KAFKA_AUTH=iam needs AWS_REGION"),
+        ({"USER_ID_SOURCE": "header"}, "USER_ID_SOURCE must be one of body, claims"),
+        ({"STATE_RETENTION_HOURS": "a week"}, "STATE_RETENTION_HOURS must be an integer; got 'a week'"),
+        ({"STATE_RETENTION_HOURS": "0"}, "STATE_RETENTION_HOURS must be between 1 and"),
+        ({"KAFKA_PRODUCE_TIMEOUT_MS": "99"}, "KAFKA_PRODUCE_TIMEOUT_MS must be between 100 and 60000"),
+        ({"POWERTOOLS_METRICS_NAMESPACE": None}, "POWERTOOLS_METRICS_NAMESPACE is required"),
+        ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of debug, info, warning, error, critical"),
+    ],
+)
+def test_a_bad_variable_fails_with_its_name(changes, message):
+    env = {**VALID, **changes}
+    env = {name: value for name, value in env.items() if value is not None}
+    with pytest.raises(ConfigError, match=message.replace("+", r"\+")):
+        IntakeSettings.from_env(env)
+
+
+def test_iam_auth_with_a_region():
+    settings = IntakeSettings.from_env({**VALID, "KAFKA_AUTH": "IAM", "AWS_REGION": "eu-west-1"})
+    assert (settings.kafka.auth, settings.kafka.region) == ("iam", "eu-west-1")
