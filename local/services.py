@@ -37,7 +37,8 @@ class Service:
     """A running service: the variable that names it, its URL, and its pid if we started it.
 
     ``stop_signal`` is the one that stops it promptly: PostgreSQL takes SIGTERM as a "smart"
-    shutdown that waits for every client to disconnect, SIGINT as a "fast" one.
+    shutdown that waits for every client to disconnect, SIGINT as a "fast" one; Tansu too
+    waits for its clients on SIGTERM and not on SIGINT.
     """
 
     env_var: str
@@ -118,9 +119,9 @@ def start_valkey(scratch: Path) -> Service:
     return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)
 
 
-def start_tansu(scratch: Path) -> Service:
-    """Tansu, an Apache Kafka compatible broker, with in-memory storage."""
-    port = free_port()
+def start_tansu(scratch: Path, port: int | None = None) -> Service:
+    """Tansu, an Apache Kafka compatible broker, with in-memory storage (on ``port`` if given)."""
+    port = port or free_port()
     folder = scratch / "tansu"
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "tansu.log"
@@ -133,7 +134,7 @@ def start_tansu(scratch: Path) -> Service:
     ]  # fmt: skip
     process = _spawn(command, log, cwd=folder)
     _wait_for("tansu", lambda: _port_open(port), process, log)
-    return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid)
+    return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid, signal.SIGINT)
 
 
 def start_postgres(scratch: Path) -> Service:

@@ -10,9 +10,9 @@ from kafka.admin import NewTopic
 from kafka.consumer.fetcher import ConsumerRecord
 
 
-def create_topic(bootstrap_servers: str, partitions: int = 3) -> str:
-    """A new topic with a unique name."""
-    name = f"coupon.issue.test-{uuid.uuid4().hex[:12]}"
+def create_topic(bootstrap_servers: str, partitions: int = 3, name: str | None = None) -> str:
+    """A new topic, with a unique name unless one is given."""
+    name = name or f"coupon.issue.test-{uuid.uuid4().hex[:12]}"
     admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000)
     try:
         admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])

@@ -6,7 +6,6 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -151,7 +150,7 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, ka
     assert len(read_all(kafka_bootstrap_servers, topic)) == 50
 
 
-def test_broker_stopped_answers_503_and_leaves_no_reservation(topic, monkeypatch, store, tmp_path: Path):
+def test_broker_stopped_answers_503_and_leaves_no_reservation_until_it_is_back(topic, monkeypatch, store, tmp_path):
     broker = start_tansu(tmp_path)
     own_topic = create_topic(broker.url)
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.url)
@@ -162,16 +161,25 @@ def test_broker_stopped_answers_503_and_leaves_no_reservation(topic, monkeypatch
     assert issue(coupon_id, 1).status_code == 202
     broker.stop()
 
-    answer = issue(coupon_id, 2)
+    answers = [issue(coupon_id, user) for user in (2, 3, 2)]
 
-    assert answer.status_code == 503
-    assert answer.body["status"] == "UNAVAILABLE"
-    assert answer.headers["Retry-After"] == "1"
+    assert [(a.status_code, a.body["status"], a.headers["Retry-After"]) for a in answers] == [
+        (503, "UNAVAILABLE", "1")
+    ] * 3
     assert store.reservation_time(coupon_id, 2) is None
+    assert store.reservation_time(coupon_id, 3) is None
     assert store.reserved_count(coupon_id) == 1
 
+    revived = start_tansu(tmp_path, port=int(broker.url.rsplit(":", 1)[1]))  # in-memory: the topic is new
+    try:
+        assert create_topic(revived.url, name=own_topic) == own_topic
+        assert issue(coupon_id, 2).status_code == 202
+        assert [json.loads(r.value)["userId"] for r in read_all(revived.url, own_topic)] == [2]
+    finally:
+        revived.stop()
 
-def test_redis_stopped_answers_503(topic, monkeypatch, tmp_path: Path, kafka_bootstrap_servers):
+
+def test_redis_stopped_answers_503(topic, monkeypatch, tmp_path, kafka_bootstrap_servers):
     valkey = start_valkey(tmp_path)
     monkeypatch.setenv("REDIS_URL", valkey.url)
     reset()

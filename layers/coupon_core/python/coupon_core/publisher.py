@@ -49,6 +49,7 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
         "enable_idempotence": True,
         "linger_ms": 0,
         "max_block_ms": timeout_ms,
+        "bootstrap_timeout_ms": timeout_ms,
         "request_timeout_ms": timeout_ms,
         "delivery_timeout_ms": timeout_ms,
         "reconnect_backoff_max_ms": 1_000,
