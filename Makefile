@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 LAYER_PATHS := $(CURDIR)/layers/lua_redis/python:$(CURDIR)/layers/coupon_core/python
 export PYTHONPATH := $(CURDIR):$(LAYER_PATHS)
 
-.PHONY: venv test lint format demo bench clean
+.PHONY: venv test lint format demo bench migrate openapi clean
 
 venv: $(STAMP)
 
@@ -34,6 +34,15 @@ demo: venv
 
 bench: venv
 	$(BIN)/python -m bench.reserve
+	$(BIN)/python -m bench.intake
+
+# Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
+migrate: venv
+	$(BIN)/python -m coupon_core.db.migrate
+
+# Regenerate docs/openapi.json from the intake routes.
+openapi: venv
+	$(BIN)/python -m local.openapi
 
 clean:
 	rm -rf $(VENV) .local .pytest_cache .ruff_cache

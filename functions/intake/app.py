@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
 
 from coupon_core.catalog import NewCoupon
 from coupon_core.issuing import IssueOutcome, IssueResult
@@ -22,7 +23,14 @@ from coupon_core.observability import logger, metrics, tracer
 from coupon_core.status import issue_status
 from coupon_core.timeutil import from_millis
 from functions.intake.dependencies import intake
-from functions.intake.schemas import CreateCouponRequest, ErrorBody, IssueRequest
+from functions.intake.schemas import (
+    CouponBody,
+    CreateCouponRequest,
+    ErrorBody,
+    IssueAccepted,
+    IssueRequest,
+    IssueStatusBody,
+)
 from lua_redis import MAX_BIGINT, StateUnavailableError
 
 RETRY_AFTER_S = "1"
@@ -128,18 +136,28 @@ def _issue_response(result: IssueResult, coupon_id: int, user_id: int) -> Respon
     return _unavailable()
 
 
+def _documented(success: tuple[int, str, type[BaseModel]], errors: dict[int, str] | None = None) -> dict[int, Any]:
+    """OpenAPI responses of a route: its success model, and ErrorBody for each error status."""
+    code, description, model = success
+    responses: dict[int, Any] = {code: {"description": description, "content": {"application/json": {"model": model}}}}
+    all_errors = {422: "INVALID_REQUEST: the request is malformed; the error says how", **(errors or {})}
+    for status_code, text in all_errors.items():
+        responses[status_code] = {"description": text, "content": {"application/json": {"model": ErrorBody}}}
+    return responses
+
+
 @app.post(
     "/coupon-issues",
     summary="Request a coupon: first come, first served",
-    responses={
-        202: {"description": "reserved and durably queued (SUCCESS); persisted asynchronously"},
-        404: {"description": "COUPON_NOT_FOUND", "content": {"application/json": {"model": ErrorBody}}},
-        409: {
-            "description": "DUPLICATE, SOLD_OUT, NOT_OPEN or ENDED",
-            "content": {"application/json": {"model": ErrorBody}},
+    responses=_documented(
+        (202, "SUCCESS: reserved and durably queued; persisted asynchronously", IssueAccepted),
+        {
+            403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
+            404: "COUPON_NOT_FOUND",
+            409: "DUPLICATE, SOLD_OUT, NOT_OPEN or ENDED",
+            503: "UNAVAILABLE: nothing reserved; retry after the Retry-After header",
         },
-        503: {"description": "UNAVAILABLE: nothing reserved, retry after Retry-After"},
-    },
+    ),
 )
 def request_coupon(request: Annotated[IssueRequest, Body()]) -> Response[dict[str, Any]]:
     user_id = _caller(request.userId)
@@ -153,7 +171,14 @@ def request_coupon(request: Annotated[IssueRequest, Body()]) -> Response[dict[st
     return _issue_response(result, request.couponId, user_id)
 
 
-@app.get("/coupons/<couponId>/issues/<userId>", summary="Where a user's request stands")
+@app.get(
+    "/coupons/<couponId>/issues/<userId>",
+    summary="Where a user's request stands",
+    responses=_documented(
+        (200, "NONE, PENDING (reserved, not yet persisted), ISSUED or FAILED", IssueStatusBody),
+        {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"},
+    ),
+)
 def get_issue_status(
     couponId: PathId,  # noqa: N803
     userId: PathId,  # noqa: N803
@@ -165,7 +190,11 @@ def get_issue_status(
     return json_response(HTTPStatus.OK, {"status": status.value, "couponId": couponId, "userId": user_id})
 
 
-@app.post("/coupons", summary="Create a coupon (admin)")
+@app.post(
+    "/coupons",
+    summary="Create a coupon (admin)",
+    responses=_documented((201, "CREATED", CouponBody)),
+)
 def create_coupon(request: Annotated[CreateCouponRequest, Body()]) -> Response[dict[str, Any]]:
     coupon = (
         intake()
@@ -176,7 +205,11 @@ def create_coupon(request: Annotated[CreateCouponRequest, Body()]) -> Response[d
     return json_response(HTTPStatus.CREATED, _coupon_body("CREATED", coupon, reserved=0))
 
 
-@app.get("/coupons/<couponId>", summary="A coupon with its database and Redis counts (admin)")
+@app.get(
+    "/coupons/<couponId>",
+    summary="A coupon with its database and Redis counts (admin)",
+    responses=_documented((200, "OK", CouponBody), {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"}),
+)
 def get_coupon(couponId: PathId) -> Response[dict[str, Any]]:  # noqa: N803
     coupon = intake().catalog().find(couponId)
     if coupon is None:

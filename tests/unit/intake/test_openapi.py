@@ -1,0 +1,19 @@
+"""The checked-in OpenAPI document matches the routes."""
+
+from __future__ import annotations
+
+import json
+
+from local.openapi import DOCUMENT, generate
+
+
+def test_the_checked_in_document_is_current():
+    assert DOCUMENT.read_text(encoding="utf-8") == generate(), "routes changed: run make openapi"
+
+
+def test_every_route_is_documented_with_our_error_body():
+    paths = json.loads(generate())["paths"]
+    assert set(paths) == {"/coupon-issues", "/coupons/{couponId}/issues/{userId}", "/coupons", "/coupons/{couponId}"}
+    issue = paths["/coupon-issues"]["post"]["responses"]
+    assert set(issue) == {"202", "403", "404", "409", "422", "503"}
+    assert issue["422"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/ErrorBody"
