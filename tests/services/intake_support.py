@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from functions.intake import app as intake_app
-from tests.lambda_events import FakeLambdaContext, api_event
+from local.lambda_events import InProcessContext, api_event
 
 
 @dataclass(frozen=True)
@@ -19,7 +19,7 @@ class Answer:
 
 
 def call(method: str, path: str, body: Any = None, **kwargs: Any) -> Answer:
-    response = intake_app.handler(api_event(method, path, body, **kwargs), FakeLambdaContext())
+    response = intake_app.handler(api_event(method, path, body, **kwargs), InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     return Answer(response["statusCode"], json.loads(response["body"]), headers)
 

@@ -12,11 +12,11 @@ from sqlalchemy import text
 
 from coupon_core.db.catalog import SqlCouponCatalog
 from functions.intake.dependencies import reset
+from local.kafka_topics import create_topic, read_all
 from local.services import start_tansu, start_valkey
 from lua_redis import ReservationStore
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import empty_tables, row_counts
-from tests.kafka_support import create_topic, read_all
 from tests.services.intake_support import call, create_coupon, issue
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import redis
 
+from local.redis_monitor import client_commands
 from lua_redis import (
     MAX_BIGINT,
     InvalidInputError,
@@ -15,7 +16,7 @@ from lua_redis import (
     connect,
 )
 from lua_redis.keys import meta_key, reserved_key
-from tests.services.support import HOUR_MS, client_commands, command_calls, now_ms, open_coupon
+from tests.services.support import HOUR_MS, command_calls, now_ms, open_coupon
 
 
 def install(store: ReservationStore, **kwargs: int) -> None:

@@ -13,8 +13,8 @@ from coupon_core.issuing import IssueOutcome, IssueResult
 from coupon_core.messages import IssueMessage
 from coupon_core.settings import IntakeSettings
 from functions.intake import app as intake_app
+from local.lambda_events import InProcessContext, api_event
 from tests.bad_inputs import BAD_ISSUE_BODIES
-from tests.lambda_events import FakeLambdaContext, api_event
 
 ENV = {
     "REDIS_URL": "redis://127.0.0.1:1/0",
@@ -43,7 +43,7 @@ class FakeIntake:
 
 
 def call(event: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
-    response = intake_app.handler(event, FakeLambdaContext())
+    response = intake_app.handler(event, InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     return response["statusCode"], json.loads(response["body"]), headers
 

@@ -1,4 +1,4 @@
-"""Topics and reading records back, on the real broker."""
+"""Creating topics and reading records back by offset, without a consumer group."""
 
 from __future__ import annotations
 

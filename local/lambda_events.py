@@ -1,4 +1,4 @@
-"""Lambda events and context as AWS sends them, for tests that call handlers directly."""
+"""Lambda events and context as AWS sends them, for calling handlers in-process (tests, benchmarks)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 
 @dataclass
-class FakeLambdaContext:
+class InProcessContext:
     function_name: str = "test-function"
     memory_limit_in_mb: int = 256
     invoked_function_arn: str = "arn:aws:lambda:eu-west-1:123456789012:function:test-function"

@@ -1,0 +1,165 @@
+"""Benchmark: the intake handler called in-process from N threads (``python -m bench.intake``).
+
+Against embedded Valkey, Tansu and PostgreSQL (or the servers named by REDIS_URL,
+KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL). For each thread count, in one run: requests/s and
+p50/p95/p99 latency of POST /coupon-issues on a warm coupon. Then, on a small run under MONITOR,
+the Redis commands each request sends and the Kafka records per SUCCESS; and the import time of
+the handler module against a bare ``import boto3``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+from sqlalchemy import create_engine
+
+from coupon_core.db.migrate import upgrade
+from local.kafka_topics import create_topic, read_all
+from local.lambda_events import InProcessContext, api_event
+from local.redis_monitor import client_commands
+from local.services import STARTERS
+from lua_redis import connect
+
+# Powertools reads these when the handler module is imported, so they are set before that.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake-bench")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponBench")
+os.environ.setdefault("LOG_LEVEL", "warning")
+
+from functions.intake import app as intake_app
+from functions.intake.dependencies import reset
+
+emit = functools.partial(print, file=sys.stdout, flush=True)  # the real stdout, bound before any redirect
+
+
+def call(method: str, path: str, body: object) -> tuple[int, dict]:
+    response = intake_app.handler(api_event(method, path, body), InProcessContext())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def create_coupon(total: int) -> int:
+    now = time.time()
+    status, body = call(
+        "POST",
+        "/coupons",
+        {
+            "name": "bench",
+            "totalQuantity": total,
+            "issueStartsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 60)),
+            "issueEndsAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now + 3600)),
+        },
+    )
+    assert status == 201, body
+    coupon_id = int(body["couponId"])
+    call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62})  # warm: state initialised
+    return coupon_id
+
+
+def load(coupon_id: int, users: int, threads: int) -> tuple[float, list[float], Counter[str]]:
+    latencies: list[float] = []
+    outcomes: Counter[str] = Counter()
+    guard = threading.Lock()
+
+    def worker(lane: int) -> None:
+        mine, seen = [], Counter()
+        for user in range(1 + lane, users + 1, threads):
+            began = time.perf_counter()
+            _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
+            mine.append(time.perf_counter() - began)
+            seen[body["status"]] += 1
+        with guard:
+            latencies.extend(mine)
+            outcomes.update(seen)
+
+    workers = [threading.Thread(target=worker, args=(lane,)) for lane in range(threads)]
+    started = time.perf_counter()
+    for thread in workers:
+        thread.start()
+    for thread in workers:
+        thread.join()
+    return time.perf_counter() - started, latencies, outcomes
+
+
+def import_seconds(module: str, repeats: int = 5) -> float:
+    probe = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    runs = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment
+            ).stdout
+        )
+        for _ in range(repeats)
+    ]
+    return statistics.median(runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=4_000, help="requests per thread count")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 8, 32])
+    args = parser.parse_args()
+
+    with ExitStack() as stack:
+        # The handler prints its metrics (CloudWatch EMF) as in Lambda: that cost stays, the text goes.
+        stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-intake-")))
+        for env_var, starter in STARTERS.items():
+            if not os.environ.get(env_var):
+                service = starter(scratch)
+                stack.callback(service.stop)
+                os.environ[env_var] = service.url
+        upgrade(create_engine(os.environ["DATABASE_URL"]))
+        os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
+        reset()
+        stack.callback(reset)
+
+        emit("| threads | requests/s | p50 ms | p95 ms | p99 ms | outcomes |")
+        emit("|---:|---:|---:|---:|---:|---|")
+        for threads in args.threads:
+            coupon_id = create_coupon(total=args.requests // 2)
+            elapsed, latencies, outcomes = load(coupon_id, args.requests, threads)
+            cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+            emit(
+                f"| {threads} | {len(latencies) / elapsed:,.0f} | {cuts[49] * 1000:.2f} | {cuts[94] * 1000:.2f} "
+                f"| {cuts[98] * 1000:.2f} | {dict(outcomes)} |"
+            )
+
+        coupon_id = create_coupon(total=100)
+        outcomes: Counter[str] = Counter()
+        sent = client_commands(
+            connect(os.environ["REDIS_URL"]),
+            lambda: outcomes.update(
+                call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": u})[1]["status"] for u in range(1, 201)
+            ),
+        )
+        records = [
+            record
+            for record in read_all(os.environ["KAFKA_BOOTSTRAP_SERVERS"], os.environ["KAFKA_TOPIC"])
+            if record.key == str(coupon_id).encode() and json.loads(record.value)["userId"] <= 200
+        ]
+        emit(f"\naccounting run: {dict(outcomes)}")
+        emit(f"Redis commands per request: {len(sent) / 200:.2f} ({dict(Counter(sent))})")
+        emit(f"Kafka records per SUCCESS: {len(records) / outcomes['SUCCESS']:.2f}")
+
+    handler_s, boto3_s = import_seconds("functions.intake.app"), import_seconds("boto3")
+    emit(
+        f"\nimport functions.intake.app: {handler_s * 1000:.0f} ms; import boto3: {boto3_s * 1000:.0f} ms; "
+        f"ratio {handler_s / boto3_s:.2f}x"
+    )
+
+
+if __name__ == "__main__":
+    main()
