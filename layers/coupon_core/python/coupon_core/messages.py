@@ -14,7 +14,7 @@ from typing import Any
 from lua_redis import InvalidInputError, validate_id, validate_millis
 
 VERSION = 1
-_FIELDS = ("v", "couponId", "userId", "requestId", "reservedAt")
+_FIELDS = ("couponId", "userId", "requestId", "reservedAt")
 
 
 class MalformedMessageError(ValueError):
@@ -53,23 +53,28 @@ class IssueMessage:
             raise MalformedMessageError(f"value is not JSON: {exc}") from None
         if not isinstance(document, dict):
             raise MalformedMessageError(f"value must be a JSON object, got {type(document).__name__}")
-        missing = [name for name in _FIELDS if name not in document]
+        if document.get("v") != VERSION:
+            raise MalformedMessageError(f"unsupported version {document.get('v')!r}, expected {VERSION}")
+        return cls.from_fields(document)
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> IssueMessage:
+        """Build from couponId, userId, requestId and reservedAt, validating each."""
+        missing = [name for name in _FIELDS if name not in fields]
         if missing:
             raise MalformedMessageError(f"missing fields: {', '.join(missing)}")
-        if document["v"] != VERSION:
-            raise MalformedMessageError(f"unsupported version {document['v']!r}, expected {VERSION}")
         try:
-            request_id = uuid.UUID(document["requestId"]) if isinstance(document["requestId"], str) else None
+            request_id = uuid.UUID(fields["requestId"]) if isinstance(fields["requestId"], str) else None
         except ValueError:
             request_id = None
         if request_id is None:
-            raise MalformedMessageError(f"requestId must be a UUID string, got {document['requestId']!r}")
+            raise MalformedMessageError(f"requestId must be a UUID string, got {fields['requestId']!r}")
         try:
             return cls(
-                coupon_id=validate_id("couponId", document["couponId"]),
-                user_id=validate_id("userId", document["userId"]),
+                coupon_id=validate_id("couponId", fields["couponId"]),
+                user_id=validate_id("userId", fields["userId"]),
                 request_id=request_id,
-                reserved_at=validate_millis("reservedAt", document["reservedAt"]),
+                reserved_at=validate_millis("reservedAt", fields["reservedAt"]),
             )
         except InvalidInputError as exc:
             raise MalformedMessageError(str(exc)) from None

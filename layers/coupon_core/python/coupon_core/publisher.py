@@ -14,8 +14,8 @@ from typing import Any
 
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
-from kafka.net.sasl.oauth import AbstractTokenProvider
 
+from coupon_core.kafka_client import connection_config
 from coupon_core.messages import IssueMessage
 from coupon_core.settings import KafkaSettings
 
@@ -26,42 +26,16 @@ class PublishError(Exception):
     """The broker did not acknowledge the record in time; it may or may not be written."""
 
 
-class MskIamTokenProvider(AbstractTokenProvider):
-    """SASL OAUTHBEARER tokens for MSK IAM auth, signed with the function's role."""
-
-    def __init__(self, region: str) -> None:
-        super().__init__()
-        self._region = region
-
-    def token(self) -> str:
-        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # noqa: PLC0415 - only with KAFKA_AUTH=iam
-
-        token, _expiry_ms = MSKAuthTokenProvider.generate_auth_token(self._region)
-        return str(token)
-
-
 def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
     """kafka-python settings: durable (acks=all, idempotent), and bounded by ``timeout_ms``."""
-    config: dict[str, Any] = {
-        "bootstrap_servers": list(settings.bootstrap_servers),
+    return connection_config(settings, timeout_ms) | {
         "client_id": "coupon-intake",
         "acks": "all",
         "enable_idempotence": True,
         "linger_ms": 0,
         "max_block_ms": timeout_ms,
-        "bootstrap_timeout_ms": timeout_ms,
-        "request_timeout_ms": timeout_ms,
         "delivery_timeout_ms": timeout_ms,
-        "reconnect_backoff_max_ms": 1_000,
-        "connections_max_idle_ms": 300_000,
     }
-    if settings.auth == "iam":
-        config |= {
-            "security_protocol": "SASL_SSL",
-            "sasl_mechanism": "OAUTHBEARER",
-            "sasl_oauth_token_provider": MskIamTokenProvider(str(settings.region)),
-        }
-    return config
 
 
 class IssuePublisher:

@@ -151,3 +151,56 @@ class IntakeSettings:
             state_retention_ms=_int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS,
             produce_timeout_ms=_int(env, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
         )
+
+
+def _queue_url(environ: Environ, name: str) -> str:
+    return _url(environ, name, ("https", "http"))
+
+
+@dataclass(frozen=True)
+class WorkerSettings:
+    """What the worker (MSK) function needs."""
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+    dlq_url: str
+    lock_lease_s: int
+    lock_wait_s: int
+
+    @classmethod
+    def from_env(cls, environ: Environ | None = None) -> WorkerSettings:
+        env = os.environ if environ is None else environ
+        lease = _int(env, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
+        return cls(
+            observability=ObservabilitySettings.from_env(env),
+            redis=RedisSettings.from_env(env),
+            database=DatabaseSettings.from_env(env),
+            dlq_url=_queue_url(env, "DLQ_URL"),
+            lock_lease_s=lease,
+            lock_wait_s=_int(env, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease),
+        )
+
+
+@dataclass(frozen=True)
+class DeadLetterSettings:
+    """What the DLQ handler needs: Kafka only to read records back by offset."""
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+    kafka: KafkaSettings
+    read_back_max_records: int
+    read_back_timeout_s: int
+
+    @classmethod
+    def from_env(cls, environ: Environ | None = None) -> DeadLetterSettings:
+        env = os.environ if environ is None else environ
+        return cls(
+            observability=ObservabilitySettings.from_env(env),
+            redis=RedisSettings.from_env(env),
+            database=DatabaseSettings.from_env(env),
+            kafka=KafkaSettings.from_env(env),
+            read_back_max_records=_int(env, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
+            read_back_timeout_s=_int(env, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
+        )

@@ -1,0 +1,79 @@
+"""Worker function: persists MSK batches of accepted requests (DESIGN section 2).
+
+Thin: decode the MSK event, let the domain persist the whole batch grouped by coupon, then hand
+each record's verdict to Powertools' batch processor, which answers the partial batch response
+(``batchItemFailures`` with topic-partition and offset) for the TRANSIENT ones.
+"""
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEventRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from coupon_core.observability import logger, metrics, tracer
+from coupon_core.persisting import RecordOutcome, Verdict
+from coupon_core.records import Delivered, Position
+from functions.worker.dependencies import persister
+
+processor = BatchProcessor(event_type=EventType.Kafka, raise_on_entire_batch_failure=False)
+
+
+class MalformedEventError(ValueError):
+    """The event is not an MSK event."""
+
+
+class TransientRecordError(Exception):
+    """Raised for a TRANSIENT record so that the batch processor lists it as failed."""
+
+
+def _delivered(event: dict[str, Any]) -> list[Delivered]:
+    batches = event.get("records")
+    if not isinstance(batches, dict) or not all(isinstance(batch, list) for batch in batches.values()):
+        raise MalformedEventError("an MSK event has 'records': an object of topic-partition -> list of records")
+    delivered = []
+    for batch in batches.values():
+        for raw in batch:
+            try:
+                position = Position(str(raw["topic"]), int(raw["partition"]), int(raw["offset"]))
+            except (KeyError, TypeError, ValueError) as exc:
+                raise MalformedEventError(f"a record lacks topic, partition or offset: {exc!r}") from None
+            delivered.append(Delivered.decode(position, raw.get("value")))
+    return delivered
+
+
+def _log(record: Delivered, verdict: Verdict) -> None:
+    message = record.message
+    context = {
+        "outcome": verdict.outcome.value,
+        "reason": verdict.reason,
+        "partition": f"{record.position.topic}-{record.position.partition}",
+        "offset": record.position.offset,
+        "couponId": message.coupon_id if message else None,
+        "userId": message.user_id if message else None,
+        "requestId": str(message.request_id) if message else None,
+    }
+    if verdict.outcome in (RecordOutcome.ISSUED, RecordOutcome.ALREADY_ISSUED):
+        logger.debug("record persisted", extra=context)
+    else:
+        logger.warning("record not persisted", extra=context)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    records = _delivered(event)
+    verdicts = persister().persist(records)
+    for record in records:
+        verdict = verdicts[record.position]
+        _log(record, verdict)
+        metrics.add_metric(name=f"Record{verdict.outcome.title().replace('_', '')}", unit=MetricUnit.Count, value=1)
+
+    def record_handler(record: KafkaEventRecord) -> None:
+        verdict = verdicts[Position(record.topic, record.partition, record.offset)]
+        if verdict.outcome is RecordOutcome.TRANSIENT:
+            raise TransientRecordError(verdict.reason)
+
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -1,0 +1,118 @@
+"""Persisting a batch of accepted requests: the worker's domain.
+
+Records are grouped by coupon. For each coupon the worker takes the coupon's Redis lock once and
+writes the whole group in one database transaction, then advances the coupon's watermark.
+Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), REJECTED (terminal: sent to the
+DLQ as a dead letter) or TRANSIENT (retried by the event source mapping).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+import redis
+
+from coupon_core.db_outcomes import GroupOutcome
+from coupon_core.dead_letters import Rejection
+from coupon_core.errors import DatabaseUnavailableError
+from coupon_core.messages import IssueMessage
+from coupon_core.records import Delivered, Position
+from lua_redis import LockUnavailableError, ReservationStore, StateUnavailableError, held_lock, issue_lock_name
+
+logger = logging.getLogger(__name__)
+
+
+class RecordOutcome(StrEnum):
+    ISSUED = "ISSUED"
+    ALREADY_ISSUED = "ALREADY_ISSUED"
+    REJECTED = "REJECTED"
+    TRANSIENT = "TRANSIENT"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    outcome: RecordOutcome
+    reason: str = ""
+
+
+class Ledger(Protocol):
+    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]: ...
+
+
+class DeadLetterSink(Protocol):
+    def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
+
+
+_GROUP_VERDICTS = {
+    GroupOutcome.ISSUED: Verdict(RecordOutcome.ISSUED),
+    GroupOutcome.ALREADY_ISSUED: Verdict(RecordOutcome.ALREADY_ISSUED),
+    GroupOutcome.COUPON_NOT_FOUND: Verdict(RecordOutcome.REJECTED, "COUPON_NOT_FOUND"),
+    GroupOutcome.NO_STOCK: Verdict(RecordOutcome.REJECTED, "NO_STOCK"),
+}
+
+
+@dataclass(frozen=True)
+class LockTimes:
+    lease_s: int
+    wait_s: int
+
+
+class IssuePersister:
+    def __init__(
+        self, ledger: Ledger, store: ReservationStore, client: redis.Redis, sink: DeadLetterSink, lock: LockTimes
+    ) -> None:
+        self._ledger = ledger
+        self._store = store
+        self._client = client
+        self._sink = sink
+        self._lock = lock
+
+    def persist(self, batch: Sequence[Delivered]) -> dict[Position, Verdict]:
+        """A verdict for every record of the batch; one bad record never blocks the others."""
+        verdicts: dict[Position, Verdict] = {}
+        rejections: list[Rejection] = []
+        groups: dict[int, list[Delivered]] = defaultdict(list)
+        for record in sorted(batch, key=lambda delivered: delivered.position):  # Kafka order
+            if record.message is None:
+                reason = f"MALFORMED: {record.problem}"
+                verdicts[record.position] = Verdict(RecordOutcome.REJECTED, reason)
+                rejections.append(Rejection(record, reason))
+            else:
+                groups[record.message.coupon_id].append(record)
+        for coupon_id, group in groups.items():
+            group_verdicts = self._persist_group(coupon_id, group)
+            verdicts.update(group_verdicts)
+            rejections.extend(
+                Rejection(record, group_verdicts[record.position].reason)
+                for record in group
+                if group_verdicts[record.position].outcome is RecordOutcome.REJECTED
+            )
+        for position in self._sink.send(rejections) if rejections else set():
+            verdicts[position] = Verdict(RecordOutcome.TRANSIENT, "dead letter not accepted by the DLQ")
+        return verdicts
+
+    def _persist_group(self, coupon_id: int, group: list[Delivered]) -> dict[Position, Verdict]:
+        messages = [record.message for record in group if record.message is not None]
+        try:
+            with held_lock(
+                self._client, issue_lock_name(coupon_id), lease_s=self._lock.lease_s, wait_s=self._lock.wait_s
+            ):
+                outcomes = self._ledger.record_group(coupon_id, messages)
+        except (LockUnavailableError, StateUnavailableError, DatabaseUnavailableError) as exc:
+            logger.warning("coupon group will be retried", extra={"couponId": coupon_id, "detail": str(exc)})
+            return {record.position: Verdict(RecordOutcome.TRANSIENT, str(exc)) for record in group}
+        self._advance_watermark(coupon_id, max(message.reserved_at for message in messages))
+        return {record.position: _GROUP_VERDICTS[outcome] for record, outcome in zip(group, outcomes, strict=True)}
+
+    def _advance_watermark(self, coupon_id: int, reserved_at: int) -> None:
+        # Only after the commit: every reservation up to here has its outcome in the database or
+        # in a dead letter. A watermark left behind makes reconcile more careful, never wrong.
+        try:
+            self._store.advance_watermark(coupon_id, reserved_at)
+        except StateUnavailableError:
+            logger.warning("watermark not advanced", extra={"couponId": coupon_id, "reservedAt": reserved_at})
