@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import uuid
 from dataclasses import dataclass, field
@@ -49,4 +50,48 @@ def api_event(
         },
         "body": raw_body if raw_body is not None else (None if body is None else json.dumps(body)),
         "isBase64Encoded": False,
+    }
+
+
+def msk_event(records: list[tuple[str, int, int, bytes | None]], key: bytes = b"") -> dict[str, Any]:
+    """An MSK event: ``(topic, partition, offset, value)`` records, grouped by topic-partition."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for topic, partition, offset, value in records:
+        grouped.setdefault(f"{topic}-{partition}", []).append(
+            {
+                "topic": topic,
+                "partition": partition,
+                "offset": offset,
+                "timestamp": 1_764_590_400_000,
+                "timestampType": "CREATE_TIME",
+                "key": base64.b64encode(key).decode(),
+                "value": None if value is None else base64.b64encode(value).decode(),
+                "headers": [],
+            }
+        )
+    return {
+        "eventSource": "aws:kafka",
+        "eventSourceArn": "arn:aws:kafka:eu-west-1:123456789012:cluster/coupons/abc",
+        "bootstrapServers": "b-1.coupons.example:9098",
+        "records": grouped,
+    }
+
+
+def sqs_event(bodies: list[str]) -> dict[str, Any]:
+    """An SQS event with one record per body; message ids are ``m0``, ``m1``, ..."""
+    return {
+        "Records": [
+            {
+                "messageId": f"m{index}",
+                "receiptHandle": f"handle-{index}",
+                "body": body,
+                "attributes": {"ApproximateReceiveCount": "1"},
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:eu-west-1:123456789012:coupon-dlq",
+                "awsRegion": "eu-west-1",
+            }
+            for index, body in enumerate(bodies)
+        ]
     }

