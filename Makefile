@@ -35,6 +35,7 @@ demo: venv
 bench: venv
 	$(BIN)/python -m bench.reserve
 	$(BIN)/python -m bench.intake
+	$(BIN)/python -m bench.worker
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -110,21 +110,22 @@ class SqlIssueLedger:
             )
             if decremented.rowcount != 1:
                 raise StockMismatchError(f"coupon {coupon_id} has less than {len(rows)} copies left")
-            connection.execute(
-                insert(OutboxEvent),
-                [
-                    {
-                        "aggregate_id": str(row.id),
-                        "event_type": COUPON_ISSUED,
-                        "payload": {
-                            "couponId": coupon_id,
-                            "userId": row.user_id,
-                            "requestId": str(row.request_id),
-                            "issuedAt": row.issued_at.isoformat(),
-                        },
-                    }
-                    for row in rows
-                ],
+            connection.execute(  # one multi-row INSERT: pg8000's executemany would be a round trip per row
+                insert(OutboxEvent).values(
+                    [
+                        {
+                            "aggregate_id": str(row.id),
+                            "event_type": COUPON_ISSUED,
+                            "payload": {
+                                "couponId": coupon_id,
+                                "userId": row.user_id,
+                                "requestId": str(row.request_id),
+                                "issuedAt": row.issued_at.isoformat(),
+                            },
+                        }
+                        for row in rows
+                    ]
+                )
             )
         return {row.user_id for row in rows}
 
