@@ -35,18 +35,18 @@ def _decide(client: redis.Redis, coupon_id: int, user_id: int) -> tuple[str | No
     return None, now
 
 
+def _check_then_write(client: redis.Redis, coupon_id: int, user_id: int) -> str:
+    outcome, now = _decide(client, coupon_id, user_id)
+    if outcome:
+        return outcome
+    client.zadd(reserved_key(coupon_id), {str(user_id): now})
+    return "SUCCESS"
+
+
 def naive_reserver(redis_url: str) -> Reserver:
     """Check, then write, in separate round trips: fast, and it oversells."""
     client = connect(redis_url)
-
-    def reserve(coupon_id: int, user_id: int) -> str:
-        outcome, now = _decide(client, coupon_id, user_id)
-        if outcome:
-            return outcome
-        client.zadd(reserved_key(coupon_id), {str(user_id): now})
-        return "SUCCESS"
-
-    return reserve
+    return lambda coupon_id, user_id: _check_then_write(client, coupon_id, user_id)
 
 
 def watch_reserver(redis_url: str) -> Reserver:
@@ -77,11 +77,7 @@ def locked_reserver(redis_url: str) -> Reserver:
 
     def reserve(coupon_id: int, user_id: int) -> str:
         with held_lock(client, issue_lock_name(coupon_id), lease_s=10, wait_s=10):
-            outcome, now = _decide(client, coupon_id, user_id)
-            if outcome:
-                return outcome
-            client.zadd(reserved_key(coupon_id), {str(user_id): now})
-            return "SUCCESS"
+            return _check_then_write(client, coupon_id, user_id)
 
     return reserve
 

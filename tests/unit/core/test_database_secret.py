@@ -6,18 +6,14 @@ import json
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from coupon_core.db.engine import url_from_secret
 from coupon_core.settings import ConfigError
 
 
 @pytest.fixture
-def secrets(monkeypatch):
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        yield boto3.client("secretsmanager", region_name="eu-west-1")
+def secrets(aws):
+    return boto3.client("secretsmanager", region_name=aws)
 
 
 def test_an_rds_secret_becomes_a_pg8000_url(secrets):

@@ -7,7 +7,6 @@ import uuid
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from coupon_core.dead_letter_queue import SqsDeadLetterQueue
 from coupon_core.dead_letters import (
@@ -26,11 +25,8 @@ WHERE = Position("coupon.issue.v1", 2, 41)
 
 
 @pytest.fixture
-def sqs(monkeypatch):
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        yield boto3.client("sqs", region_name="eu-west-1")
+def sqs(aws):
+    return boto3.client("sqs", region_name=aws)
 
 
 def test_a_rejection_round_trips_through_its_envelope():

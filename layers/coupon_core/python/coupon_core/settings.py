@@ -127,6 +127,15 @@ class ObservabilitySettings:
         )
 
 
+def _common(env: Environ) -> dict[str, object]:
+    """What every function reads: observability, Redis and the database."""
+    return {
+        "observability": ObservabilitySettings.from_env(env),
+        "redis": RedisSettings.from_env(env),
+        "database": DatabaseSettings.from_env(env),
+    }
+
+
 @dataclass(frozen=True)
 class IntakeSettings:
     """What the intake function needs."""
@@ -143,9 +152,7 @@ class IntakeSettings:
     def from_env(cls, environ: Environ | None = None) -> IntakeSettings:
         env = os.environ if environ is None else environ
         return cls(
-            observability=ObservabilitySettings.from_env(env),
-            redis=RedisSettings.from_env(env),
-            database=DatabaseSettings.from_env(env),
+            **_common(env),  # type: ignore[arg-type]
             kafka=KafkaSettings.from_env(env),
             user_id_source=_choice(env, "USER_ID_SOURCE", ("body", "claims"), "body"),  # type: ignore[arg-type]
             state_retention_ms=_int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS,
@@ -173,9 +180,7 @@ class WorkerSettings:
         env = os.environ if environ is None else environ
         lease = _int(env, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
         return cls(
-            observability=ObservabilitySettings.from_env(env),
-            redis=RedisSettings.from_env(env),
-            database=DatabaseSettings.from_env(env),
+            **_common(env),  # type: ignore[arg-type]
             dlq_url=_queue_url(env, "DLQ_URL"),
             lock_lease_s=lease,
             lock_wait_s=_int(env, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease),
@@ -197,9 +202,7 @@ class DeadLetterSettings:
     def from_env(cls, environ: Environ | None = None) -> DeadLetterSettings:
         env = os.environ if environ is None else environ
         return cls(
-            observability=ObservabilitySettings.from_env(env),
-            redis=RedisSettings.from_env(env),
-            database=DatabaseSettings.from_env(env),
+            **_common(env),  # type: ignore[arg-type]
             kafka=KafkaSettings.from_env(env),
             read_back_max_records=_int(env, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
             read_back_timeout_s=_int(env, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
