@@ -61,6 +61,10 @@ class CouponCatalog(Protocol):
 
     def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None: ...
 
+    def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]: ...
+
+    def missing(self, coupon_ids: list[int]) -> list[int]: ...
+
 
 @dataclass(frozen=True)
 class UserRecord:

@@ -31,7 +31,7 @@ from lua_redis import (
 logger = logging.getLogger(__name__)
 
 STATE_LOCK_LEASE_S = 30
-STATE_LOCK_WAIT_S = 5
+STATE_LOCK_WAIT_S = 1  # below the intake's Redis socket timeout: BLPOP waits on that socket
 
 
 class Publisher(Protocol):

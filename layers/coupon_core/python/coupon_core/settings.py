@@ -127,6 +127,11 @@ class ObservabilitySettings:
         )
 
 
+def _state_retention_ms(env: Environ) -> int:
+    """How long a coupon's Redis keys outlive its window; intake and rebuild must agree on it."""
+    return _int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS
+
+
 def _common(env: Environ) -> dict[str, object]:
     """What every function reads: observability, Redis and the database."""
     return {
@@ -155,7 +160,7 @@ class IntakeSettings:
             **_common(env),  # type: ignore[arg-type]
             kafka=KafkaSettings.from_env(env),
             user_id_source=_choice(env, "USER_ID_SOURCE", ("body", "claims"), "body"),  # type: ignore[arg-type]
-            state_retention_ms=_int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS,
+            state_retention_ms=_state_retention_ms(env),
             produce_timeout_ms=_int(env, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
         )
 
@@ -206,4 +211,32 @@ class DeadLetterSettings:
             kafka=KafkaSettings.from_env(env),
             read_back_max_records=_int(env, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
             read_back_timeout_s=_int(env, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
+        )
+
+
+@dataclass(frozen=True)
+class RebuildSettings:
+    """What the rebuild (reconcile) function needs."""
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+    state_retention_ms: int
+    skew_ms: int
+    lookback_ms: int
+    lookahead_ms: int
+
+    @classmethod
+    def from_env(cls, environ: Environ | None = None) -> RebuildSettings:
+        env = os.environ if environ is None else environ
+        retention_ms = _state_retention_ms(env)
+        lookback_ms = _int(env, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
+        if lookback_ms >= retention_ms:
+            raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
+        return cls(
+            **_common(env),  # type: ignore[arg-type]
+            state_retention_ms=retention_ms,
+            skew_ms=_int(env, "RECONCILE_SKEW_MS", 60_000, low=0, high=3_600_000),
+            lookback_ms=lookback_ms,
+            lookahead_ms=_int(env, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
         )

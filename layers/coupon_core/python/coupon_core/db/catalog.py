@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
@@ -74,3 +76,20 @@ class SqlCouponCatalog:
                 .limit(1)
             )
             return UserRecord(issued=issued is not None, failed=failed is not None)
+
+    def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]:
+        """Coupons whose issue window overlaps ``[since, until]``."""
+        with Session(self._engine) as session:
+            return list(
+                session.scalars(
+                    select(CouponRow.id)
+                    .where(CouponRow.issue_starts_at <= until, CouponRow.issue_ends_at >= since)
+                    .order_by(CouponRow.id)
+                )
+            )
+
+    def missing(self, coupon_ids: list[int]) -> list[int]:
+        """The ids among ``coupon_ids`` that name no coupon."""
+        with Session(self._engine) as session:
+            known = set(session.scalars(select(CouponRow.id).where(CouponRow.id.in_(coupon_ids))))
+            return [coupon_id for coupon_id in coupon_ids if coupon_id not in known]

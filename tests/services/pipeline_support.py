@@ -1,0 +1,59 @@
+"""The whole pipeline in-process: intake -> Kafka -> worker -> SQS DLQ -> DLQ handler, as AWS runs it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from functions.rebuild import app as rebuild_app
+from functions.worker import app as worker_app
+from functions.worker import dlq as dlq_app
+from local.kafka_topics import read_all
+from local.lambda_events import InProcessContext, msk_event, sqs_event
+
+
+@dataclass
+class Pipeline:
+    bootstrap_servers: str
+    topic: str
+    sqs: Any
+    dlq_url: str
+    next_offset: dict[int, int] = field(default_factory=dict)
+
+    def run_worker(self, limit: int | None = None) -> int:
+        """Hand the records not yet processed (at most ``limit``) to the worker, in one batch."""
+        pending = [
+            record
+            for record in read_all(self.bootstrap_servers, self.topic)
+            if record.offset >= self.next_offset.get(record.partition, 0)
+        ]
+        pending.sort(key=lambda record: (record.partition, record.offset))
+        pending = pending[:limit] if limit is not None else pending
+        if not pending:
+            return 0
+        event = msk_event([(self.topic, r.partition, r.offset, r.value) for r in pending])
+        response = worker_app.handler(event, InProcessContext())
+        assert response == {"batchItemFailures": []}, response
+        for record in pending:
+            self.next_offset[record.partition] = max(self.next_offset.get(record.partition, 0), record.offset + 1)
+        return len(pending)
+
+    def run_dlq_handler(self) -> int:
+        """Hand every message on the DLQ to the DLQ handler; return how many there were."""
+        handled = 0
+        while messages := self.sqs.receive_message(QueueUrl=self.dlq_url, MaxNumberOfMessages=10).get("Messages", []):
+            response = dlq_app.handler(sqs_event([m["Body"] for m in messages]), InProcessContext())
+            assert response == {"batchItemFailures": []}, response
+            for message in messages:
+                self.sqs.delete_message(QueueUrl=self.dlq_url, ReceiptHandle=message["ReceiptHandle"])
+            handled += len(messages)
+        return handled
+
+    def drain(self) -> None:
+        """Until nothing is left in Kafka or in the DLQ."""
+        while self.run_worker() or self.run_dlq_handler():
+            pass
+
+
+def rebuild(event: Any) -> dict[str, Any]:
+    return rebuild_app.handler(event, InProcessContext())

@@ -1,0 +1,183 @@
+"""Rebuild (reconcile) against real Valkey, PostgreSQL and Tansu, through the whole pipeline."""
+
+from __future__ import annotations
+
+import threading
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import text
+
+from coupon_core.rebuild import UnknownCouponsError
+from functions.rebuild.app import InvalidRebuildEventError
+from local.flash_sale import LoadPlan, lua_reserver, run_load
+from lua_redis.keys import reserved_key
+from tests.services.intake_support import create_coupon, issue
+from tests.services.pipeline_support import rebuild
+
+
+def database_state(engine, coupon_id: int) -> tuple[set[int], int, int, set[str], set[str]]:
+    with engine.connect() as connection:
+        issues = connection.execute(
+            text("SELECT user_id, request_id FROM coupon_issues WHERE coupon_id = :c"), {"c": coupon_id}
+        )
+        issued = {row.user_id: str(row.request_id) for row in issues}
+        failures = connection.execute(
+            text("SELECT request_id FROM coupon_issue_failures WHERE coupon_id = :c AND released"), {"c": coupon_id}
+        )
+        failed = {str(row.request_id) for row in failures}
+        total, remaining = connection.execute(
+            text("SELECT total_quantity, remaining_quantity FROM coupons WHERE id = :c"), {"c": coupon_id}
+        ).one()
+    return set(issued), total, remaining, set(issued.values()), failed
+
+
+def assert_invariants(engine, redis_client, coupon_id: int, successes: dict[str, int]) -> None:
+    """I1 to I4 once the pipeline has drained and a reconcile has run."""
+    issued, total, remaining, issued_requests, failed_requests = database_state(engine, coupon_id)
+    reserved = {int(user) for user in redis_client.zrange(reserved_key(coupon_id), 0, -1)}
+    assert len(issued) <= total  # I1 in the database
+    assert len(reserved) <= total  # I1 in Redis
+    assert len(successes) == len(set(successes.values()))  # I2: one SUCCESS per user at most
+    for request_id in successes:  # I3: exactly one of an issue or a released, recorded failure
+        assert (request_id in issued_requests) != (request_id in failed_requests), request_id
+    assert reserved == issued  # I4
+    assert remaining == total - len(issued)
+
+
+def sale(coupon_id: int, users: range) -> dict[str, int]:
+    """Requests from ``users``; the request id of each SUCCESS, with its user."""
+    answers = {user: issue(coupon_id, user) for user in users}
+    return {a.body["requestId"]: user for user, a in answers.items() if a.status_code == 202}
+
+
+def test_redis_flushed_mid_sale_is_restored_and_the_invariants_hold(pipeline, store, redis_client, migrated_engine):
+    coupon_id = create_coupon(100)
+    successes = sale(coupon_id, range(1, 151))
+    assert len(successes) == 100
+    pipeline.run_worker(limit=50)  # half persisted, half still in Kafka
+
+    redis_client.flushall()
+    successes |= sale(coupon_id, range(151, 301))  # the state is rebuilt from the 50 persisted
+    assert len(successes) == 150  # Redis sold 50 copies again: the database will refuse them
+    pipeline.drain()
+    report = rebuild({"couponId": coupon_id})
+
+    assert report["failed"] == []
+    assert_invariants(migrated_engine, redis_client, coupon_id, successes)
+    assert len(database_state(migrated_engine, coupon_id)[0]) == 100
+
+
+def test_a_reservation_that_never_reached_kafka_is_released_once_the_watermark_passes(pipeline, store):
+    coupon_id = create_coupon(10)
+    assert issue(coupon_id, 1).status_code == 202  # the state exists now
+    leaked = store.reserve(coupon_id, 900)  # reserved, never published
+    time.sleep(0.01)
+    assert issue(coupon_id, 2).status_code == 202
+    pipeline.drain()  # the watermark passes the leaked reservation
+    in_flight = store.reserve(coupon_id, 901)  # newer than the watermark: maybe still on its way
+
+    report = rebuild({"couponId": coupon_id})
+
+    (reconciled,) = report["reconciled"]
+    assert (reconciled["released"], reconciled["added"], reconciled["reserved"]) == (1, 0, 3)
+    assert store.reservation_time(coupon_id, 900) is None
+    assert store.reservation_time(coupon_id, 901) == in_flight.reserved_at
+    assert leaked.reserved_at < store.watermark(coupon_id)
+
+
+def test_an_issued_user_missing_from_redis_is_added_back(pipeline, store, redis_client):
+    coupon_id = create_coupon(10)
+    issue(coupon_id, 1)
+    pipeline.drain()
+    redis_client.zrem(reserved_key(coupon_id), "1")
+    assert issue(coupon_id, 1).status_code == 202  # Redis forgot: the database will refuse this one
+    pipeline.drain()
+
+    report = rebuild({"couponId": coupon_id})
+
+    assert report["reconciled"][0]["reserved"] == 1
+    answer = issue(coupon_id, 1)
+    assert (answer.status_code, answer.body["status"]) == (409, "DUPLICATE")
+
+
+def test_the_schedule_reconciles_coupons_near_their_window_and_rebuilds_missing_state(pipeline, store, redis_client):
+    open_now = create_coupon(10)
+    soon = create_coupon(10, starts_in=timedelta(minutes=30))
+    long_ago = create_coupon(10, starts_in=timedelta(days=-10), lasts=timedelta(hours=1))
+
+    report = rebuild({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
+
+    assert sorted(c["couponId"] for c in report["reconciled"]) == [open_now, soon]
+    assert all(c["installed"] for c in report["reconciled"])
+    assert store.has_state(soon)  # ready before the sale opens
+    assert not store.has_state(long_ago)
+
+
+def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, redis_client, redis_url, migrated_engine):
+    coupon_id = create_coupon(500)
+    sale(coupon_id, range(1, 101))
+    pipeline.drain()
+    for user in range(1, 101, 2):  # drift: half of the issued users lost from Redis
+        redis_client.zrem(reserved_key(coupon_id), str(user))
+    stop = threading.Event()
+    reports: list[dict] = []
+
+    def reconcile_repeatedly() -> None:
+        while not stop.is_set():
+            reports.append(rebuild({"couponId": coupon_id}))
+
+    reconcilers = [threading.Thread(target=reconcile_repeatedly) for _ in range(2)]
+    for thread in reconcilers:
+        thread.start()
+    result = run_load(
+        lua_reserver, redis_url, LoadPlan(coupon_id, users=2_000, first_user_id=1_001, processes=2, threads=4)
+    )
+    stop.set()
+    for thread in reconcilers:
+        thread.join()
+    final = rebuild({"couponId": coupon_id})
+
+    assert all(r["failed"] == [] for r in reports)
+    assert max(result.successes.values()) == 1  # I2
+    reserved = {int(u) for u in redis_client.zrange(reserved_key(coupon_id), 0, -1)}
+    assert len(reserved) <= 500  # I1, whatever order the reconciles and the reserves ran in
+    missing = set(range(1, 101)) - reserved  # issued users a full set could not take back
+    assert len(missing) == final["reconciled"][0]["deferred"]
+    assert len(reserved) == 500
+    assert result.outcomes["SUCCESS"] + 100 - len(missing) == 500
+
+
+@pytest.mark.parametrize(
+    ("event", "message"),
+    [
+        ({"couponId": "1"}, "couponId"),
+        ({"couponId": 0}, "greater than or equal to 1"),
+        ({"couponId": []}, "at least 1 item"),
+        ({"couponId": [1, "x"]}, "couponId"),
+        ({"couponId": 1, "extra": True}, "Extra inputs are not permitted"),
+        ({"source": "aws.events"}, "expected a scheduled EventBridge event"),
+        ("rebuild everything", "expected a scheduled EventBridge event"),
+    ],
+)
+def test_bad_events_are_refused_and_change_nothing(pipeline, redis_client, event, message):
+    coupon_id = create_coupon(10)
+    issue(coupon_id, 1)
+    before = {key: redis_client.dump(key) for key in redis_client.keys("coupon:*")}
+
+    with pytest.raises(InvalidRebuildEventError, match=message):
+        rebuild(event)
+
+    assert {key: redis_client.dump(key) for key in redis_client.keys("coupon:*")} == before
+
+
+def test_unknown_coupons_are_refused_before_anything_changes(pipeline, redis_client, store):
+    coupon_id = create_coupon(10)
+    issue(coupon_id, 1)
+    redis_client.zrem(reserved_key(coupon_id), "1")
+
+    with pytest.raises(UnknownCouponsError, match=r"no coupon with id 424242, 525252"):
+        rebuild({"couponId": [coupon_id, 424242, 525252]})
+
+    assert store.reserved_count(coupon_id) == 0
