@@ -36,6 +36,7 @@ bench: venv
 	$(BIN)/python -m bench.reserve
 	$(BIN)/python -m bench.intake
 	$(BIN)/python -m bench.worker
+	$(BIN)/python -m bench.reconcile
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv
