@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from coupon_core.settings import ConfigError, IntakeSettings
+from coupon_core.settings import ConfigError, DeadLetterSettings, IntakeSettings, RebuildSettings, WorkerSettings
 
 VALID = {
     "REDIS_URL": "rediss://cache.example:6379/0",
@@ -65,3 +65,20 @@ def test_a_bad_variable_fails_with_its_name(changes, message):
 def test_iam_auth_with_a_region():
     settings = IntakeSettings.from_env({**VALID, "KAFKA_AUTH": "IAM", "AWS_REGION": "eu-west-1"})
     assert (settings.kafka.auth, settings.kafka.region) == ("iam", "eu-west-1")
+
+
+def test_worker_dlq_and_rebuild_settings_name_their_bad_variables():
+    base = {k: v for k, v in VALID.items() if not k.startswith("KAFKA")}
+    with pytest.raises(ConfigError, match="DLQ_URL is required"):
+        WorkerSettings.from_env(base)
+    with pytest.raises(ConfigError, match="WORKER_LOCK_WAIT_S must be between 1 and 10"):
+        WorkerSettings.from_env(
+            base | {"DLQ_URL": "https://sqs.example/q", "WORKER_LOCK_LEASE_S": "10", "WORKER_LOCK_WAIT_S": "11"}
+        )
+    with pytest.raises(ConfigError, match="KAFKA_BOOTSTRAP_SERVERS is required"):
+        DeadLetterSettings.from_env(base)
+    with pytest.raises(ConfigError, match="RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS"):
+        RebuildSettings.from_env(base | {"STATE_RETENTION_HOURS": "24", "RECONCILE_LOOKBACK_HOURS": "24"})
+    with pytest.raises(ConfigError, match="RECONCILE_SKEW_MS must be an integer"):
+        RebuildSettings.from_env(base | {"RECONCILE_SKEW_MS": "1m"})
+    assert RebuildSettings.from_env(base).skew_ms == 60_000
