@@ -39,3 +39,14 @@ def test_a_secret_that_is_not_json_is_refused(secrets):
     arn = secrets.create_secret(Name="text", SecretString="postgres://x")["ARN"]
     with pytest.raises(ConfigError, match="is not JSON"):
         url_from_secret(arn, secrets)
+
+
+def test_a_proxy_host_replaces_the_secrets_host(secrets):
+    arn = secrets.create_secret(
+        Name="proxied",
+        SecretString=json.dumps(
+            {"host": "db.example", "port": 5432, "username": "app", "password": "pw", "dbname": "coupons"}
+        ),
+    )["ARN"]
+    url = url_from_secret(arn, secrets, host="proxy.example")
+    assert (url.host, url.port, url.database) == ("proxy.example", 5432, "coupons")

@@ -69,10 +69,14 @@ class RedisSettings:
 
 @dataclass(frozen=True)
 class DatabaseSettings:
-    """Either a URL (local, tests) or a Secrets Manager secret (AWS), exactly one of them."""
+    """Either a URL (local, tests) or a Secrets Manager secret (AWS), exactly one of them.
+
+    ``host`` (DB_HOST) replaces the secret's host, to connect through an RDS Proxy.
+    """
 
     url: str | None
     secret_arn: str | None
+    host: str | None = None
 
     @classmethod
     def from_env(cls, environ: Environ) -> DatabaseSettings:
@@ -84,7 +88,10 @@ class DatabaseSettings:
         arn = _required(environ, "DB_SECRET_ARN")
         if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
             raise ConfigError(f"DB_SECRET_ARN must be a Secrets Manager secret ARN; got {arn!r}")
-        return cls(url=None, secret_arn=arn)
+        host = environ.get("DB_HOST", "").strip() or None
+        if host is not None and not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", host):
+            raise ConfigError(f"DB_HOST must be a host name; got {host!r}")
+        return cls(url=None, secret_arn=arn, host=host)
 
 
 @dataclass(frozen=True)

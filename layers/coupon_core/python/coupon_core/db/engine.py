@@ -14,8 +14,11 @@ from coupon_core.settings import ConfigError, DatabaseSettings
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
 
 
-def url_from_secret(secret_arn: str, secretsmanager: Any = None) -> URL:
-    """The URL in an RDS-style secret: JSON with host, port, username, password, dbname."""
+def url_from_secret(secret_arn: str, secretsmanager: Any = None, *, host: str | None = None) -> URL:
+    """The URL in an RDS-style secret: JSON with host, port, username, password, dbname.
+
+    ``host`` replaces the secret's host (an RDS Proxy endpoint in front of the instance).
+    """
     client = secretsmanager or boto3.client("secretsmanager")
     raw = client.get_secret_value(SecretId=secret_arn)["SecretString"]
     try:
@@ -29,7 +32,7 @@ def url_from_secret(secret_arn: str, secretsmanager: Any = None) -> URL:
         "postgresql+pg8000",
         username=secret["username"],
         password=secret["password"],
-        host=secret["host"],
+        host=host or secret["host"],
         port=int(secret["port"]),
         database=secret["dbname"],
     )
@@ -42,7 +45,7 @@ def make_engine(settings: DatabaseSettings, *, pool_size: int = 2) -> Engine:
     """
     if settings.url is not None:
         return create_engine(settings.url, pool_size=pool_size, max_overflow=0, pool_pre_ping=True)
-    url = url_from_secret(str(settings.secret_arn))
+    url = url_from_secret(str(settings.secret_arn), host=settings.host)
     return create_engine(
         url,
         pool_size=pool_size,

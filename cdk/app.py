@@ -1,0 +1,37 @@
+"""CDK app: ``cdk synth -c env=dev`` (or prod, local). See README's Deploy section."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # coupon_cdk, whatever the working directory
+
+import aws_cdk as cdk
+from cdk_nag import AwsSolutionsChecks
+from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
+from coupon_cdk.stack import CouponStack
+
+
+def build(app: cdk.App) -> CouponStack:
+    """The stack of the environment named by ``-c env=NAME``, with cdk-nag's AwsSolutions checks."""
+    config = load(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("env"))
+    stack = CouponStack(app, f"Coupons-{config.name}", config=config, description=f"Coupon issuing ({config.name})")
+    untaggable = ["AWS::RDS::DBProxyTargetGroup"]  # CloudFormation refuses Tags on it
+    cdk.Tags.of(stack).add("project", "coupon-system", exclude_resource_types=untaggable)
+    cdk.Tags.of(stack).add("environment", config.name, exclude_resource_types=untaggable)
+    cdk.Validations.of(app).add_plugins(AwsSolutionsChecks())
+    return stack
+
+
+def main() -> None:
+    app = cdk.App()
+    try:
+        build(app)
+    except ConfigError as exc:
+        sys.exit(f"cdk: {exc}")
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

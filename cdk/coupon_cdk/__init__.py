@@ -1,0 +1,1 @@
+"""The CDK app of the coupon system: one stack per environment, built from small constructs."""

@@ -1,0 +1,147 @@
+"""API Gateway (REST): the routes of DESIGN section 3 in front of the intake function."""
+
+from __future__ import annotations
+
+from aws_cdk import aws_apigateway as apigw
+from aws_cdk import aws_cognito as cognito
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from constructs import Construct
+
+from coupon_cdk.config import ApiConfig
+from coupon_cdk.nag import APIGW_LOGS_POLICY, accept
+
+MAX_ID = 9223372036854775807
+ID_PATTERN = "^[1-9][0-9]{0,18}$"
+
+ISSUE_SCHEMA = apigw.JsonSchema(
+    schema=apigw.JsonSchemaVersion.DRAFT4,
+    type=apigw.JsonSchemaType.OBJECT,
+    additional_properties=False,
+    required=["couponId"],
+    properties={
+        "couponId": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=MAX_ID),
+        "userId": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=MAX_ID),
+    },
+)
+COUPON_SCHEMA = apigw.JsonSchema(
+    schema=apigw.JsonSchemaVersion.DRAFT4,
+    type=apigw.JsonSchemaType.OBJECT,
+    additional_properties=False,
+    required=["name", "totalQuantity", "issueStartsAt", "issueEndsAt"],
+    properties={
+        "name": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, min_length=1, max_length=200),
+        "totalQuantity": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000),
+        "issueStartsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
+        "issueEndsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
+    },
+)
+# API Gateway's own refusals in our answer format (every answer has status and error).
+GATEWAY_ERRORS = {
+    apigw.ResponseType.BAD_REQUEST_BODY: ("422", "INVALID_REQUEST", "$context.error.validationErrorString"),
+    apigw.ResponseType.ACCESS_DENIED: ("403", "FORBIDDEN", "$context.error.messageString"),
+    apigw.ResponseType.UNAUTHORIZED: ("401", "UNAUTHORIZED", "$context.error.messageString"),
+    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: ("404", "NOT_FOUND", "no such route or method"),
+    apigw.ResponseType.THROTTLED: ("429", "THROTTLED", "too many requests, retry later"),
+    apigw.ResponseType.DEFAULT_5_XX: ("503", "UNAVAILABLE", "$context.error.messageString"),
+}
+
+
+class Api(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        config: ApiConfig,
+        stage: str,
+        intake: lambda_.IFunction,
+        log_retention: logs.RetentionDays,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        access_logs = logs.LogGroup(self, "AccessLogs", retention=log_retention)
+        self.rest_api = apigw.RestApi(
+            self,
+            "Api",
+            description="Coupon issuing API",
+            cloud_watch_role=True,
+            deploy_options=apigw.StageOptions(
+                stage_name=stage,
+                throttling_rate_limit=config.rate_limit,
+                throttling_burst_limit=config.burst_limit,
+                access_log_destination=apigw.LogGroupLogDestination(access_logs),
+                access_log_format=apigw.AccessLogFormat.json_with_standard_fields(
+                    caller=True,
+                    http_method=True,
+                    ip=True,
+                    protocol=True,
+                    request_time=True,
+                    resource_path=True,
+                    response_length=True,
+                    status=True,
+                    user=True,
+                ),
+                logging_level=apigw.MethodLoggingLevel.ERROR,
+                metrics_enabled=True,
+                tracing_enabled=True,
+            ),
+        )
+        accept(self.rest_api, APIGW_LOGS_POLICY, "AwsSolutions-APIG3", "AwsSolutions-COG4")
+        for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
+            self.rest_api.add_gateway_response(
+                f"Gateway{status}{status_code}",
+                type=response_type,
+                status_code=status_code,
+                templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
+            )
+        integration = apigw.LambdaIntegration(intake)
+        body_validator = self.rest_api.add_request_validator(
+            "Body", validate_request_body=True, validate_request_parameters=True
+        )
+        params_validator = self.rest_api.add_request_validator("Params", validate_request_parameters=True)
+        issue_model = self.rest_api.add_model("IssueRequest", content_type="application/json", schema=ISSUE_SCHEMA)
+        coupon_model = self.rest_api.add_model("CreateCoupon", content_type="application/json", schema=COUPON_SCHEMA)
+        public_auth = self._public_authorization(config)
+        iam_auth = {"authorization_type": apigw.AuthorizationType.IAM}
+
+        issues = self.rest_api.root.add_resource("coupon-issues")
+        issues.add_method(
+            "POST", integration, request_validator=body_validator,
+            request_models={"application/json": issue_model}, **public_auth,
+        )  # fmt: skip
+        coupons = self.rest_api.root.add_resource("coupons")
+        coupons.add_method(
+            "POST", integration, request_validator=body_validator,
+            request_models={"application/json": coupon_model}, **iam_auth,
+        )  # fmt: skip
+        coupon = coupons.add_resource("{couponId}")
+        coupon.add_method(
+            "GET", integration, request_validator=params_validator,
+            request_parameters={"method.request.path.couponId": True}, **iam_auth,
+        )  # fmt: skip
+        status = coupon.add_resource("issues").add_resource("{userId}")
+        status.add_method(
+            "GET", integration, request_validator=params_validator,
+            request_parameters={"method.request.path.couponId": True, "method.request.path.userId": True},
+            **public_auth,
+        )  # fmt: skip
+
+    def _public_authorization(self, config: ApiConfig) -> dict[str, object]:
+        """No authorizer (the user id comes from the body) or Cognito (it comes from the token)."""
+        if config.user_id_source == "body":
+            accept(self.rest_api, "AwsSolutions-APIG4")
+            return {"authorization_type": apigw.AuthorizationType.NONE}
+        pool = cognito.UserPool(
+            self,
+            "Users",
+            self_sign_up_enabled=False,
+            password_policy=cognito.PasswordPolicy(
+                min_length=12, require_digits=True, require_lowercase=True, require_uppercase=True, require_symbols=True
+            ),
+            mfa=cognito.Mfa.REQUIRED,
+            mfa_second_factor=cognito.MfaSecondFactor(otp=True, sms=False),
+            feature_plan=cognito.FeaturePlan.PLUS,
+            standard_threat_protection_mode=cognito.StandardThreatProtectionMode.FULL_FUNCTION,
+        )
+        authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[pool])
+        return {"authorization_type": apigw.AuthorizationType.COGNITO, "authorizer": authorizer}

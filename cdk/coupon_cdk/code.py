@@ -1,0 +1,83 @@
+"""Lambda code and layers: the functions package, the two shared layers, and third-party
+dependencies bundled locally with pip for the Lambda platform (never with Docker)."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import jsii
+from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+ARCHITECTURE = lambda_.Architecture.ARM_64
+PIP_PLATFORM = ("--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", "3.12")
+
+
+def runtime_requirements() -> list[str]:
+    """The pinned ``runtime`` dependency group of pyproject.toml: what the functions import."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return [str(requirement) for requirement in project["dependency-groups"]["runtime"]]
+
+
+@jsii.implements(ILocalBundling)
+class PipBundling:
+    """Installs the runtime requirements as Linux arm64 wheels into the layer's ``python/``."""
+
+    def __init__(self, requirements: list[str]) -> None:
+        self._requirements = requirements
+
+    def try_bundle(self, output_dir: str, *, image: DockerImage, **_: object) -> bool:
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                   "--only-binary=:all:", *PIP_PLATFORM, "--target", str(Path(output_dir) / "python"),
+                   *self._requirements]  # fmt: skip
+        subprocess.run(command, check=True)
+        return True
+
+
+def function_code() -> lambda_.Code:
+    """One asset with the ``functions`` package; each handler is ``functions/<name>/<module>.handler``."""
+    return lambda_.Code.from_asset(
+        str(ROOT), exclude=["*", "!functions", "!functions/**", "**/__pycache__", "**/*.pyc"]
+    )
+
+
+class Layers(Construct):
+    def __init__(self, scope: Construct, construct_id: str) -> None:
+        super().__init__(scope, construct_id)
+        requirements = runtime_requirements()
+        self.dependencies = self._layer(
+            "Dependencies",
+            lambda_.Code.from_asset(
+                str(ROOT / "layers" / "dependencies"),
+                asset_hash_type=AssetHashType.CUSTOM,
+                asset_hash=hashlib.sha256(" ".join([*requirements, *PIP_PLATFORM]).encode()).hexdigest(),
+                bundling=BundlingOptions(
+                    image=DockerImage.from_registry("none:never-pulled"), local=PipBundling(requirements)
+                ),
+            ),
+            "third-party packages of the runtime dependency group",
+        )
+        self.lua_redis = self._layer(
+            "LuaRedis", lambda_.Code.from_asset(str(ROOT / "layers" / "lua_redis")), "Lua scripts, store and lock"
+        )
+        self.coupon_core = self._layer(
+            "CouponCore", lambda_.Code.from_asset(str(ROOT / "layers" / "coupon_core")), "shared domain and adapters"
+        )
+        self.all = [self.dependencies, self.lua_redis, self.coupon_core]
+
+    def _layer(self, name: str, code: lambda_.Code, description: str) -> lambda_.LayerVersion:
+        return lambda_.LayerVersion(
+            self,
+            name,
+            code=code,
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+            description=description,
+        )

@@ -1,0 +1,67 @@
+"""cdk-nag findings accepted on purpose, each with its reason, in one place to be reviewed.
+
+Constructs call :func:`accept` on the exact resource a finding is about; the reason is looked up
+here, so no suppression exists without one.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import Acknowledgment, Validations
+from constructs import IConstruct
+
+LAMBDA_BASIC_POLICY = (
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]"
+)
+APIGW_LOGS_POLICY = (
+    "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]"
+)
+
+REASONS = {
+    "AwsSolutions-IAM5[Resource::*]": (
+        "X-Ray's PutTraceSegments and PutTelemetryRecords and the ENI actions of a function in a VPC "
+        "accept no resource but '*'; every data action (SQS, Kafka, secrets, logs) names its resource."
+    ),
+    "AwsSolutions-L1": (
+        "Python 3.12 is the runtime the design pins; the layers are built and tested for it. Moving to "
+        "a newer runtime is a deliberate upgrade, not a drift."
+    ),
+    LAMBDA_BASIC_POLICY: (
+        "The provider functions CDK itself ships for custom resources (MSK bootstrap broker lookup, the "
+        "deploy-time migration trigger) use AWS's basic execution policy for their own logs only."
+    ),
+    APIGW_LOGS_POLICY: (
+        "API Gateway's account-level CloudWatch role needs AWS's policy to write access and execution logs."
+    ),
+    "AwsSolutions-SMG4": (
+        "The functions read the database secret once per container; a rotation would need a rotation "
+        "function in the VPC and a reconnect on authentication errors. Rotation is an operations task "
+        "(docs/operations.md), not scheduled by this stack."
+    ),
+    "AwsSolutions-RDS3": "Single-AZ only in dev, to keep its cost down; prod is Multi-AZ (cdk.json).",
+    "AwsSolutions-RDS10": "No deletion protection in dev, which is torn down and rebuilt; prod has it (cdk.json).",
+    "AwsSolutions-RDS11": (
+        "The port is no security boundary: the instance sits in isolated subnets and only the functions' "
+        "and the proxy's security groups may reach it."
+    ),
+    "AwsSolutions-AEC6": (
+        "Only the functions' security group reaches the cache, over TLS. Redis AUTH would put a password "
+        "in an environment variable; IAM authentication needs a redis-py credential provider that signs "
+        "tokens, not built yet (docs/architecture.md)."
+    ),
+    "AwsSolutions-APIG3": (
+        "Stage throttling bounds the burst per environment; a WAF web ACL is an account-level choice "
+        "attached per environment, outside this stack."
+    ),
+    "AwsSolutions-APIG4": (
+        "In environments without an authorizer the public routes take the user id from the body by "
+        "design (DESIGN section 3); prod sets userIdSource=claims and a Cognito authorizer."
+    ),
+    "AwsSolutions-COG4": (
+        "Admin routes are IAM-authorised; the public routes use Cognito only where userIdSource=claims."
+    ),
+}
+
+
+def accept(scope: IConstruct, *findings: str) -> None:
+    """Acknowledge ``findings`` on ``scope`` and below, with the reasons recorded above."""
+    Validations.of(scope).acknowledge(*(Acknowledgment(id=finding, reason=REASONS[finding]) for finding in findings))

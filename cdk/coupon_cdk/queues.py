@@ -1,0 +1,30 @@
+"""The SQS dead letter queue and its own redrive queue."""
+
+from __future__ import annotations
+
+from aws_cdk import Duration
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+MAX_RECEIVES = 5
+
+
+class DeadLetterQueues(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, handler_timeout_s: int) -> None:
+        super().__init__(scope, construct_id)
+        self.redrive = sqs.Queue(
+            self,
+            "Redrive",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.dlq = sqs.Queue(
+            self,
+            "Dlq",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            visibility_timeout=Duration.seconds(6 * handler_timeout_s),  # AWS's advice for a Lambda source
+            dead_letter_queue=sqs.DeadLetterQueue(queue=self.redrive, max_receive_count=MAX_RECEIVES),
+        )
