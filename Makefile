@@ -6,9 +6,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LAYER_PATHS := $(CURDIR)/layers/lua_redis/python:$(CURDIR)/layers/coupon_core/python
-export PYTHONPATH := $(CURDIR):$(LAYER_PATHS)
+export PYTHONPATH := $(CURDIR):$(LAYER_PATHS):$(CURDIR)/cdk
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+ENV ?= dev
+CDK := node_modules/.bin/cdk
 
-.PHONY: venv test lint format demo bench migrate openapi clean
+.PHONY: venv test lint format demo bench migrate openapi synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -46,5 +50,22 @@ migrate: venv
 openapi: venv
 	$(BIN)/python -m local.openapi
 
+# The CDK app per environment: make synth ENV=dev|prod|local (deploy, diff and destroy alike).
+$(CDK): package.json
+	npm install --no-audit --no-fund --silent
+	touch $(CDK)
+
+synth: venv $(CDK)
+	$(CDK) synth -c env=$(ENV) --quiet
+
+diff: venv $(CDK)
+	$(CDK) diff -c env=$(ENV)
+
+deploy: venv $(CDK)
+	$(CDK) deploy -c env=$(ENV) --require-approval broadening
+
+destroy: venv $(CDK)
+	$(CDK) destroy -c env=$(ENV)
+
 clean:
-	rm -rf $(VENV) .local .pytest_cache .ruff_cache
+	rm -rf $(VENV) .local .pytest_cache .ruff_cache cdk.out node_modules

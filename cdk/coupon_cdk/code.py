@@ -48,6 +48,11 @@ def function_code() -> lambda_.Code:
     )
 
 
+def _source_layer(name: str) -> lambda_.Code:
+    """A layer of this repository's own code: ``layers/<name>/python/<package>``."""
+    return lambda_.Code.from_asset(str(ROOT / "layers" / name), exclude=["**/__pycache__", "**/*.pyc"])
+
+
 class Layers(Construct):
     def __init__(self, scope: Construct, construct_id: str) -> None:
         super().__init__(scope, construct_id)
@@ -64,12 +69,8 @@ class Layers(Construct):
             ),
             "third-party packages of the runtime dependency group",
         )
-        self.lua_redis = self._layer(
-            "LuaRedis", lambda_.Code.from_asset(str(ROOT / "layers" / "lua_redis")), "Lua scripts, store and lock"
-        )
-        self.coupon_core = self._layer(
-            "CouponCore", lambda_.Code.from_asset(str(ROOT / "layers" / "coupon_core")), "shared domain and adapters"
-        )
+        self.lua_redis = self._layer("LuaRedis", _source_layer("lua_redis"), "Lua scripts, store and lock")
+        self.coupon_core = self._layer("CouponCore", _source_layer("coupon_core"), "shared domain and adapters")
         self.all = [self.dependencies, self.lua_redis, self.coupon_core]
 
     def _layer(self, name: str, code: lambda_.Code, description: str) -> lambda_.LayerVersion:

@@ -1,0 +1,222 @@
+"""The CDK app per environment: what it deploys, with which permissions, and that cdk-nag passes."""
+
+from __future__ import annotations
+
+import aws_cdk as cdk
+import pytest
+from app import build
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Match
+
+from coupon_cdk.config import ConfigError, load
+from tests.infra.conftest import context
+from tests.infra.template_support import actions, function_id, resources, resources_of
+
+FUNCTIONS = ("intake", "worker", "dlq", "rebuild")
+DATA_ACTION_PREFIXES = ("sqs:", "kafka-cluster:", "secretsmanager:", "logs:")
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_the_msk_mapping_feeds_the_worker_with_partial_failures_and_an_sqs_on_failure_destination(env, request):
+    template = request.getfixturevalue(env)
+    event_sources = resources(template, "AWS::Lambda::EventSourceMapping").values()
+    (mapping,) = [m for m in event_sources if "Topics" in m["Properties"]]
+    props = mapping["Properties"]
+    expected = {"dev": (100, 3, 1, 2), "prod": (1000, 5, 2, 10)}[env]
+    assert props["Topics"] == ["coupon.issue.v1"]
+    assert props["StartingPosition"] == "TRIM_HORIZON"
+    assert (props["BatchSize"], props["MaximumRetryAttempts"]) == expected[:2]
+    assert props["MaximumBatchingWindowInSeconds"] == 1
+    assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert (
+        props["ProvisionedPollerConfig"]["MinimumPollers"],
+        props["ProvisionedPollerConfig"]["MaximumPollers"],
+    ) == expected[2:]
+    assert props["AmazonManagedKafkaEventSourceConfig"]["ConsumerGroupId"] == f"coupon-worker-{env}"
+    dlq = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0]
+    assert dlq.startswith("DeadLettersDlq")
+    assert props["FunctionName"] == {"Ref": function_id(template, "worker")}
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_the_dlq_handler_reads_the_dlq_with_partial_batch_responses_and_a_redrive_queue(env, request):
+    template = request.getfixturevalue(env)
+    template.has_resource_properties(
+        "AWS::Lambda::EventSourceMapping",
+        {
+            "EventSourceArn": {"Fn::GetAtt": [Match.string_like_regexp("^DeadLettersDlq"), "Arn"]},
+            "FunctionName": {"Ref": function_id(template, "dlq")},
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+        },
+    )
+    template.has_resource_properties(
+        "AWS::SQS::Queue",
+        {
+            "RedrivePolicy": {"deadLetterTargetArn": Match.any_value(), "maxReceiveCount": 5},
+            "SqsManagedSseEnabled": True,
+        },
+    )
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_each_role_has_only_what_its_function_uses(env, request):
+    template = request.getfixturevalue(env)
+    every = {name: actions(template, name) for name in FUNCTIONS}
+    assert "kafka-cluster:WriteData" in every["intake"]
+    assert all("kafka-cluster:WriteData" not in every[name] for name in ("worker", "dlq", "rebuild"))
+    assert "sqs:SendMessage" in every["worker"]
+    assert all("sqs:SendMessage" not in every[name] for name in ("intake", "dlq", "rebuild"))
+    assert "sqs:ReceiveMessage" in every["dlq"]
+    assert "kafka-cluster:ReadData" in every["dlq"]
+    assert "kafka-cluster:AlterGroup" in every["worker"]
+    assert not any(action.startswith("kafka") for action in every["rebuild"])
+    for name in FUNCTIONS:
+        assert "secretsmanager:GetSecretValue" in every[name]
+        assert not any(action.endswith("*") for action in every[name]), (name, every[name])
+        for action in every[name]:
+            if action.startswith(DATA_ACTION_PREFIXES):
+                assert '"*"' not in resources_of(template, name, action), (name, action)
+
+
+@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+def test_routes_and_their_authorization(env, request):
+    template = request.getfixturevalue(env)
+    public = "COGNITO_USER_POOLS" if env == "prod" else "NONE"
+    methods = {
+        (method["Properties"]["HttpMethod"], method["Properties"].get("AuthorizationType"))
+        for method in resources(template, "AWS::ApiGateway::Method").values()
+    }
+    assert methods == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM")}
+    paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
+    assert paths == {"coupon-issues", "coupons", "{couponId}", "issues", "{userId}"}
+    template.has_resource_properties(
+        "AWS::ApiGateway::GatewayResponse", {"ResponseType": "BAD_REQUEST_BODY", "StatusCode": "422"}
+    )
+
+
+@pytest.mark.parametrize(("env", "rate", "burst"), [("dev", 500, 1000), ("prod", 10000, 5000)])
+def test_stage_throttling_and_access_logs_per_environment(env, rate, burst, request):
+    template = request.getfixturevalue(env)
+    template.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "StageName": env,
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+            "MethodSettings": Match.array_with(
+                [Match.object_like({"ThrottlingRateLimit": rate, "ThrottlingBurstLimit": burst})]
+            ),
+        },
+    )
+
+
+@pytest.mark.parametrize(("env", "rate"), [("dev", "rate(5 minutes)"), ("prod", "rate(1 minute)")])
+def test_the_schedule_runs_the_rebuild(env, rate, request):
+    template = request.getfixturevalue(env)
+    template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": rate,
+            "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [function_id(template, "rebuild"), "Arn"]}})],
+        },
+    )
+
+
+def test_encryption_in_transit_and_at_rest(dev, prod):
+    for template in (dev, prod):
+        template.has_resource_properties("AWS::RDS::DBInstance", {"StorageEncrypted": True})
+        template.has_resource_properties("AWS::RDS::DBParameterGroup", {"Parameters": {"rds.force_ssl": "1"}})
+        for queue in resources(template, "AWS::SQS::Queue").values():
+            assert queue["Properties"]["SqsManagedSseEnabled"] is True
+    dev.has_resource_properties("AWS::ElastiCache::ServerlessCache", {"Engine": "valkey"})  # TLS-only by design
+    dev.has_resource_properties(
+        "AWS::MSK::ServerlessCluster", {"ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}}}}
+    )
+    prod.has_resource_properties(
+        "AWS::ElastiCache::ReplicationGroup",
+        {"TransitEncryptionEnabled": True, "AtRestEncryptionEnabled": True, "AutomaticFailoverEnabled": True},
+    )
+    prod.has_resource_properties(
+        "AWS::MSK::Cluster",
+        {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}}},
+    )
+    prod.has_resource_properties("AWS::RDS::DBProxy", {"RequireTLS": True})
+
+
+def test_functions_get_their_services_from_the_environment(dev, local):
+    intake = resources(dev, "AWS::Lambda::Function")[function_id(dev, "intake")]["Properties"]
+    variables = intake["Environment"]["Variables"]
+    assert variables["KAFKA_AUTH"] == "iam"
+    assert variables["KAFKA_TOPIC"] == "coupon.issue.v1"
+    assert "DB_SECRET_ARN" in variables
+    assert "DATABASE_URL" not in variables
+    assert intake["Runtime"] == "python3.12"
+    assert intake["Architectures"] == ["arm64"]
+    assert intake["Handler"] == "functions/intake/app.handler"
+    local_intake = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]
+    assert local_intake["Environment"]["Variables"]["DATABASE_URL"].startswith("postgresql+pg8000://")
+    assert local_intake["Environment"]["Variables"]["KAFKA_AUTH"] == "none"
+
+
+def test_the_local_environment_holds_only_what_localstack_provides(local):
+    kinds = {resource["Type"].split("::")[1] for resource in local.to_json()["Resources"].values()}
+    assert kinds <= {
+        "ApiGateway",
+        "Lambda",
+        "SQS",
+        "Events",
+        "IAM",
+        "Logs",
+        "CloudWatch",
+        "SNS",
+        "KMS",
+        "SecretsManager",
+    }
+    assert not resources(local, "AWS::Lambda::EventSourceMapping") or all(
+        "Topics" not in m["Properties"] for m in resources(local, "AWS::Lambda::EventSourceMapping").values()
+    )
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_alarms(env, request):
+    template = request.getfixturevalue(env)
+    alarms = resources(template, "AWS::CloudWatch::Alarm")
+    metrics = {(a["Properties"].get("Namespace"), a["Properties"].get("MetricName")) for a in alarms.values()}
+    assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible") in metrics
+    assert (f"CouponSystem-{env}", "ReconcileDrift") in metrics
+    assert ("AWS/ApiGateway", "5XXError") in metrics
+    assert ("AWS/Lambda", "Errors") in metrics
+    assert ("AWS/Lambda", "Throttles") in metrics
+    assert len(alarms) == 2 + 2 * len(FUNCTIONS) + 2
+    assert all(a["Properties"]["AlarmActions"] for a in alarms.values())
+
+
+def test_the_migration_runs_at_deploy_time(dev):
+    dev.has_resource_properties("Custom::Trigger", {"HandlerArn": Match.any_value()})
+    assert function_id(dev, "migrate")
+
+
+def test_cdk_nag_fails_the_synth_on_an_unacknowledged_finding(tmp_path):
+    app = cdk.App(context=context("local"), outdir=str(tmp_path))
+    stack = build(app)
+    sqs.Queue(stack, "Careless")  # no SSL enforcement, no dead-letter queue
+    with pytest.raises(RuntimeError, match=r"ValidationFailed: ERROR The SQS queue"):
+        app.synth()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("staging", "unknown environment 'staging'; known: dev, local, prod"),
+        (None, "choose an environment with -c env=NAME"),
+    ],
+)
+def test_an_unknown_environment_lists_the_known_ones(name, message):
+    with pytest.raises(ConfigError, match=message):
+        load(context("dev")["coupon:environments"], name)
+
+
+def test_a_malformed_environment_names_the_field():
+    environments = context("dev")["coupon:environments"]
+    broken = {"dev": {**environments["dev"], "api": {**environments["dev"]["api"], "rateLimit": "fast"}}}
+    with pytest.raises(ConfigError, match=r"dev\.api\.rateLimit must be a non-negative integer"):
+        load(broken, "dev")
