@@ -9,6 +9,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # coupon_cdk, whatever
 
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
+
 from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
 from coupon_cdk.stack import CouponStack
 

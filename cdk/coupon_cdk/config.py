@@ -45,7 +45,6 @@ class KafkaConfig:
 class DatabaseConfig:
     instance_type: str
     multi_az: bool
-    proxy: bool
     backup_days: int
     deletion_protection: bool
 

@@ -138,7 +138,12 @@ class Kafka(Construct):
 
 
 class Database(Construct):
-    """RDS PostgreSQL, encrypted, credentials in Secrets Manager, TLS forced; RDS Proxy in prod."""
+    """RDS PostgreSQL, encrypted, credentials in Secrets Manager, TLS forced, behind an RDS Proxy.
+
+    The functions always connect through the proxy: it pools connections for many concurrent
+    Lambda containers, and its certificate chains to the Amazon roots of the system trust
+    store, which the functions verify.
+    """
 
     def __init__(self, scope: Construct, construct_id: str, *, config: DatabaseConfig, network: Network) -> None:
         super().__init__(scope, construct_id)
@@ -168,9 +173,7 @@ class Database(Construct):
             accept(self.instance, "AwsSolutions-RDS3")
         if not config.deletion_protection:
             accept(self.instance, "AwsSolutions-RDS10")
-        self.host: str | None = None  # the functions use the secret's host
-        if config.proxy:
-            proxy = self.instance.add_proxy(
-                "Proxy", secrets=[self.secret], vpc=network.vpc, security_groups=[network.database], require_tls=True
-            )
-            self.host = proxy.endpoint
+        proxy = self.instance.add_proxy(
+            "Proxy", secrets=[self.secret], vpc=network.vpc, security_groups=[network.database], require_tls=True
+        )
+        self.host = proxy.endpoint

@@ -47,8 +47,7 @@ class CouponStack(Stack):
             cache = Cache(self, "Cache", config=config.cache, network=network, name=f"coupons-{config.name}")
             kafka = Kafka(self, "Kafka", config=config.kafka, network=network, name=f"coupons-{config.name}")
             database = Database(self, "Database", config=config.database, network=network)
-            data_env = {"REDIS_URL": cache.url, "DB_SECRET_ARN": database.secret.secret_arn}
-            data_env |= {"DB_HOST": database.host} if database.host else {}
+            data_env = {"REDIS_URL": cache.url, "DB_SECRET_ARN": database.secret.secret_arn, "DB_HOST": database.host}
             kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam"}
 
         def function(spec: FunctionSpec, environment: dict[str, str]) -> Function:

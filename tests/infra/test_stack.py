@@ -139,7 +139,8 @@ def test_encryption_in_transit_and_at_rest(dev, prod):
         "AWS::MSK::Cluster",
         {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}}},
     )
-    prod.has_resource_properties("AWS::RDS::DBProxy", {"RequireTLS": True})
+    for template in (dev, prod):
+        template.has_resource_properties("AWS::RDS::DBProxy", {"RequireTLS": True})
 
 
 def test_functions_get_their_services_from_the_environment(dev, local):
@@ -148,6 +149,8 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     assert variables["KAFKA_AUTH"] == "iam"
     assert variables["KAFKA_TOPIC"] == "coupon.issue.v1"
     assert "DB_SECRET_ARN" in variables
+    proxy_id, attribute = variables["DB_HOST"]["Fn::GetAtt"]
+    assert ("Proxy" in proxy_id, attribute) == (True, "Endpoint")
     assert "DATABASE_URL" not in variables
     assert intake["Runtime"] == "python3.12"
     assert intake["Architectures"] == ["arm64"]
