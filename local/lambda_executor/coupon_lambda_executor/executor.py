@@ -1,0 +1,138 @@
+"""A LocalStack ``RuntimeExecutor`` that runs a function in a host Python process.
+
+One process per execution environment, kept warm between invocations as Lambda keeps a
+container. The function's code and its layers' ``python/`` folders go on ``PYTHONPATH``; the
+interpreter is ``COUPON_LAMBDA_PYTHON`` (the project's virtual environment, which has the
+third-party packages the AWS build bundles into a layer). Invocations go to the process on its
+stdin, results come back on a pipe of their own (stdout and stderr are the function's logs).
+The function's timeout is enforced: past it the process is killed and the invocation fails as
+Lambda's would ("Task timed out").
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from localstack import config
+from localstack.services.lambda_.invocation.lambda_models import FunctionVersion, InvocationResult
+from localstack.services.lambda_.invocation.runtime_executor import RuntimeExecutor
+
+LOG = logging.getLogger(__name__)
+RUNNER = Path(__file__).with_name("runtime.py")
+
+
+class HostRuntimeExecutor(RuntimeExecutor):
+    def __init__(self, id: str, function_version: FunctionVersion) -> None:
+        super().__init__(id, function_version)
+        self._env: dict[str, str] = {}
+        self._process: subprocess.Popen[bytes] | None = None
+        self._results: Any = None
+        self._logs: list[str] = []
+        self._lock = threading.Lock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self, env_vars: dict[str, str]) -> None:
+        config_ = self.function_version.config
+        paths = [str(config_.code.get_unzipped_code_location())]
+        for layer in config_.layers or []:
+            layer.code.prepare_for_execution()
+            paths.append(str(layer.code.get_unzipped_code_location() / "python"))
+        self._env = {
+            **{k: str(v) for k, v in env_vars.items()},
+            "PATH": os.environ.get("PATH", ""),
+            "PYTHONPATH": os.pathsep.join(paths),
+            "PYTHONUNBUFFERED": "1",
+            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{config.GATEWAY_LISTEN[0].port}",
+        }
+        self._spawn()
+
+    def _spawn(self) -> None:
+        read_end, write_end = os.pipe()
+        python = os.environ.get("COUPON_LAMBDA_PYTHON", sys.executable)
+        self._process = subprocess.Popen(
+            [python, str(RUNNER), str(write_end)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=self._env,
+            pass_fds=(write_end,),
+            start_new_session=True,
+        )
+        os.close(write_end)
+        self._results = os.fdopen(read_end, "rb")
+        threading.Thread(target=self._collect_logs, args=(self._process,), daemon=True).start()
+
+    def _collect_logs(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            self._logs.append(line.decode(errors="replace"))
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait(timeout=10)
+
+    # -- addresses (the process runs on this host) ---------------------------------------------
+    def get_address(self) -> str:
+        return "127.0.0.1"
+
+    def get_endpoint_from_executor(self) -> str:
+        return "127.0.0.1"
+
+    def get_runtime_endpoint(self) -> str:
+        return f"http://127.0.0.1:{config.GATEWAY_LISTEN[0].port}/_localstack_lambda/{self.id}"
+
+    # -- invocation -----------------------------------------------------------------------------
+    def invoke(self, payload: dict[str, str]) -> InvocationResult:
+        request_id = payload["invoke-id"]
+        timeout_s = float(self.function_version.config.timeout)
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._spawn()
+            assert self._process is not None
+            assert self._process.stdin is not None
+            start = len(self._logs)
+            request = {"requestId": request_id, "functionArn": payload["invoked-function-arn"],
+                       "payload": payload["payload"], "timeoutMs": int(timeout_s * 1000)}  # fmt: skip
+            self._process.stdin.write(json.dumps(request).encode() + b"\n")
+            self._process.stdin.flush()
+            answer: list[bytes] = []
+            reader = threading.Thread(target=lambda: answer.append(self._results.readline()), daemon=True)
+            reader.start()
+            reader.join(timeout_s)
+            logs = "".join(self._logs[start:])
+            timed_out = not answer
+            if timed_out or not answer[0]:
+                self.stop()  # a timed-out (or crashed) environment is not reused
+                error = (
+                    {"errorType": "Sandbox.Timedout", "errorMessage": f"Task timed out after {timeout_s:.2f} seconds"}
+                    if timed_out
+                    else {"errorType": "Runtime.ExitError", "errorMessage": "the function's process exited"}
+                )
+                return InvocationResult(request_id, json.dumps(error).encode(), is_error=True, logs=logs)
+            result = json.loads(answer[0])
+            return InvocationResult(request_id, result["payload"].encode(), is_error=result["isError"], logs=logs)
+
+    def get_logs(self) -> str:
+        return "".join(self._logs)
+
+    @classmethod
+    def prepare_version(cls, function_version: FunctionVersion) -> None:
+        if function_version.config.code:
+            function_version.config.code.prepare_for_execution()
+
+    @classmethod
+    def cleanup_version(cls, function_version: FunctionVersion) -> None:
+        """Nothing to clean: the process of each environment is stopped with it."""
+
+    @classmethod
+    def validate_environment(cls) -> bool:
+        return True

@@ -1,0 +1,66 @@
+"""Runs inside the function's process: imports the handler once, then serves invocations.
+
+Reads one JSON request per line on stdin and writes one JSON result per line on the file
+descriptor given as the first argument; the function's own prints and logs go to stdout.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from typing import Any
+
+
+class Context:
+    """The Lambda context object, as much of it as handlers use."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.aws_request_id = request["requestId"]
+        self.invoked_function_arn = request["functionArn"]
+        self.function_name = os.environ.get("AWS_LAMBDA_FUNCTION_NAME", "function")
+        self.function_version = os.environ.get("AWS_LAMBDA_FUNCTION_VERSION", "$LATEST")
+        self.memory_limit_in_mb = int(os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", "128"))
+        self.log_group_name = os.environ.get("AWS_LAMBDA_LOG_GROUP_NAME", "")
+        self.log_stream_name = os.environ.get("AWS_LAMBDA_LOG_STREAM_NAME", "")
+        self._deadline = time.monotonic() + request["timeoutMs"] / 1000
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def _load_handler() -> Any:
+    module_path, _, name = os.environ["_HANDLER"].rpartition(".")
+    return getattr(importlib.import_module(module_path.replace("/", ".")), name)
+
+
+def main() -> None:
+    results = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    try:
+        handler = _load_handler()
+        failure = None
+    except Exception as exc:  # an import error fails every invocation, as Lambda's init error does
+        handler, failure = None, {"errorType": "Runtime.ImportModuleError", "errorMessage": repr(exc)}
+        traceback.print_exc()
+    for line in sys.stdin:
+        request = json.loads(line)
+        if handler is None:
+            results.write(json.dumps({"isError": True, "payload": json.dumps(failure)}) + "\n")
+            continue
+        try:
+            answer = handler(json.loads(request["payload"] or "null"), Context(request))
+            result = {"isError": False, "payload": json.dumps(answer)}
+        except Exception as exc:  # the function's error is the invocation's result
+            traceback.print_exc()
+            error = {"errorType": type(exc).__name__, "errorMessage": str(exc),
+                     "stackTrace": traceback.format_tb(exc.__traceback__)}  # fmt: skip
+            result = {"isError": True, "payload": json.dumps(error)}
+        sys.stdout.flush()
+        results.write(json.dumps(result) + "\n")
+
+
+if __name__ == "__main__":
+    main()
