@@ -16,7 +16,12 @@ from coupon_cdk.stack import CouponStack
 
 def build(app: cdk.App) -> CouponStack:
     """The stack of the environment named by ``-c env=NAME``, with cdk-nag's AwsSolutions checks."""
-    config = load(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("env"))
+    overrides = {
+        field: value
+        for field in ("redisUrl", "databaseUrl", "kafkaBootstrapServers")
+        if (value := app.node.try_get_context(f"local:{field}"))
+    }
+    config = load(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("env"), overrides)
     stack = CouponStack(app, f"Coupons-{config.name}", config=config, description=f"Coupon issuing ({config.name})")
     untaggable = ["AWS::RDS::DBProxyTargetGroup"]  # CloudFormation refuses Tags on it
     cdk.Tags.of(stack).add("project", "coupon-system", exclude_resource_types=untaggable)

@@ -54,10 +54,20 @@ def _source_layer(name: str) -> lambda_.Code:
 
 
 class Layers(Construct):
-    def __init__(self, scope: Construct, construct_id: str) -> None:
+    """The shared layers; ``with_dependencies=False`` (local) leaves third-party packages to the
+    host's interpreter, since LocalStack runs the functions on the project's virtualenv."""
+
+    def __init__(self, scope: Construct, construct_id: str, *, with_dependencies: bool = True) -> None:
         super().__init__(scope, construct_id)
+        self.lua_redis = self._layer("LuaRedis", _source_layer("lua_redis"), "Lua scripts, store and lock")
+        self.coupon_core = self._layer("CouponCore", _source_layer("coupon_core"), "shared domain and adapters")
+        self.all = [self.lua_redis, self.coupon_core]
+        if with_dependencies:
+            self.all.insert(0, self._dependencies())
+
+    def _dependencies(self) -> lambda_.LayerVersion:
         requirements = runtime_requirements()
-        self.dependencies = self._layer(
+        return self._layer(
             "Dependencies",
             lambda_.Code.from_asset(
                 str(ROOT / "layers" / "dependencies"),
@@ -69,9 +79,6 @@ class Layers(Construct):
             ),
             "third-party packages of the runtime dependency group",
         )
-        self.lua_redis = self._layer("LuaRedis", _source_layer("lua_redis"), "Lua scripts, store and lock")
-        self.coupon_core = self._layer("CouponCore", _source_layer("coupon_core"), "shared domain and adapters")
-        self.all = [self.dependencies, self.lua_redis, self.coupon_core]
 
     def _layer(self, name: str, code: lambda_.Code, description: str) -> lambda_.LayerVersion:
         return lambda_.LayerVersion(

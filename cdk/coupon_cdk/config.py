@@ -124,15 +124,24 @@ def _typed(hint: Any, value: Any, where: str) -> Any:
     return _build(hint, value, where)
 
 
-def load(context: dict[str, Any] | None, name: str | None) -> EnvironmentConfig:
-    """The configuration of environment ``name`` from the ``coupon:environments`` context."""
+def load(
+    context: dict[str, Any] | None, name: str | None, overrides: dict[str, Any] | None = None
+) -> EnvironmentConfig:
+    """The configuration of environment ``name`` from the ``coupon:environments`` context.
+
+    ``overrides`` replace fields of the ``local`` block (``make up`` passes the URLs of the
+    services it started, as ``-c local:redisUrl=...`` and so on).
+    """
     if not isinstance(context, dict) or not context:
         raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object")
     if not name:
         raise ConfigError(f"choose an environment with -c env=NAME; known: {', '.join(sorted(context))}")
     if name not in context:
         raise ConfigError(f"unknown environment {name!r}; known: {', '.join(sorted(context))}")
-    config: EnvironmentConfig = _build(EnvironmentConfig, {**context[name], "name": name}, name)
+    raw = {**context[name], "name": name}
+    if overrides and "local" in raw:
+        raw["local"] = {**raw["local"], **overrides}
+    config: EnvironmentConfig = _build(EnvironmentConfig, raw, name)
     aws_parts = (config.cache, config.kafka, config.database)
     if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
         raise ConfigError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")

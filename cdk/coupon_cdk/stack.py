@@ -31,7 +31,7 @@ class CouponStack(Stack):
         retention = _retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
         common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}
-        layers = Layers(self, "Layers")
+        layers = Layers(self, "Layers", with_dependencies=config.local is None)
         self.queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
 
         if config.local is not None:
@@ -94,15 +94,16 @@ class CouponStack(Stack):
         )
         if config.local is None:
             self._wire_aws(kafka, database, config, function)
-        Monitoring(
-            self,
-            "Monitoring",
-            namespace=namespace,
-            functions={f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild)},
-            dlq=self.queues.dlq,
-            redrive=self.queues.redrive,
-            api=self.api.rest_api,
-        )
+        if config.local is None:  # alarms need a KMS key LocalStack's free edition cannot create
+            Monitoring(
+                self,
+                "Monitoring",
+                namespace=namespace,
+                functions={f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild)},
+                dlq=self.queues.dlq,
+                redrive=self.queues.redrive,
+                api=self.api.rest_api,
+            )
         accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
