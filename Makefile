@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 ENV ?= dev
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test lint format demo bench migrate openapi synth diff deploy destroy clean
+.PHONY: venv test lint format demo up down bench migrate openapi synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -35,6 +35,14 @@ format: venv
 
 demo: venv
 	$(BIN)/python -m local.demo
+
+# The whole system on this machine (services, LocalStack with the local CDK environment, the
+# Kafka bridge); .local/stack.env says where everything is. down stops what up started.
+up: venv $(CDK)
+	$(BIN)/python -m local.stack up
+
+down: venv
+	$(BIN)/python -m local.stack down
 
 bench: venv
 	$(BIN)/python -m bench.reserve

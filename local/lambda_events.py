@@ -53,10 +53,11 @@ def api_event(
     }
 
 
-def msk_event(records: list[tuple[str, int, int, bytes | None]], key: bytes = b"") -> dict[str, Any]:
-    """An MSK event: ``(topic, partition, offset, value)`` records, grouped by topic-partition."""
+def msk_event(records: list[tuple[Any, ...]]) -> dict[str, Any]:
+    """An MSK event from ``(topic, partition, offset, value[, key])`` records, by topic-partition."""
     grouped: dict[str, list[dict[str, Any]]] = {}
-    for topic, partition, offset, value in records:
+    for topic, partition, offset, value, *rest in records:
+        key = rest[0] if rest and rest[0] is not None else b""
         grouped.setdefault(f"{topic}-{partition}", []).append(
             {
                 "topic": topic,

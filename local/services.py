@@ -95,7 +95,7 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def _spawn(command: list[str], log: Path, **kwargs: object) -> subprocess.Popen[bytes]:
+def spawn(command: list[str], log: Path, **kwargs: object) -> subprocess.Popen[bytes]:
     # A session of its own: the server outlives neither a kill of its pid nor is it hit by the
     # Ctrl-C meant for the caller.
     with log.open("ab") as out:
@@ -115,7 +115,7 @@ def start_valkey(scratch: Path) -> Service:
         "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
         "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
     ]  # fmt: skip
-    process = _spawn(command, log)
+    process = spawn(command, log)
     _wait_for("valkey", lambda: _port_open(port), process, log)
     return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)
 
@@ -133,7 +133,7 @@ def start_tansu(scratch: Path, port: int | None = None) -> Service:
         "--advertised-listener-url", f"tcp://127.0.0.1:{port}",
         "--storage-engine", "memory://tansu/",
     ]  # fmt: skip
-    process = _spawn(command, log, cwd=folder)
+    process = spawn(command, log, cwd=folder)
     _wait_for("tansu", lambda: _port_open(port), process, log)
     return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid, signal.SIGINT)
 
@@ -170,7 +170,7 @@ def start_postgres(scratch: Path, port: int | None = None) -> Service:
         str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(folder),
         "-c", "max_connections=200",
     ]  # fmt: skip
-    process = _spawn(command, log, user=user)
+    process = spawn(command, log, user=user)
     base = f"postgresql+pg8000://postgres@127.0.0.1:{port}"
 
     def ready() -> bool:
@@ -240,7 +240,7 @@ def start_all(scratch: Path, environ: Mapping[str, str] = os.environ) -> list[Se
     return services
 
 
-def stop(pid: int, first: signal.Signals = signal.SIGTERM, timeout_s: float = 10.0) -> None:
+def stop(pid: int, first: signal.Signals | int = signal.SIGTERM, timeout_s: float = 10.0) -> None:
     """Stop one process we started: ``first``, then SIGKILL if it lingers."""
     try:
         os.kill(pid, first)

@@ -48,6 +48,11 @@ REASONS = {
         "in an environment variable; IAM authentication needs a redis-py credential provider that signs "
         "tokens, not built yet (docs/architecture.md)."
     ),
+    "AwsSolutions-APIG2": (
+        "Local environment only: LocalStack ignores the gateway response templates that put API Gateway's "
+        "refusals in the API's format, so validation is left to the intake function, which validates "
+        "every request in every environment."
+    ),
     "AwsSolutions-APIG3": (
         "Stage throttling bounds the burst per environment; a WAF web ACL is an account-level choice "
         "attached per environment, outside this stack."

@@ -90,7 +90,13 @@ class CouponStack(Stack):
             targets=[targets.LambdaFunction(self.rebuild.function)],
         )
         self.api = Api(
-            self, "Api", config=config.api, stage=config.name, intake=self.intake.function, log_retention=retention
+            self,
+            "Api",
+            config=config.api,
+            stage=config.name,
+            intake=self.intake.function,
+            log_retention=retention,
+            edge_validation=config.local is None,
         )
         if config.local is None:
             self._wire_aws(kafka, database, config, function)

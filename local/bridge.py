@@ -1,0 +1,145 @@
+"""The Kafka-to-Lambda bridge: the MSK event source mapping, for LocalStack.
+
+A consumer group on the topic hands batches to the deployed worker through the Lambda API, in
+the MSK event format (base64 keys and values, records grouped by topic-partition), the way the
+AWS mapping does: it honours the partial batch response (the batch is retried from the lowest
+failed offset of each partition), retries at most ``--max-retries`` times, and then sends the
+mapping's on-failure record (offset ranges only, no payload) to the DLQ and moves on.
+
+    python -m local.bridge --bootstrap HOST:PORT --topic T --function NAME --dlq-url URL
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import signal
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
+from kafka.consumer.fetcher import ConsumerRecord
+
+from local.lambda_events import msk_event
+
+LOG = logging.getLogger("bridge")
+
+
+class Bridge:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.lambda_ = boto3.client("lambda")
+        self.sqs = boto3.client("sqs")
+        self.consumer = KafkaConsumer(
+            args.topic,
+            bootstrap_servers=args.bootstrap,
+            group_id=args.group,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_poll_records=args.batch_size,
+            # Tansu holds a join for about half the session timeout: a short one joins in ~3 s.
+            session_timeout_ms=6_000,
+            heartbeat_interval_ms=1_000,
+        )
+        self.running = True
+
+    def run(self) -> None:
+        while self.running:
+            polled = self.consumer.poll(timeout_ms=self.args.window_ms, max_records=self.args.batch_size)
+            batch = sorted((r for records in polled.values() for r in records), key=lambda r: (r.partition, r.offset))
+            if batch:
+                self.deliver(batch)
+
+    def deliver(self, batch: list[ConsumerRecord]) -> None:
+        """Invoke the worker until the batch succeeds or its retries run out; then commit past it."""
+        pending = batch
+        for attempt in range(self.args.max_retries + 1):
+            failed = self.invoke(pending, attempt)
+            if not failed:
+                break
+            # As the mapping does: retry each partition from its lowest failed offset.
+            lowest = {}
+            for partition, offset in failed:
+                lowest[partition] = min(offset, lowest.get(partition, offset))
+            pending = [r for r in pending if r.partition in lowest and r.offset >= lowest[r.partition]]
+            time.sleep(min(0.2 * 2**attempt, 2))
+        else:
+            self.on_failure(pending, attempt + 1)
+        self.consumer.commit(
+            {
+                TopicPartition(self.args.topic, partition): OffsetAndMetadata(
+                    max(r.offset for r in batch if r.partition == partition) + 1, None, -1
+                )
+                for partition in {r.partition for r in batch}
+            }
+        )
+
+    def invoke(self, records: list[ConsumerRecord], attempt: int) -> list[tuple[int, int]]:
+        """The (partition, offset) pairs the worker reported failed; all of them if it raised."""
+        event = msk_event([(r.topic, r.partition, r.offset, r.value, r.key) for r in records])
+        answer = self.lambda_.invoke(FunctionName=self.args.function, Payload=json.dumps(event).encode())
+        body = answer["Payload"].read()
+        if answer.get("FunctionError"):
+            LOG.warning("worker failed (attempt %d): %s", attempt + 1, body[:500])
+            return [(r.partition, r.offset) for r in records]
+        failures = json.loads(body or b"{}").get("batchItemFailures", [])
+        if failures:
+            LOG.info("worker reported %d failed records (attempt %d)", len(failures), attempt + 1)
+        return [
+            (int(f["itemIdentifier"]["partition"].rsplit("-", 1)[1]), int(f["itemIdentifier"]["offset"]))
+            for f in failures
+        ]
+
+    def on_failure(self, records: list[ConsumerRecord], attempts: int) -> None:
+        """The mapping's on-failure record for SQS: offsets only, no payload."""
+        ranges = {}
+        for record in records:
+            key = f"{record.topic}-{record.partition}"
+            first, last = ranges.get(key, (record.offset, record.offset))
+            ranges[key] = (min(first, record.offset), max(last, record.offset))
+        document: dict[str, Any] = {
+            "requestContext": {"condition": "RetryAttemptsExhausted", "approximateInvokeCount": attempts},
+            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+            "version": "1.0",
+            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "KafkaBatchInfo": {
+                "batchSize": len(records),
+                "bootstrapServers": self.args.bootstrap,
+                "recordsInfo": {
+                    key: {"firstRecordOffset": str(first), "lastRecordOffset": str(last)}
+                    for key, (first, last) in ranges.items()
+                },
+            },
+        }
+        self.sqs.send_message(QueueUrl=self.args.dlq_url, MessageBody=json.dumps(document))
+        LOG.warning("retries exhausted: on-failure record sent for %s", list(ranges))
+
+    def stop(self, *_: object) -> None:
+        self.running = False
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--function", required=True)
+    parser.add_argument("--dlq-url", required=True)
+    parser.add_argument("--group", default="coupon-worker-local")
+    parser.add_argument("--batch-size", type=int, default=100)
+    parser.add_argument("--window-ms", type=int, default=200)
+    parser.add_argument("--max-retries", type=int, default=3)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    bridge = Bridge(args)
+    signal.signal(signal.SIGTERM, bridge.stop)
+    signal.signal(signal.SIGINT, bridge.stop)
+    LOG.info("bridging %s to %s", args.topic, args.function)
+    bridge.run()
+    bridge.consumer.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""LocalStack on the host, without Docker: its own virtual environment, our Lambda executor.
+
+``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (DESIGN section 9); its Lambda
+functions run through ``coupon-lambda-executor`` (``local/lambda_executor``) as host processes
+on the project's interpreter. State lives in the scratch folder and is not persisted.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from local.services import Service, ServiceError, spawn
+
+PORT = 4566
+URL = f"http://127.0.0.1:{PORT}"
+PACKAGES = [
+    "localstack-core[runtime]==4.13.1",
+    "pyopenssl==25.1.0",
+    "cryptography==45.0.7",
+    "cbor2<6",
+    "service_identity",
+]
+EXECUTOR = Path(__file__).resolve().parent / "lambda_executor"
+START_TIMEOUT_S = 90
+
+
+def python_311() -> str:
+    """LocalStack 4.13 needs Python 3.11, whatever the project's interpreter is."""
+    for candidate in ("python3.11", str(Path.home() / ".pyenv/versions/3.11.7/bin/python3.11")):
+        found = shutil.which(candidate) or (candidate if Path(candidate).exists() else None)
+        if found:
+            return found
+    if sys.version_info[:2] == (3, 11):
+        return sys.executable
+    raise ServiceError("LocalStack needs a Python 3.11 interpreter (python3.11 on PATH)")
+
+
+def install(venv: Path) -> Path:
+    """Create (once) LocalStack's own virtual environment with our executor; return its python."""
+    python = venv / "bin" / "python"
+    marker = venv / ".installed"
+    if marker.exists():
+        return python
+    subprocess.run([python_311(), "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "--upgrade", "pip"], check=True)
+    subprocess.run([*pip, *PACKAGES], check=True)
+    subprocess.run([*pip, "--no-deps", "-e", str(EXECUTOR)], check=True)
+    marker.touch()
+    return python
+
+
+def healthy() -> bool:
+    try:
+        with urllib.request.urlopen(f"{URL}/_localstack/health", timeout=1) as answer:
+            return answer.status == 200
+    except OSError:
+        return False
+
+
+def start(scratch: Path, venv: Path, lambda_python: str) -> Service:
+    """Start LocalStack on 127.0.0.1:4566 and wait until it answers its health check."""
+    if healthy():
+        raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
+    python = install(venv)
+    folder = scratch / "localstack"
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "tmp").mkdir(parents=True)
+    (folder / "fs").mkdir()
+    environment = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": os.environ.get("HOME", str(folder)),
+        "OVERRIDE_IN_DOCKER": "0",
+        "FILESYSTEM_ROOT": str(folder / "fs"),
+        "TMPDIR": str(folder / "tmp"),
+        "GATEWAY_LISTEN": f"127.0.0.1:{PORT}",
+        "LOCALSTACK_HOST": f"127.0.0.1:{PORT}",
+        "SQS_ENDPOINT_STRATEGY": "path",  # queue URLs on 127.0.0.1: no DNS for *.localstack.cloud here
+        "PERSISTENCE": "0",
+        "DNS_ADDRESS": "0",
+        "SKIP_SSL_CERT_DOWNLOAD": "1",
+        "DISABLE_EVENTS": "1",
+        "LAMBDA_RUNTIME_EXECUTOR": "host",
+        "COUPON_LAMBDA_PYTHON": lambda_python,
+    }
+    log = folder / "localstack.log"
+    process = spawn([str(python), "-m", "localstack.runtime.main"], log, env=environment)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not healthy():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise ServiceError(f"LocalStack did not start; see {log}")
+        time.sleep(0.5)
+    return Service("AWS_ENDPOINT_URL", URL, process.pid)

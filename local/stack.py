@@ -1,0 +1,162 @@
+"""``make up`` / ``make down``: the whole system on this machine, without Docker.
+
+Up: embedded Valkey, PostgreSQL and Tansu; the schema migrated and the topic created;
+LocalStack with the real CDK app's ``local`` environment deployed by ``cdklocal``; the
+Kafka-to-Lambda bridge. Writes ``.local/stack.env``. Every process is recorded by pid in
+``.local/pids.json`` and stopped by pid; a second ``up`` finds them alive and starts nothing.
+
+    python -m local.stack up | down | env
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from sqlalchemy import create_engine
+
+from coupon_core.db.migrate import upgrade
+from local import localstack
+from local.kafka_topics import create_topic
+from local.services import ServiceError, spawn, start_all, stop
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE = ROOT / ".local"
+PIDS = STATE / "pids.json"
+ENV_FILE = STATE / "stack.env"
+TOPIC = "coupon.issue.v1"
+PARTITIONS = 3
+STACK = "Coupons-local"
+AWS = {
+    "AWS_ACCESS_KEY_ID": "test",
+    "AWS_SECRET_ACCESS_KEY": "test",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ENDPOINT_URL": localstack.URL,
+    "AWS_ENDPOINT_URL_S3": localstack.URL,
+}
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _pids() -> dict[str, tuple[int, int]]:
+    """name -> (pid, signal that stops it promptly)."""
+    return {name: tuple(value) for name, value in json.loads(PIDS.read_text()).items()} if PIDS.exists() else {}
+
+
+def _record(name: str, pid: int | None, stop_signal: int = 15) -> None:
+    if pid is None:
+        return
+    pids = _pids()
+    pids[name] = (pid, stop_signal)
+    PIDS.write_text(json.dumps(pids))
+
+
+def read_env() -> dict[str, str]:
+    lines = ENV_FILE.read_text().splitlines() if ENV_FILE.exists() else []
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+def is_up() -> bool:
+    pids = _pids()
+    return ENV_FILE.exists() and bool(pids) and all(_alive(pid) for pid, _ in pids.values())
+
+
+def up() -> dict[str, str]:
+    if is_up():
+        print(f"already up; environment in {ENV_FILE}")
+        return read_env()
+    down()
+    STATE.mkdir(exist_ok=True)
+    env: dict[str, str] = {}
+    for service in start_all(STATE / "services"):
+        _record(service.env_var, service.pid, int(service.stop_signal))
+        env[service.env_var] = service.url
+    upgrade(create_engine(env["DATABASE_URL"]))
+    try:
+        create_topic(env["KAFKA_BOOTSTRAP_SERVERS"], partitions=PARTITIONS, name=TOPIC)
+    except Exception as exc:  # an external broker may have it already
+        if "TopicAlreadyExists" not in repr(exc):
+            raise
+    aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=sys.executable)
+    _record("LOCALSTACK", aws.pid)
+    outputs = _deploy(env)
+    api_id = urlsplit(outputs["ApiUrl"]).hostname.split(".")[0]  # type: ignore[union-attr]
+    env |= {
+        "KAFKA_TOPIC": TOPIC,
+        "DLQ_URL": outputs["DlqUrl"],
+        "AWS_ENDPOINT_URL": localstack.URL,
+        "API_URL": f"{localstack.URL}/_aws/execute-api/{api_id}/local",
+    }
+    bridge = spawn(
+        [sys.executable, "-m", "local.bridge", "--bootstrap", env["KAFKA_BOOTSTRAP_SERVERS"], "--topic", TOPIC,
+         "--function", f"{STACK}-worker", "--dlq-url", env["DLQ_URL"]],
+        STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
+    )  # fmt: skip
+    _record("BRIDGE", bridge.pid)
+    ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
+    print(f"up; environment in {ENV_FILE}")
+    return env
+
+
+def _deploy(env: dict[str, str]) -> dict[str, str]:
+    """Bootstrap and deploy the CDK app's local environment on LocalStack; return its outputs."""
+    cdklocal = ROOT / "node_modules" / ".bin" / "cdklocal"
+    if not cdklocal.exists():
+        raise ServiceError("cdklocal is missing: run make up (it installs the pinned CLIs from npm)")
+    context = [
+        "-c", "env=local",
+        "-c", f"local:redisUrl={env['REDIS_URL']}",
+        "-c", f"local:databaseUrl={env['DATABASE_URL']}",
+        "-c", f"local:kafkaBootstrapServers={env['KAFKA_BOOTSTRAP_SERVERS']}",
+    ]  # fmt: skip
+    deploy_env = {**os.environ, **AWS, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+                  "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip
+    outputs_file = STATE / "outputs.json"
+    log = (STATE / "deploy.log").open("w")
+    for command in (["bootstrap"], ["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file)]):
+        started = time.monotonic()
+        done = subprocess.run(  # noqa: PLW1510 - the return code is checked below, to name the log
+            [str(cdklocal), *command, *context], cwd=ROOT, env=deploy_env, stdout=log, stderr=log
+        )
+        if done.returncode:
+            raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
+        print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
+    return json.loads(outputs_file.read_text())[STACK]
+
+
+def down() -> None:
+    for name, (pid, stop_signal) in reversed(list(_pids().items())):
+        if _alive(pid):
+            stop(pid, stop_signal)  # type: ignore[arg-type]
+            print(f"stopped {name} (pid {pid})")
+    PIDS.unlink(missing_ok=True)
+    ENV_FILE.unlink(missing_ok=True)
+
+
+def main() -> int:
+    command = sys.argv[1] if len(sys.argv) > 1 else ""
+    if command == "up":
+        up()
+    elif command == "down":
+        down()
+    elif command == "env":
+        print(ENV_FILE.read_text() if ENV_FILE.exists() else "not up", end="")
+    else:
+        print("usage: python -m local.stack up | down | env", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
