@@ -33,7 +33,7 @@ format: venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-demo: venv
+demo: venv $(CDK)
 	$(BIN)/python -m local.demo
 
 # The whole system on this machine (services, LocalStack with the local CDK environment, the

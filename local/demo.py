@@ -1,85 +1,196 @@
-"""The flash-sale demo (``make demo``): a real sale against the reservation layer.
+"""The flash-sale demo (``make demo``): the whole system on this machine, end to end.
 
-Starts an embedded Valkey (or uses ``REDIS_URL``), opens a coupon, lets 10,000 users click
-twice each from several processes, and prints the outcomes, the throughput, the latency and
-whether invariants I1 (no oversell) and I2 (one per user) held. Exits 1 if one broke.
+Brings the stack up (``make up``) unless it is already, creates a coupon of 1,000 copies through
+the API Gateway URL, lets 10,000 users send 20,000 requests (each clicks twice, the two clicks
+from different clients at the same moment) from 8 concurrent clients, waits until the pipeline
+(Kafka, the worker, the DLQ handler) has drained, runs a reconcile, and prints a report with
+invariants I1 to I5 each marked held or broken. Exits 1 if any broke. Stops what it started.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
+import json
+import statistics
 import sys
-from pathlib import Path
+import threading
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
 
-from local.flash_sale import LoadPlan, LoadResult, lua_reserver, run_load
-from local.services import start_valkey
-from lua_redis import CouponState, ReservationStore, connect
-from lua_redis.keys import meta_key, reserved_key, watermark_key
+import boto3
+from sqlalchemy import create_engine, text
 
-SCRATCH = Path(".local") / "demo"
+from local import stack
+from local.api_client import Answer, ApiClient
+from local.invariants import check, observe
+from lua_redis import connect
+from lua_redis.keys import reserved_key
+
+DRAIN_TIMEOUT_S = 300
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quantity", type=int, default=1_000, help="copies of the coupon")
-    parser.add_argument("--users", type=int, default=10_000, help="distinct users")
-    parser.add_argument("--clicks", type=int, default=2, help="requests per user, sent at the same moment")
-    parser.add_argument("--processes", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=8)
+    parser.add_argument("--quantity", type=int, default=1_000)
+    parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (an even number)")
     return parser.parse_args(argv)
 
 
-def check_invariants(result: LoadResult, store: ReservationStore, coupon_id: int, quantity: int) -> dict[str, bool]:
-    reserved = store.reserved_count(coupon_id)
-    successes = result.outcomes.get("SUCCESS", 0)
-    return {
-        f"I1 no oversell: {successes} SUCCESS, {reserved} reserved, quantity {quantity}": (
-            successes <= quantity and reserved <= quantity
-        ),
-        "I2 one per user: no user got two SUCCESS, reserved count equals SUCCESS count": (
-            max(result.successes.values(), default=0) <= 1 and reserved == successes
-        ),
-    }
+class Sale:
+    """Every user clicks twice: clients 2k and 2k+1 walk the same users in the same order."""
+
+    def __init__(self, api: ApiClient, coupon_id: int, users: int, clients: int) -> None:
+        self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
+        self.answers: list[tuple[int, Answer]] = []
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def run(self) -> float:
+        lanes = self.clients // 2
+        threads = [threading.Thread(target=self._client, args=(index % lanes, lanes)) for index in range(self.clients)]
+        started = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        total = self.users * 2
+        while any(thread.is_alive() for thread in threads):
+            self._progress(total, started)
+            time.sleep(0.5)
+        self._progress(total, started)
+        print(file=sys.stderr)
+        return time.perf_counter() - started
+
+    def _client(self, lane: int, lanes: int) -> None:
+        mine = []
+        for user in range(1 + lane, self.users + 1, lanes):
+            mine.append(
+                (user, self.api.request("POST", "/coupon-issues", {"couponId": self.coupon_id, "userId": user}))
+            )
+            with self._lock:
+                self.done += 1
+        with self._lock:
+            self.answers.extend(mine)
+
+    def _progress(self, total: int, started: float) -> None:
+        filled = int(30 * self.done / total)
+        rate = self.done / max(time.perf_counter() - started, 1e-9)
+        print(f"\r  [{'#' * filled}{'.' * (30 - filled)}] {self.done:,}/{total:,} requests, {rate:,.0f}/s",
+              end="", file=sys.stderr, flush=True)  # fmt: skip
 
 
-def report(result: LoadResult, invariants: dict[str, bool], plan: LoadPlan) -> None:
-    print(
-        f"\nFlash sale: {plan.users:,} users x {plan.clicks} clicks "
-        f"from {plan.processes} processes x {plan.threads} threads"
-    )
-    for outcome, count in result.outcomes.most_common():
-        print(f"  {outcome:<10} {count:>8,}")
-    print(f"  {'requests':<10} {result.requests:>8,} in {result.elapsed_s:.2f} s = {result.per_second:,.0f} requests/s")
-    print(
-        f"  latency    p50 {result.percentile_ms(50):.2f} ms, p95 {result.percentile_ms(95):.2f} ms, "
-        f"p99 {result.percentile_ms(99):.2f} ms"
-    )
-    print("\nInvariants")
-    for name, held in invariants.items():
-        print(f"  [{'held' if held else 'BROKEN'}] {name}")
+def wait_for_drain(engine, sqs, dlq_url: str, coupon_id: int, successes: int) -> float:  # noqa: ANN001
+    """Until every SUCCESS is an issue or a recorded failure and the DLQ is empty."""
+    started = time.monotonic()
+    while time.monotonic() - started < DRAIN_TIMEOUT_S:
+        with engine.connect() as connection:
+            settled = connection.execute(
+                text(
+                    "SELECT (SELECT count(*) FROM coupon_issues WHERE coupon_id = :c)"
+                    " + (SELECT count(*) FROM coupon_issue_failures WHERE coupon_id = :c)"
+                ),
+                {"c": coupon_id},
+            ).scalar_one()
+        attributes = sqs.get_queue_attributes(
+            QueueUrl=dlq_url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+        )["Attributes"]
+        waiting = sum(int(value) for value in attributes.values())
+        if settled >= successes and waiting == 0:
+            return time.monotonic() - started
+        time.sleep(1)
+    raise TimeoutError(f"the pipeline did not drain in {DRAIN_TIMEOUT_S} s")
+
+
+BAD_REQUESTS = [
+    ("POST", "/coupon-issues", None, None),
+    ("POST", "/coupon-issues", None, b"{not json"),
+    ("POST", "/coupon-issues", {"couponId": "1", "userId": 1}, None),
+    ("POST", "/coupon-issues", {"couponId": 1.5, "userId": 1}, None),
+    ("POST", "/coupon-issues", {"couponId": 0, "userId": 1}, None),
+    ("POST", "/coupon-issues", {"couponId": -1, "userId": 1}, None),
+    ("POST", "/coupon-issues", {"couponId": 2**63, "userId": 1}, None),
+    ("POST", "/coupon-issues", {"userId": 1}, None),
+    ("GET", "/coupons/abc/issues/1", None, None),
+    ("PUT", "/coupon-issues", {"couponId": 1, "userId": 1}, None),
+]
+
+
+def bad_input_changes_nothing(api: ApiClient, engine, client, coupon_id: int) -> bool:  # noqa: ANN001
+    """I5: every malformed request gets a 4xx with a JSON error, and nothing changes."""
+
+    def snapshot() -> tuple:
+        with engine.connect() as connection:
+            counts = connection.execute(
+                text("SELECT (SELECT count(*) FROM coupon_issues), (SELECT count(*) FROM coupon_issue_failures)")
+            ).one()
+        return tuple(counts), client.zrange(reserved_key(coupon_id), 0, -1, withscores=True)
+
+    before = snapshot()
+    answers = [api.request(method, path, body, raw=raw) for method, path, body, raw in BAD_REQUESTS]
+    refused = all(400 <= a.status_code < 500 and isinstance(a.body, dict) for a in answers)
+    time.sleep(2)  # anything a bad request set off would have reached the database by now
+    return refused and snapshot() == before
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    plan = LoadPlan(coupon_id=1, users=args.users, clicks=args.clicks, processes=args.processes, threads=args.threads)
-    external = os.environ.get("REDIS_URL")
-    server = None if external else start_valkey(SCRATCH)
-    redis_url = external or server.url
+    started_here = not stack.is_up()
+    env = stack.up()
     try:
-        client = connect(redis_url)
-        store = ReservationStore(client)
-        now_ms = client.time()[0] * 1000
-        coupon = CouponState(plan.coupon_id, args.quantity, now_ms - 1_000, now_ms + 3_600_000, now_ms + 7_200_000)
-        client.delete(*(key(plan.coupon_id) for key in (meta_key, reserved_key, watermark_key)))  # a fresh sale
-        store.reconcile(coupon, {}, watermark=None, skew_ms=0)
-        print(f"Coupon {plan.coupon_id}: {args.quantity:,} copies, Valkey at {redis_url}")
-        result = run_load(lua_reserver, redis_url, plan)
-        invariants = check_invariants(result, store, plan.coupon_id, args.quantity)
-        report(result, invariants, plan)
+        return run(args, env)
     finally:
-        if server is not None:
-            server.stop()
+        if started_here:
+            stack.down()
+
+
+def run(args: argparse.Namespace, env: dict[str, str]) -> int:
+    aws = {"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1",
+           "aws_access_key_id": "test", "aws_secret_access_key": "test"}  # fmt: skip
+    api = ApiClient(env["API_URL"])
+    engine = create_engine(env["DATABASE_URL"])
+    client = connect(env["REDIS_URL"])
+    now = datetime.now(UTC)
+    created = api.request("POST", "/coupons", {
+        "name": "flash sale", "totalQuantity": args.quantity,
+        "issueStartsAt": (now - timedelta(minutes=1)).isoformat(), "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
+    })  # fmt: skip
+    coupon_id = int(created.body["couponId"])
+    print(f"Coupon {coupon_id}: {args.quantity:,} copies; {args.users:,} users click twice, {args.clients} clients")
+
+    sale = Sale(api, coupon_id, args.users, args.clients)
+    elapsed = sale.run()
+    outcomes = Counter(
+        answer.body.get("status", answer.status_code) if isinstance(answer.body, dict) else answer.status_code
+        for _, answer in sale.answers
+    )
+    successes = {a.body["requestId"]: user for user, a in sale.answers if a.status_code == 202}
+    latencies = [answer.seconds for _, answer in sale.answers]
+    drained = wait_for_drain(engine, boto3.client("sqs", **aws), env["DLQ_URL"], coupon_id, len(successes))
+    reconcile = boto3.client("lambda", **aws).invoke(
+        FunctionName=f"{stack.STACK}-rebuild", Payload=json.dumps({"couponId": coupon_id}).encode()
+    )
+    reconcile_report = json.loads(reconcile["Payload"].read())
+    observed = observe(engine, client, coupon_id)
+    invariants = check(observed, successes)
+    invariants["I5 bad input: 4xx with a JSON error, and no change anywhere"] = bad_input_changes_nothing(
+        api, engine, client, coupon_id
+    )
+
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
+          f"= {len(latencies) / elapsed:,.0f} requests/s")  # fmt: skip
+    for outcome, count in outcomes.most_common():
+        print(f"  {outcome!s:<18} {count:>7,}")
+    print(
+        f"  latency            p50 {cuts[49] * 1000:.1f} ms, p95 {cuts[94] * 1000:.1f} ms, p99 {cuts[98] * 1000:.1f} ms"
+    )
+    print(f"  pipeline drained   in {drained:.1f} s after the last request")
+    print(f"  persisted          {len(observed.issued_users):,} issues; {len(observed.failed_requests):,} "
+          "recorded failures (dead letters), reservations released")  # fmt: skip
+    print(f"  reconcile          {reconcile_report.get('reconciled') or reconcile_report}")
+    print("\nInvariants")
+    for name, held in invariants.items():
+        print(f"  [{'held' if held else 'BROKEN'}] {name}")
     return 0 if all(invariants.values()) else 1
 
 

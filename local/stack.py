@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -78,6 +79,7 @@ def up() -> dict[str, str]:
         return read_env()
     down()
     STATE.mkdir(exist_ok=True)
+    shutil.rmtree(STATE / "services", ignore_errors=True)  # every up starts from an empty system
     env: dict[str, str] = {}
     for service in start_all(STATE / "services"):
         _record(service.env_var, service.pid, int(service.stop_signal))

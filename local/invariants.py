@@ -1,0 +1,62 @@
+"""Invariants I1 to I4 (DESIGN section 1), checked against PostgreSQL and Redis.
+
+Used by the demo's report and by the integration tests, once the pipeline has drained and a
+reconcile has run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis
+from sqlalchemy import Engine, text
+
+from lua_redis.keys import reserved_key
+
+
+@dataclass(frozen=True)
+class Observed:
+    total: int
+    remaining: int
+    issued_users: set[int]
+    issued_requests: set[str]
+    failed_requests: set[str]  # recorded failures whose reservation was released
+    reserved_users: set[int]
+
+
+def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
+    with engine.connect() as connection:
+        issues = connection.execute(
+            text("SELECT user_id, request_id FROM coupon_issues WHERE coupon_id = :c"), {"c": coupon_id}
+        ).all()
+        failures = connection.execute(
+            text("SELECT request_id FROM coupon_issue_failures WHERE coupon_id = :c AND released"), {"c": coupon_id}
+        ).all()
+        total, remaining = connection.execute(
+            text("SELECT total_quantity, remaining_quantity FROM coupons WHERE id = :c"), {"c": coupon_id}
+        ).one()
+    return Observed(
+        total=total,
+        remaining=remaining,
+        issued_users={row.user_id for row in issues},
+        issued_requests={str(row.request_id) for row in issues},
+        failed_requests={str(row.request_id) for row in failures},
+        reserved_users={int(user) for user in client.zrange(reserved_key(coupon_id), 0, -1)},
+    )
+
+
+def check(observed: Observed, successes: dict[str, int]) -> dict[str, bool]:
+    """Each invariant with whether it held; ``successes`` maps each SUCCESS request id to its user."""
+    settled = [(rid in observed.issued_requests) != (rid in observed.failed_requests) for rid in successes]
+    return {
+        f"I1 no oversell: {len(observed.issued_users)} issued, {len(observed.reserved_users)} reserved, "
+        f"total {observed.total}": len(observed.issued_users) <= observed.total
+        and len(observed.reserved_users) <= observed.total,
+        "I2 one per user: no user has two SUCCESS answers": len(set(successes.values())) == len(successes),
+        f"I3 nothing lost: each of {len(successes)} SUCCESS answers is exactly one of an issue or a "
+        "released, recorded failure": all(settled),
+        "I4 convergence: Redis reservations equal issued users, remaining = total - issued": (
+            observed.reserved_users == observed.issued_users
+            and observed.remaining == observed.total - len(observed.issued_users)
+        ),
+    }
