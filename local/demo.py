@@ -150,10 +150,11 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     engine = create_engine(env["DATABASE_URL"])
     client = connect(env["REDIS_URL"])
     now = datetime.now(UTC)
-    created = api.request("POST", "/coupons", {
-        "name": "flash sale", "totalQuantity": args.quantity,
-        "issueStartsAt": (now - timedelta(minutes=1)).isoformat(), "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
-    })  # fmt: skip
+    window = {
+        "issueStartsAt": (now - timedelta(minutes=1)).isoformat(),
+        "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
+    }
+    created = api.request("POST", "/coupons", {"name": "flash sale", "totalQuantity": args.quantity, **window})
     coupon_id = int(created.body["couponId"])
     print(f"Coupon {coupon_id}: {args.quantity:,} copies; {args.users:,} users click twice, {args.clients} clients")
 
