@@ -65,7 +65,7 @@ class Bridge:
             for partition, offset in failed:
                 lowest[partition] = min(offset, lowest.get(partition, offset))
             pending = [r for r in pending if r.partition in lowest and r.offset >= lowest[r.partition]]
-            time.sleep(min(0.2 * 2**attempt, 2))
+            time.sleep(self.args.backoff_s * 2**attempt)
         else:
             self.on_failure(pending, attempt + 1)
         self.consumer.commit(
@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=100)
     parser.add_argument("--window-ms", type=int, default=200)
     parser.add_argument("--max-retries", type=int, default=3)
+    parser.add_argument("--backoff-s", type=float, default=1.0, help="first retry delay, doubled each time")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     bridge = Bridge(args)

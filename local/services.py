@@ -104,9 +104,9 @@ def spawn(command: list[str], log: Path, **kwargs: object) -> subprocess.Popen[b
         )
 
 
-def start_valkey(scratch: Path) -> Service:
+def start_valkey(scratch: Path, port: int | None = None) -> Service:
     """Valkey with no persistence: the state is rebuilt from PostgreSQL anyway."""
-    port = free_port()
+    port = port or free_port()
     folder = scratch / "valkey"
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "valkey.log"

@@ -24,7 +24,7 @@ from sqlalchemy import create_engine
 from coupon_core.db.migrate import upgrade
 from local import localstack
 from local.kafka_topics import create_topic
-from local.services import ServiceError, spawn, start_all, stop
+from local.services import STARTERS, ServiceError, spawn, start_all, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".local"
@@ -109,6 +109,22 @@ def up() -> dict[str, str]:
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
     print(f"up; environment in {ENV_FILE}")
     return env
+
+
+def stop_service(env_var: str) -> None:
+    """Stop one embedded service of the running stack (tests of outages)."""
+    pid, stop_signal = _pids()[env_var]
+    stop(pid, stop_signal)  # type: ignore[arg-type]
+
+
+def restart_service(env_var: str) -> None:
+    """Start a stopped service again on its port (PostgreSQL keeps its data; the in-memory broker
+    comes back empty and gets its topic again)."""
+    port = int(read_env()[env_var].rsplit(":", 1)[1].split("/")[0])
+    service = STARTERS[env_var](STATE / "services", port)  # type: ignore[call-arg]
+    _record(env_var, service.pid, int(service.stop_signal))
+    if env_var == "KAFKA_BOOTSTRAP_SERVERS":
+        create_topic(service.url, partitions=PARTITIONS, name=TOPIC)
 
 
 def _deploy(env: dict[str, str]) -> dict[str, str]:

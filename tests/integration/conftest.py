@@ -1,0 +1,45 @@
+"""The live stack for the integration run: ``make up``'s, reused if it is up, else started here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+import redis
+from sqlalchemy import Engine, create_engine
+
+from local import stack
+from local.api_client import ApiClient
+from lua_redis import connect
+
+
+@dataclass
+class Live:
+    env: dict[str, str]
+    api: ApiClient
+    engine: Engine
+    redis: redis.Redis
+    aws: dict[str, Any]
+
+    def invoke(self, function: str, event: Any) -> Any:
+        answer = boto3.client("lambda", **self.aws).invoke(
+            FunctionName=f"{stack.STACK}-{function}", Payload=json.dumps(event).encode()
+        )
+        return json.loads(answer["Payload"].read())
+
+
+@pytest.fixture(scope="session")
+def live() -> Iterator[Live]:
+    started_here = not stack.is_up()
+    env = stack.up()
+    aws = {"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1",
+           "aws_access_key_id": "test", "aws_secret_access_key": "test"}  # fmt: skip
+    engine = create_engine(env["DATABASE_URL"], pool_pre_ping=True)
+    yield Live(env, ApiClient(env["API_URL"]), engine, connect(env["REDIS_URL"]), aws)
+    engine.dispose()
+    if started_here:
+        stack.down()

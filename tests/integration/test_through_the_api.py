@@ -1,0 +1,226 @@
+"""End to end through the API Gateway URL on LocalStack: intake, Kafka, the bridge standing in for
+the MSK mapping, the worker, the DLQ handler and the rebuild, as the CDK app deploys them."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from kafka import KafkaProducer
+from sqlalchemy import text
+
+from coupon_core.messages import IssueMessage
+from local import stack
+from local.invariants import check, observe
+from lua_redis import ReservationStore
+from lua_redis.keys import meta_key
+
+WAIT_S = 90
+
+
+def eventually(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s} s: {what}")
+        time.sleep(0.5)
+
+
+def new_coupon(live, total: int) -> int:
+    now = datetime.now(UTC)
+    window = {
+        "issueStartsAt": (now - timedelta(minutes=1)).isoformat(),
+        "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
+    }
+    answer = live.api.request("POST", "/coupons", {"name": "integration", "totalQuantity": total, **window})
+    assert answer.status_code == 201, answer
+    return int(answer.body["couponId"])
+
+
+def issue(live, coupon_id: int, user: int):
+    return live.api.request("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
+
+
+def status(live, coupon_id: int, user: int) -> str:
+    return str(live.api.request("GET", f"/coupons/{coupon_id}/issues/{user}").body["status"])
+
+
+def count(live, sql: str, **params: object) -> int:
+    with live.engine.connect() as connection:
+        return int(connection.execute(text(sql), params).scalar_one())
+
+
+def settle(live, coupon_id: int, successes: dict[str, int]) -> None:
+    """Wait until every SUCCESS is an issue or a recorded failure, then reconcile."""
+    eventually(
+        lambda: (
+            count(
+                live,
+                "SELECT (SELECT count(*) FROM coupon_issues WHERE coupon_id = :c)"
+                " + (SELECT count(*) FROM coupon_issue_failures WHERE coupon_id = :c)",
+                c=coupon_id,
+            )
+            >= len(successes)
+        ),
+        "the pipeline drained",
+    )
+    report = live.invoke("rebuild", {"couponId": coupon_id})
+    assert report["failed"] == [], report
+
+
+def assert_invariants(live, coupon_id: int, successes: dict[str, int]) -> None:
+    held = check(observe(live.engine, live.redis, coupon_id), successes)
+    assert all(held.values()), held
+
+
+def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
+    coupon_id = new_coupon(live, 10)
+    bridge = stack._pids()["BRIDGE"][0]
+    os.kill(bridge, signal.SIGSTOP)
+    try:
+        accepted = issue(live, coupon_id, 7)
+        assert (accepted.status_code, accepted.body["status"]) == (202, "SUCCESS")
+        assert status(live, coupon_id, 7) == "PENDING"
+    finally:
+        os.kill(bridge, signal.SIGCONT)
+    eventually(lambda: status(live, coupon_id, 7) == "ISSUED", "the status turned ISSUED")
+    outbox = count(
+        live,
+        "SELECT count(*) FROM outbox WHERE event_type = 'COUPON_ISSUED' AND payload->>'requestId' = :r",
+        r=accepted.body["requestId"],
+    )
+    assert outbox == 1
+    settle(live, coupon_id, {accepted.body["requestId"]: 7})
+    assert_invariants(live, coupon_id, {accepted.body["requestId"]: 7})
+
+
+def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
+    coupon_id = new_coupon(live, 100)
+    answers: dict[int, object] = {}
+
+    def client(lane: int) -> None:
+        for user in range(1 + lane, 2001, 8):
+            answers[user] = issue(live, coupon_id, user)
+
+    threads = [threading.Thread(target=client, args=(lane,)) for lane in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    successes = {a.body["requestId"]: user for user, a in answers.items() if a.status_code == 202}
+    assert len(answers) == 2000
+    assert len(successes) == 100
+    assert all(a.status_code in (202, 409) for a in answers.values())
+    settle(live, coupon_id, successes)
+    assert count(live, "SELECT count(*) FROM coupon_issues WHERE coupon_id = :c", c=coupon_id) == 100
+    assert_invariants(live, coupon_id, successes)
+
+
+def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
+    coupon_id = new_coupon(live, 1)
+    first = issue(live, coupon_id, 1)
+    live.redis.hset(meta_key(coupon_id), "total", 2)  # Redis believes in a copy the database has not
+    reservation = ReservationStore(live.redis).reserve(coupon_id, 2)
+    poison = IssueMessage(coupon_id, 2, uuid.uuid4(), reservation.reserved_at)
+    producer = KafkaProducer(bootstrap_servers=live.env["KAFKA_BOOTSTRAP_SERVERS"])
+    producer.send(live.env["KAFKA_TOPIC"], key=poison.key, value=poison.encode()).get(timeout=10)
+    producer.close()
+
+    eventually(
+        lambda: (
+            count(live, "SELECT count(*) FROM coupon_issue_failures WHERE request_id = :r", r=str(poison.request_id))
+            == 1
+        ),
+        "the failure was recorded by the DLQ handler",
+    )
+    assert ReservationStore(live.redis).reservation_time(coupon_id, 2) is None
+    reason = count(
+        live, "SELECT count(*) FROM coupon_issue_failures WHERE request_id = :r AND released AND reason = 'NO_STOCK'",
+        r=str(poison.request_id),
+    )  # fmt: skip
+    assert reason == 1
+    assert status(live, coupon_id, 2) == "FAILED"
+    live.redis.hset(meta_key(coupon_id), "total", 1)
+    successes = {first.body["requestId"]: 1, str(poison.request_id): 2}
+    settle(live, coupon_id, successes)
+    assert_invariants(live, coupon_id, successes)
+
+
+def test_redis_flushed_mid_sale_is_restored_by_an_on_demand_rebuild(live):
+    coupon_id = new_coupon(live, 50)
+    successes = {issue(live, coupon_id, user).body["requestId"]: user for user in range(1, 21)}
+    settle(live, coupon_id, successes)
+    live.redis.flushall()
+
+    report = live.invoke("rebuild", {"couponId": coupon_id})
+
+    assert report["reconciled"][0]["installed"] is True
+    assert report["reconciled"][0]["reserved"] == 20
+    assert issue(live, coupon_id, 5).body["status"] == "DUPLICATE"
+    later = {a.body["requestId"]: u for u in range(21, 41) if (a := issue(live, coupon_id, u)).status_code == 202}
+    successes |= later
+    assert len(later) == 20  # the sale goes on
+    settle(live, coupon_id, successes)
+    assert_invariants(live, coupon_id, successes)
+
+
+def test_broker_stopped_answers_503_without_a_reservation_and_recovers(live):
+    coupon_id = new_coupon(live, 10)
+    assert issue(live, coupon_id, 1).status_code == 202
+    stack.stop_service("KAFKA_BOOTSTRAP_SERVERS")
+    try:
+        refused = issue(live, coupon_id, 2)
+        assert (refused.status_code, refused.body["status"]) == (503, "UNAVAILABLE")
+        assert ReservationStore(live.redis).reservation_time(coupon_id, 2) is None
+    finally:
+        stack.restart_service("KAFKA_BOOTSTRAP_SERVERS")
+    eventually(lambda: issue(live, coupon_id, 3).status_code == 202, "requests succeed again")
+    eventually(lambda: status(live, coupon_id, 3) == "ISSUED", "the worker persisted after the broker came back")
+
+
+def test_database_stopped_while_the_worker_runs_is_retried_then_persisted(live):
+    coupon_id = new_coupon(live, 10)
+    assert issue(live, coupon_id, 1).status_code == 202
+    eventually(lambda: status(live, coupon_id, 1) == "ISSUED", "warm: the first issue persisted")
+    stack.stop_service("DATABASE_URL")
+    try:
+        accepted = issue(live, coupon_id, 2)  # the intake needs no database for a warm coupon
+        assert accepted.status_code == 202
+        time.sleep(1.5)  # the worker fails, and the bridge retries with backoff
+    finally:
+        stack.restart_service("DATABASE_URL")
+    eventually(lambda: status(live, coupon_id, 2) == "ISSUED", "persisted once the database returned")
+    assert count(live, "SELECT count(*) FROM coupon_issue_failures WHERE coupon_id = :c", c=coupon_id) == 0
+
+
+def test_bad_input_gets_4xx_and_changes_nothing(live):
+    coupon_id = new_coupon(live, 5)
+    issue(live, coupon_id, 1)
+    eventually(lambda: status(live, coupon_id, 1) == "ISSUED", "the pipeline is quiet")
+
+    def snapshot() -> tuple[int, int, int]:
+        issues = count(live, "SELECT count(*) FROM coupon_issues")
+        failures = count(live, "SELECT count(*) FROM coupon_issue_failures")
+        return issues, failures, live.redis.zcard(f"coupon:{{{coupon_id}}}:reserved")
+
+    before = snapshot()
+    for body in (None, {"couponId": "1", "userId": 1}, {"couponId": 0, "userId": 1}, {"couponId": 1}, [1, 2]):
+        answer = live.api.request("POST", "/coupon-issues", body)
+        assert answer.status_code == 422, answer
+        assert answer.body["status"] == "INVALID_REQUEST"
+    assert live.api.request("POST", "/coupon-issues", raw=b"{nope").status_code == 422
+    unknown = live.api.request("DELETE", f"/coupons/{coupon_id}")
+    assert 400 <= unknown.status_code < 500
+    assert isinstance(unknown.body, dict)  # LocalStack's own JSON; in AWS the API's format (gateway responses)
+    time.sleep(2)
+    assert (
+        count(live, "SELECT count(*) FROM coupon_issues"),
+        live.redis.zcard(f"coupon:{{{coupon_id}}}:reserved"),
+    ) == before
+    assert json.dumps(before)
