@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --group dev
 	touch $(STAMP)
 
-test: venv lint
+test: venv lint $(CDK)
 	$(BIN)/pytest
 
 lint: venv

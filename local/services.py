@@ -251,14 +251,14 @@ def stop(pid: int, first: signal.Signals | int = signal.SIGTERM, timeout_s: floa
         try:
             finished, _ = os.waitpid(pid, os.WNOHANG)
         except ChildProcessError:  # not our child: poll for its exit instead
-            finished = 0 if _alive(pid) else pid
+            finished = 0 if alive(pid) else pid
         if finished:
             return
         time.sleep(0.05)
     os.kill(pid, signal.SIGKILL)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

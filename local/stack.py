@@ -24,7 +24,7 @@ from sqlalchemy import create_engine
 from coupon_core.db.migrate import upgrade
 from local import localstack
 from local.kafka_topics import create_topic
-from local.services import STARTERS, ServiceError, spawn, start_all, stop
+from local.services import STARTERS, ServiceError, alive, spawn, start_all, stop
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE = ROOT / ".local"
@@ -40,14 +40,6 @@ AWS = {
     "AWS_ENDPOINT_URL": localstack.URL,
     "AWS_ENDPOINT_URL_S3": localstack.URL,
 }
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def _pids() -> dict[str, tuple[int, int]]:
@@ -70,7 +62,7 @@ def read_env() -> dict[str, str]:
 
 def is_up() -> bool:
     pids = _pids()
-    return ENV_FILE.exists() and bool(pids) and all(_alive(pid) for pid, _ in pids.values())
+    return ENV_FILE.exists() and bool(pids) and all(alive(pid) for pid, _ in pids.values())
 
 
 def up() -> dict[str, str]:
@@ -155,7 +147,7 @@ def _deploy(env: dict[str, str]) -> dict[str, str]:
 
 def down() -> None:
     for name, (pid, stop_signal) in reversed(list(_pids().items())):
-        if _alive(pid):
+        if alive(pid):
             stop(pid, stop_signal)  # type: ignore[arg-type]
             print(f"stopped {name} (pid {pid})")
     PIDS.unlink(missing_ok=True)

@@ -12,19 +12,20 @@ MAX_RECEIVES = 5
 class DeadLetterQueues(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, handler_timeout_s: int) -> None:
         super().__init__(scope, construct_id)
-        self.redrive = sqs.Queue(
-            self,
-            "Redrive",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        self.dlq = sqs.Queue(
-            self,
+        self.redrive = self._queue("Redrive")
+        self.dlq = self._queue(
             "Dlq",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
             visibility_timeout=Duration.seconds(6 * handler_timeout_s),  # AWS's advice for a Lambda source
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.redrive, max_receive_count=MAX_RECEIVES),
+        )
+
+    def _queue(self, name: str, **options: object) -> sqs.Queue:
+        """Encrypted (SSE-SQS), SSL only, messages kept 14 days."""
+        return sqs.Queue(
+            self,
+            name,
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+            **options,  # type: ignore[arg-type]
         )
