@@ -51,6 +51,8 @@ def pipeline(
             "KAFKA_TOPIC": topic,
             "DLQ_URL": dlq_url,
             "RECONCILE_SKEW_MS": "1",
+            "KAFKA_PRODUCE_TIMEOUT_MS": "2000",
+            "WORKER_LOCK_WAIT_S": "1",
         }.items():
             monkeypatch.setenv(name, value)
         _reset_functions()

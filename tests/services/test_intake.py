@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -16,25 +15,14 @@ from local.kafka_topics import create_topic, read_all
 from local.services import start_tansu, start_valkey
 from lua_redis import ReservationStore
 from tests.bad_inputs import BAD_ISSUE_BODIES
-from tests.database_support import empty_tables, row_counts
+from tests.database_support import row_counts
 from tests.services.intake_support import call, create_coupon, issue
 
 
 @pytest.fixture
-def topic(
-    monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers
-) -> Iterator[str]:
+def topic(pipeline) -> str:
     """The intake wired to the shared services through its environment, with a fresh topic."""
-    empty_tables(migrated_engine)
-    name = create_topic(kafka_bootstrap_servers)
-    monkeypatch.setenv("REDIS_URL", redis_url)
-    monkeypatch.setenv("DATABASE_URL", database_url)
-    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", kafka_bootstrap_servers)
-    monkeypatch.setenv("KAFKA_TOPIC", name)
-    monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "2000")
-    reset()
-    yield name
-    reset()
+    return pipeline.topic
 
 
 def test_success_puts_exactly_one_record_in_the_agreed_format(topic, kafka_bootstrap_servers, store):

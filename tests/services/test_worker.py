@@ -6,7 +6,6 @@ import json
 import multiprocessing
 import os
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +23,6 @@ from local.kafka_topics import create_topic
 from local.lambda_events import InProcessContext, sqs_event
 from local.services import start_postgres
 from lua_redis import ReleaseOutcome, held_lock, issue_lock_name
-from tests.database_support import empty_tables
 from tests.services.worker_support import (
     Batch,
     coupon_counts,
@@ -46,28 +44,9 @@ class Queue:
 
 
 @pytest.fixture
-def dlq(
-    monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers
-) -> Iterator[Queue]:
+def dlq(pipeline) -> Queue:
     """Worker and DLQ handler wired to the real services; the DLQ is an SQS queue in moto."""
-    empty_tables(migrated_engine)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        sqs = boto3.client("sqs", region_name="eu-west-1")
-        url = sqs.create_queue(QueueName="coupon-dlq")["QueueUrl"]
-        for name, value in {
-            "REDIS_URL": redis_url,
-            "DATABASE_URL": database_url,
-            "DLQ_URL": url,
-            "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap_servers,
-            "KAFKA_TOPIC": "coupon.issue.v1",
-            "WORKER_LOCK_WAIT_S": "1",
-        }.items():
-            monkeypatch.setenv(name, value)
-        reset()
-        yield Queue(sqs, url)
-        reset()
+    return Queue(pipeline.sqs, pipeline.dlq_url)
 
 
 def run_worker(event: dict[str, Any]) -> dict[str, Any]:
