@@ -34,7 +34,7 @@ format: venv
 	$(BIN)/ruff format .
 
 demo: venv $(CDK)
-	$(BIN)/python -m local.demo
+	$(BIN)/python -m local.demo $(DEMO_ARGS)
 
 # The whole system on this machine (services, LocalStack with the local CDK environment, the
 # Kafka bridge); .local/stack.env says where everything is. down stops what up started.
