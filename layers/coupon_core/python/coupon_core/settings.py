@@ -139,8 +139,16 @@ def _state_retention_ms(env: Environ) -> int:
     return _int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS
 
 
-def _common(env: Environ) -> dict[str, object]:
+@dataclass(frozen=True)
+class FunctionSettings:
     """What every function reads: observability, Redis and the database."""
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+
+
+def _common(env: Environ) -> dict[str, object]:
     return {
         "observability": ObservabilitySettings.from_env(env),
         "redis": RedisSettings.from_env(env),
@@ -149,12 +157,9 @@ def _common(env: Environ) -> dict[str, object]:
 
 
 @dataclass(frozen=True)
-class IntakeSettings:
+class IntakeSettings(FunctionSettings):
     """What the intake function needs."""
 
-    observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
     kafka: KafkaSettings
     user_id_source: Literal["body", "claims"]
     state_retention_ms: int
@@ -177,12 +182,9 @@ def _queue_url(environ: Environ, name: str) -> str:
 
 
 @dataclass(frozen=True)
-class WorkerSettings:
+class WorkerSettings(FunctionSettings):
     """What the worker (MSK) function needs."""
 
-    observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
     dlq_url: str
     lock_lease_s: int
     lock_wait_s: int
@@ -200,12 +202,9 @@ class WorkerSettings:
 
 
 @dataclass(frozen=True)
-class DeadLetterSettings:
+class DeadLetterSettings(FunctionSettings):
     """What the DLQ handler needs: Kafka only to read records back by offset."""
 
-    observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
     kafka: KafkaSettings
     read_back_max_records: int
     read_back_timeout_s: int
@@ -222,12 +221,9 @@ class DeadLetterSettings:
 
 
 @dataclass(frozen=True)
-class RebuildSettings:
+class RebuildSettings(FunctionSettings):
     """What the rebuild (reconcile) function needs."""
 
-    observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
     state_retention_ms: int
     skew_ms: int
     lookback_ms: int
