@@ -20,8 +20,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
+from kafka.errors import KafkaError
 
 from local.lambda_events import msk_event
 
@@ -40,18 +42,38 @@ class Bridge:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_poll_records=args.batch_size,
-            # Tansu holds a join for about half the session timeout: a short one joins in ~3 s.
-            session_timeout_ms=6_000,
+            # Tansu holds a join for about half the session timeout: 10 s joins in ~5 s and leaves
+            # room for a busy machine's late heartbeats.
+            session_timeout_ms=10_000,
             heartbeat_interval_ms=1_000,
         )
         self.running = True
 
     def run(self) -> None:
         while self.running:
-            polled = self.consumer.poll(timeout_ms=self.args.window_ms, max_records=self.args.batch_size)
-            batch = sorted((r for records in polled.values() for r in records), key=lambda r: (r.partition, r.offset))
-            if batch:
-                self.deliver(batch)
+            try:
+                polled = self.consumer.poll(timeout_ms=self.args.window_ms, max_records=self.args.batch_size)
+                records = (r for batch in polled.values() for r in batch)
+                batch = sorted(records, key=lambda r: (r.partition, r.offset))
+                if batch:
+                    self.deliver_or_rewind(batch)
+            except KafkaError:
+                # Dropped from the group (a slow batch, a busy machine) or the broker went away: the
+                # uncommitted batch comes again after the rejoin, as the mapping redelivers. The
+                # worker is idempotent, so a record handled twice is ALREADY_ISSUED the second time.
+                LOG.warning("Kafka error; rejoining and going on", exc_info=True)
+                time.sleep(1)
+
+    def deliver_or_rewind(self, batch: list[ConsumerRecord]) -> None:
+        """Deliver; if the Lambda API itself fails, rewind so that the same batch comes again."""
+        try:
+            self.deliver(batch)
+        except (BotoCoreError, ClientError):
+            LOG.warning("could not invoke the worker; the batch will be delivered again", exc_info=True)
+            for partition in {r.partition for r in batch}:
+                first = min(r.offset for r in batch if r.partition == partition)
+                self.consumer.seek(TopicPartition(self.args.topic, partition), first)
+            time.sleep(1)
 
     def deliver(self, batch: list[ConsumerRecord]) -> None:
         """Invoke the worker until the batch succeeds or its retries run out; then commit past it."""
