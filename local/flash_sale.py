@@ -1,8 +1,8 @@
 """A flash sale driven against Redis from several processes and threads.
 
-Shared by the demo, the concurrency tests and the reserve benchmark, so all three measure the
-same load. Each user clicks ``clicks`` times; the clicks of one user come from different
-processes at (almost) the same moment, which is what a double click under load looks like.
+Shared by the concurrency tests and the reserve benchmark, so both measure the same load. Each
+user clicks ``clicks`` times; the clicks of one user come from different processes at (almost)
+the same moment, which is what a double click under load looks like.
 """
 
 from __future__ import annotations
