@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 ENV ?= dev
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test lint format demo up down bench migrate openapi synth diff deploy destroy clean
+.PHONY: venv test lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -62,6 +62,9 @@ openapi: venv
 $(CDK): package.json
 	npm install --no-audit --no-fund --silent
 	touch $(CDK)
+
+bootstrap: venv $(CDK)
+	$(CDK) bootstrap -c env=$(ENV)
 
 synth: venv $(CDK)
 	$(CDK) synth -c env=$(ENV) --quiet
