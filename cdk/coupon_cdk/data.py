@@ -13,7 +13,7 @@ from constructs import Construct
 
 from coupon_cdk.config import CacheConfig, DatabaseConfig, KafkaConfig
 from coupon_cdk.nag import accept
-from coupon_cdk.network import MSK_IAM_PORT, REDIS_PORT, Network
+from coupon_cdk.network import REDIS_PORT, Network
 
 TOPIC = "coupon.issue.v1"
 DATABASE_NAME = "coupons"
@@ -26,7 +26,7 @@ class Cache(Construct):
         self, scope: Construct, construct_id: str, *, config: CacheConfig, network: Network, name: str
     ) -> None:
         super().__init__(scope, construct_id)
-        subnet_ids = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED).subnet_ids
+        subnet_ids = network.subnet_ids
         if config.kind == "serverless":
             cache = elasticache.CfnServerlessCache(
                 self,
@@ -72,7 +72,7 @@ class Kafka(Construct):
         self, scope: Construct, construct_id: str, *, config: KafkaConfig, network: Network, name: str
     ) -> None:
         super().__init__(scope, construct_id)
-        subnet_ids = network.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED).subnet_ids
+        subnet_ids = network.subnet_ids
         iam_auth = {"sasl": {"iam": {"enabled": True}}}
         if config.kind == "serverless":
             cluster = msk.CfnServerlessCluster(
@@ -82,8 +82,6 @@ class Kafka(Construct):
                 client_authentication=iam_auth,
                 vpc_configs=[{"subnetIds": subnet_ids, "securityGroups": [network.kafka.security_group_id]}],
             )
-            self.cluster_arn = cluster.attr_arn
-            replication = 3  # fixed by MSK Serverless
         else:
             broker_logs = logs.LogGroup(self, "BrokerLogs", retention=logs.RetentionDays.ONE_MONTH)
             cluster = msk.CfnCluster(
@@ -104,15 +102,14 @@ class Kafka(Construct):
                     "brokerLogs": {"cloudWatchLogs": {"enabled": True, "logGroup": broker_logs.log_group_name}}
                 },
             )
-            self.cluster_arn = cluster.attr_arn
-            replication = 3
+        self.cluster_arn = cluster.attr_arn
         self.topic = msk.CfnTopic(
             self,
             "Topic",
             cluster_arn=self.cluster_arn,
             topic_name=TOPIC,
             partition_count=config.partitions,
-            replication_factor=replication,
+            replication_factor=3,  # fixed by MSK Serverless; one replica per AZ when provisioned
         )
         brokers = cr.AwsCustomResource(
             self,
@@ -128,13 +125,11 @@ class Kafka(Construct):
         )
         self.bootstrap_servers = brokers.get_response_field("BootstrapBrokerStringSaslIam")
         # arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID -> the ARNs of its topics and groups
-        name_and_uuid = Fn.join(
-            "/", [Fn.select(1, Fn.split("/", self.cluster_arn)), Fn.select(2, Fn.split("/", self.cluster_arn))]
-        )
+        arn_parts = Fn.split("/", self.cluster_arn)
+        name_and_uuid = Fn.join("/", [Fn.select(1, arn_parts), Fn.select(2, arn_parts)])
         stack = Stack.of(self)
         self.topic_arn = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:topic/{name_and_uuid}/{TOPIC}"
         self.group_arn_prefix = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:group/{name_and_uuid}/"
-        self.port = MSK_IAM_PORT
 
 
 class Database(Construct):

@@ -43,6 +43,7 @@ class Network(Construct):
             },
         )
         self.subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
+        self.subnet_ids = self.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED).subnet_ids
         self.functions = self._group("Functions", "Lambda functions")
         self.cache = self._group("Cache", "ElastiCache")
         self.kafka = self._group("Kafka", "MSK brokers and the pollers of the event source mapping")

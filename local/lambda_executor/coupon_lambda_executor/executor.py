@@ -49,7 +49,6 @@ class HostRuntimeExecutor(RuntimeExecutor):
             "PATH": os.environ.get("PATH", ""),
             "PYTHONPATH": os.pathsep.join(paths),
             "PYTHONUNBUFFERED": "1",
-            "AWS_ENDPOINT_URL": f"http://127.0.0.1:{config.GATEWAY_LISTEN[0].port}",
         }
         self._spawn()
 
