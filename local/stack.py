@@ -76,7 +76,9 @@ def up() -> dict[str, str]:
     for service in start_all(STATE / "services"):
         _record(service.env_var, service.pid, int(service.stop_signal))
         env[service.env_var] = service.url
-    upgrade(create_engine(env["DATABASE_URL"]))
+    engine = create_engine(env["DATABASE_URL"])
+    upgrade(engine)
+    engine.dispose()
     try:
         create_topic(env["KAFKA_BOOTSTRAP_SERVERS"], partitions=PARTITIONS, name=TOPIC)
     except Exception as exc:  # an external broker may have it already
