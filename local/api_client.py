@@ -1,14 +1,26 @@
-"""A small HTTP client for the deployed API: JSON in and out, one keep-alive connection per thread."""
+"""A small HTTP client for the deployed API, and a coupon request that behaves as clients should.
+
+Built on urllib3's connection pool (thread-safe, keep-alive, and it checks that a pooled
+connection is still open before reusing it). A request is sent again only when it never reached
+the server (a connect error); once it may have been handled, a lost answer is reported as such,
+never resent: resending ``POST /coupon-issues`` would turn a lost SUCCESS into a DUPLICATE.
+"""
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlsplit
+
+import urllib3
+
+NO_ANSWER = 0
+"""``Answer.status_code`` when nothing came back: the request may or may not have been handled."""
+
+ISSUE_ATTEMPTS = 5
+MAX_RETRY_AFTER_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -16,37 +28,61 @@ class Answer:
     status_code: int
     body: Any  # the JSON document, or the raw text when the answer was not JSON
     seconds: float
+    retry_after_s: float | None = None  # a 503's Retry-After header
+
+    @property
+    def status(self) -> str:
+        """The API's ``status`` field, or the HTTP status code when the body has none."""
+        return str(self.body.get("status", self.status_code)) if isinstance(self.body, dict) else str(self.status_code)
 
 
 class ApiClient:
-    def __init__(self, base_url: str, timeout_s: float = 60) -> None:
-        parts = urlsplit(base_url)
-        self._host, self._port, self._prefix = parts.hostname or "127.0.0.1", parts.port or 80, parts.path.rstrip("/")
-        self._timeout_s = timeout_s
-        self._local = threading.local()
-
-    def _connection(self) -> http.client.HTTPConnection:
-        if getattr(self._local, "connection", None) is None:
-            self._local.connection = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout_s)
-        return self._local.connection
+    def __init__(self, base_url: str, timeout_s: float = 60, connections: int = 16) -> None:
+        self._base_url = base_url.rstrip("/")
+        retries = urllib3.Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, backoff_factor=0.1)
+        self._pool = urllib3.PoolManager(
+            maxsize=connections, block=False, retries=retries, timeout=urllib3.Timeout(connect=5, read=timeout_s)
+        )
 
     def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None) -> Answer:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        headers = {"Content-Type": "application/json"}
-        for attempt in (1, 2):  # a kept-alive connection the server closed is opened again once
-            started = time.perf_counter()
-            try:
-                connection = self._connection()
-                connection.request(method, self._prefix + path, body=data, headers=headers)
-                response = connection.getresponse()
-                text = response.read().decode()
-                break
-            except (http.client.HTTPException, ConnectionError):
-                self._local.connection = None
-                if attempt == 2:
-                    raise
+        started = time.perf_counter()
+        try:
+            response = self._pool.request(
+                method, self._base_url + path, body=data, headers={"Content-Type": "application/json"}
+            )
+        except urllib3.exceptions.HTTPError as exc:
+            return Answer(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
+        text = response.data.decode()
         try:
             document: Any = json.loads(text)
         except json.JSONDecodeError:
             document = text
-        return Answer(response.status, document, time.perf_counter() - started)
+        retry_after = response.headers.get("Retry-After")
+        retry_after_s = float(retry_after) if retry_after and retry_after.isdigit() else None
+        return Answer(response.status, document, time.perf_counter() - started, retry_after_s)
+
+    def request_coupon(self, coupon_id: int, user_id: int) -> Answer:
+        """``POST /coupon-issues`` as the API asks clients to behave.
+
+        503 UNAVAILABLE means nothing was reserved: wait ``Retry-After`` and try again. No answer,
+        or a gateway error (the function failed or timed out), means the request may have been
+        handled: ask the status route; if the user holds nothing, try again, otherwise answer
+        ``ANSWER_LOST`` with what the status route said (PENDING, ISSUED or FAILED). After
+        ``ISSUE_ATTEMPTS`` tries, the last answer.
+        """
+        path, body = "/coupon-issues", {"couponId": coupon_id, "userId": user_id}
+        started = time.perf_counter()
+        answer = self.request("POST", path, body)
+        for _ in range(ISSUE_ATTEMPTS - 1):
+            if answer.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
+                time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
+            elif answer.status_code == NO_ANSWER or answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR:
+                held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")
+                if held.status_code != HTTPStatus.OK or held.status != "NONE":
+                    lost = {"status": "ANSWER_LOST", "issue": held.status, "answer": answer.body}
+                    return replace(answer, body=lost, seconds=time.perf_counter() - started)
+            else:
+                break
+            answer = self.request("POST", path, body)
+        return replace(answer, seconds=time.perf_counter() - started)

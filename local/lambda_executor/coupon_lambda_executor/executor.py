@@ -5,8 +5,9 @@ container. The function's code and its layers' ``python/`` folders go on ``PYTHO
 interpreter is ``COUPON_LAMBDA_PYTHON`` (the project's virtual environment, which has the
 third-party packages the AWS build bundles into a layer). Invocations go to the process on its
 stdin, results come back on a pipe of their own (stdout and stderr are the function's logs).
-The function's timeout is enforced: past it the process is killed and the invocation fails as
-Lambda's would ("Task timed out").
+The environment is ready once the process has imported the handler (Lambda's init phase, bounded
+by LocalStack's startup timeout); the function's timeout counts from the invocation, as on AWS.
+Past it the process is killed and the invocation fails as Lambda's would ("Task timed out").
 """
 
 from __future__ import annotations
@@ -50,9 +51,11 @@ class HostRuntimeExecutor(RuntimeExecutor):
             "PYTHONPATH": os.pathsep.join(paths),
             "PYTHONUNBUFFERED": "1",
         }
-        self._spawn()
+        if not self._spawn():
+            raise RuntimeError(f"the function's process exited during init: {self.get_logs()[-2000:]}")
 
-    def _spawn(self) -> None:
+    def _spawn(self) -> bool:
+        """Start the process and wait for its init phase; False if it exited during init."""
         read_end, write_end = os.pipe()
         python = os.environ.get("COUPON_LAMBDA_PYTHON", sys.executable)
         self._process = subprocess.Popen(
@@ -67,6 +70,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
         os.close(write_end)
         self._results = os.fdopen(read_end, "rb")
         threading.Thread(target=self._collect_logs, args=(self._process,), daemon=True).start()
+        return bool(self._results.readline())  # the init phase; LocalStack's startup timer stops a hung one
 
     def _collect_logs(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None
@@ -94,8 +98,8 @@ class HostRuntimeExecutor(RuntimeExecutor):
         request_id = payload["invoke-id"]
         timeout_s = float(self.function_version.config.timeout)
         with self._lock:
-            if self._process is None or self._process.poll() is not None:
-                self._spawn()
+            if (self._process is None or self._process.poll() is not None) and not self._spawn():
+                return self._failed(request_id, "Runtime.ExitError", "the function's process exited during init")
             assert self._process is not None
             assert self._process.stdin is not None
             start = len(self._logs)
@@ -108,17 +112,20 @@ class HostRuntimeExecutor(RuntimeExecutor):
             reader.start()
             reader.join(timeout_s)
             logs = "".join(self._logs[start:])
-            timed_out = not answer
-            if timed_out or not answer[0]:
-                self.stop()  # a timed-out (or crashed) environment is not reused
-                error = (
-                    {"errorType": "Sandbox.Timedout", "errorMessage": f"Task timed out after {timeout_s:.2f} seconds"}
-                    if timed_out
-                    else {"errorType": "Runtime.ExitError", "errorMessage": "the function's process exited"}
+            if not answer:
+                return self._failed(
+                    request_id, "Sandbox.Timedout", f"Task timed out after {timeout_s:.2f} seconds", logs
                 )
-                return InvocationResult(request_id, json.dumps(error).encode(), is_error=True, logs=logs)
+            if not answer[0]:
+                return self._failed(request_id, "Runtime.ExitError", "the function's process exited", logs)
             result = json.loads(answer[0])
             return InvocationResult(request_id, result["payload"].encode(), is_error=result["isError"], logs=logs)
+
+    def _failed(self, request_id: str, error_type: str, message: str, logs: str = "") -> InvocationResult:
+        """Lambda's answer for an environment that timed out or died; it is not reused."""
+        self.stop()
+        error = {"errorType": error_type, "errorMessage": message}
+        return InvocationResult(request_id, json.dumps(error).encode(), is_error=True, logs=logs or self.get_logs())
 
     def get_logs(self) -> str:
         return "".join(self._logs)

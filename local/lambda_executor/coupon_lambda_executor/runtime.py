@@ -1,7 +1,9 @@
 """Runs inside the function's process: imports the handler once, then serves invocations.
 
-Reads one JSON request per line on stdin and writes one JSON result per line on the file
-descriptor given as the first argument; the function's own prints and logs go to stdout.
+Writes one line on the file descriptor given as the first argument once the handler is imported
+(Lambda's init phase, which AWS does not count against the function's timeout), then reads one
+JSON request per line on stdin and writes one JSON result per line on that descriptor; the
+function's own prints and logs go to stdout.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ def main() -> None:
     except Exception as exc:  # an import error fails every invocation, as Lambda's init error does
         handler, failure = None, {"errorType": "Runtime.ImportModuleError", "errorMessage": repr(exc)}
         traceback.print_exc()
+    results.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
         if handler is None:

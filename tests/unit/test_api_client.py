@@ -1,0 +1,112 @@
+"""The demo's and the integration run's HTTP client, against a real HTTP server that plays the API.
+
+What matters: a request that may have reached the server is never sent again (a resent POST would
+turn a lost SUCCESS into a DUPLICATE), a 503 is retried after its Retry-After, and a lost answer
+is settled with the status route.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from local.api_client import NO_ANSWER, ApiClient
+
+DROP = "drop"  # close the connection after reading the request, without answering
+
+
+class ScriptedApi(ThreadingHTTPServer):
+    """Answers POSTs from a script, one entry per request, and GET status from ``held``."""
+
+    def __init__(self, script: list[object], held: str = "NONE") -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.script, self.held = list(script), held
+        self.posts = 0
+        self.gets = 0
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: ScriptedApi
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_: object) -> None:
+        """Quiet."""
+
+    def _answer(self, status: int, body: dict[str, object], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        headers = {"Content-Type": "application/json", "Content-Length": str(len(data)), **(headers or {})}
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.posts += 1
+        step = self.server.script.pop(0)
+        if step == DROP:
+            self.close_connection = True
+            return
+        status, body, headers = step  # type: ignore[misc]
+        self._answer(status, body, headers)
+
+    def do_GET(self) -> None:
+        self.server.gets += 1
+        self._answer(200, {"status": self.server.held})
+
+
+@pytest.fixture
+def api(request: pytest.FixtureRequest) -> Iterator[tuple[ApiClient, ScriptedApi]]:
+    script, held = request.param
+    server = ScriptedApi(script, held)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield ApiClient(f"http://127.0.0.1:{server.server_address[1]}/prod", timeout_s=5), server
+    server.shutdown()
+    server.server_close()
+
+
+SUCCESS = (202, {"status": "SUCCESS", "requestId": "r-1"}, {})
+UNAVAILABLE = (503, {"status": "UNAVAILABLE", "error": "retry later"}, {"Retry-After": "0"})
+GATEWAY_ERROR = (502, {"message": "Internal server error"}, {})
+
+
+@pytest.mark.parametrize("api", [([UNAVAILABLE, UNAVAILABLE, SUCCESS], "NONE")], indirect=True)
+def test_a_503_is_retried_after_its_retry_after(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status_code, answer.status, server.posts, server.gets) == (202, "SUCCESS", 3, 0)
+
+
+@pytest.mark.parametrize("api", [([UNAVAILABLE] * 5, "NONE")], indirect=True)
+def test_503s_give_up_after_the_attempts(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status_code, answer.retry_after_s, server.posts) == (503, 0, 5)
+
+
+@pytest.mark.parametrize("api", [([DROP], "PENDING")], indirect=True)
+def test_a_lost_answer_is_not_resent_and_is_settled_by_the_status_route(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status_code, answer.status, answer.body["issue"]) == (NO_ANSWER, "ANSWER_LOST", "PENDING")
+    assert (server.posts, server.gets) == (1, 1)
+
+
+@pytest.mark.parametrize("api", [([GATEWAY_ERROR, SUCCESS], "NONE")], indirect=True)
+def test_a_gateway_error_with_nothing_held_is_tried_again(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status, server.posts, server.gets) == ("SUCCESS", 2, 1)
+
+
+@pytest.mark.parametrize("api", [([DROP], "NONE")], indirect=True)
+def test_a_plain_request_reports_no_answer_instead_of_raising(api):
+    client, server = api
+    answer = client.request("POST", "/coupon-issues", {"couponId": 1, "userId": 7})
+    assert (answer.status_code, answer.status, server.posts) == (NO_ANSWER, "NO_ANSWER", 1)
