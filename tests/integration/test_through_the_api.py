@@ -124,10 +124,13 @@ def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
     unexpected = {user: (a.status_code, a.body) for user, a in answers.items() if a.status not in BURST_OUTCOMES}
     assert not unexpected, (outcomes, unexpected)
     successes = {a.body["requestId"]: user for user, a in answers.items() if a.status == "SUCCESS"}
-    held_without_an_answer = [user for user, a in answers.items() if a.status == "ANSWER_LOST"]
+    held_without_an_answer = {user for user, a in answers.items() if a.status == "ANSWER_LOST"}
     assert len(successes) + len(held_without_an_answer) == 100, outcomes
     settle(live, coupon_id, successes)
-    assert count(live, "SELECT count(*) FROM coupon_issues WHERE coupon_id = :c", c=coupon_id) == 100
+    issued = observe(live.engine, live.redis, coupon_id).issued_users
+    # every SUCCESS is issued (I3, below); a lost answer's copy is issued if its record reached
+    # Kafka, else released by the reconcile; nobody else gets one
+    assert set(successes.values()) <= issued <= set(successes.values()) | held_without_an_answer
     assert_invariants(live, coupon_id, successes)
 
 

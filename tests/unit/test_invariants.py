@@ -1,0 +1,47 @@
+"""The invariant check the demo and the integration run report with, on hand-made observations."""
+
+from __future__ import annotations
+
+import pytest
+
+from local.invariants import Observed, check
+
+
+def observed(issued: dict[str, int], failed: frozenset[str] | set[str] = frozenset(), total: int = 10) -> Observed:
+    users = set(issued.values())
+    return Observed(
+        total=total,
+        remaining=total - len(users),
+        issued_users=users,
+        issued_requests=set(issued),
+        failed_requests=set(failed),
+        reserved_users=users,
+    )
+
+
+def i3(observation: Observed, successes: dict[str, int]) -> bool:
+    return next(held for name, held in check(observation, successes).items() if name.startswith("I3"))
+
+
+@pytest.mark.parametrize(
+    ("issued", "failed", "successes", "held"),
+    [
+        ({"r1": 1}, set(), {"r1": 1}, True),  # issued by its own request
+        ({}, {"r1"}, {"r1": 1}, True),  # dead-lettered, released and recorded
+        ({"r1": 1}, set(), {"r2": 1}, True),  # a 503'd publish was persisted; the retry's record was absorbed
+        ({"r2": 1}, {"r1"}, {"r1": 1, "r2": 1}, True),  # failed, then issued on a second request
+        ({}, set(), {"r1": 1}, False),  # lost
+        ({"r1": 1}, {"r1"}, {"r1": 1}, False),  # both issued and recorded as failed
+        ({"r1": 2}, set(), {"r9": 1}, False),  # another user's issue does not settle this one
+    ],
+)
+def test_i3_every_success_ends_exactly_once(issued, failed, successes, held):
+    assert i3(observed(issued, failed), successes) is held
+
+
+def test_oversell_and_drift_are_reported():
+    oversold = observed({f"r{user}": user for user in range(11)})
+    results = check(oversold, {})
+    assert [held for name, held in results.items() if name.startswith(("I1", "I4"))] == [False, True]
+    drifted = Observed(10, 10, {1}, {"r1"}, set(), set())
+    assert [held for name, held in check(drifted, {"r1": 1}).items() if name.startswith("I4")] == [False]
