@@ -103,7 +103,8 @@ def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
 
 BURST_OUTCOMES = {"SUCCESS", "SOLD_OUT", "ANSWER_LOST"}
 """What 2,000 distinct users can end with: a copy, none left, or a copy whose answer was lost
-(the function timed out after reserving; the status route says the user holds one)."""
+(the function died after reserving; the status route says the user holds one). Lost answers are
+not expected; they are allowed because the system's promise for them is I1-I4, not an answer."""
 
 
 def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
@@ -129,8 +130,14 @@ def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
     settle(live, coupon_id, successes)
     issued = observe(live.engine, live.redis, coupon_id).issued_users
     # every SUCCESS is issued (I3, below); a lost answer's copy is issued if its record reached
-    # Kafka, else released by the reconcile; nobody else gets one
+    # Kafka, else released by the reconcile, and then it is a late user's
     assert set(successes.values()) <= issued <= set(successes.values()) | held_without_an_answer
+    late = {user: issue(live, coupon_id, user) for user in range(2001, 2021)}
+    late_successes = {a.body["requestId"]: user for user, a in late.items() if a.status == "SUCCESS"}
+    assert len(late_successes) == 100 - len(issued), Counter(a.status for a in late.values())
+    successes |= late_successes
+    settle(live, coupon_id, successes)
+    assert count(live, "SELECT count(*) FROM coupon_issues WHERE coupon_id = :c", c=coupon_id) == 100
     assert_invariants(live, coupon_id, successes)
 
 

@@ -27,6 +27,9 @@ from localstack.services.lambda_.invocation.runtime_executor import RuntimeExecu
 
 LOG = logging.getLogger(__name__)
 RUNNER = Path(__file__).with_name("runtime.py")
+LOG_WAIT_S = 2.0  # for the log reader to reach an invocation's END line after its result came back
+ENVIRONMENT_LOG_TAIL = 8_192  # LocalStack prints the environment's logs on errors: the tail is enough
+KEPT_LINES = 200
 
 
 class HostRuntimeExecutor(RuntimeExecutor):
@@ -36,6 +39,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
         self._process: subprocess.Popen[bytes] | None = None
         self._results: Any = None
         self._logs: list[str] = []
+        self._logs_changed = threading.Condition()
         self._lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -75,7 +79,9 @@ class HostRuntimeExecutor(RuntimeExecutor):
     def _collect_logs(self, process: subprocess.Popen[bytes]) -> None:
         assert process.stdout is not None
         for line in process.stdout:
-            self._logs.append(line.decode(errors="replace"))
+            with self._logs_changed:
+                self._logs.append(line.decode(errors="replace"))
+                self._logs_changed.notify_all()
 
     def stop(self) -> None:
         process, self._process = self._process, None
@@ -111,7 +117,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
             reader = threading.Thread(target=lambda: answer.append(self._results.readline()), daemon=True)
             reader.start()
             reader.join(timeout_s)
-            logs = "".join(self._logs[start:])
+            logs = self._invocation_logs(request_id, start, finished=bool(answer and answer[0]))
             if not answer:
                 return self._failed(
                     request_id, "Sandbox.Timedout", f"Task timed out after {timeout_s:.2f} seconds", logs
@@ -121,6 +127,21 @@ class HostRuntimeExecutor(RuntimeExecutor):
             result = json.loads(answer[0])
             return InvocationResult(request_id, result["payload"].encode(), is_error=result["isError"], logs=logs)
 
+    def _invocation_logs(self, request_id: str, start: int, *, finished: bool) -> str:
+        """The lines the invocation printed, up to its END line (Lambda's START and END around them).
+
+        Never empty: LocalStack answers empty invocation logs by printing the whole environment's.
+        Only the environment's last lines are kept afterwards, for :meth:`get_logs`.
+        """
+        end = f"END RequestId: {request_id}\n"
+        with self._logs_changed:
+            if finished:
+                self._logs_changed.wait_for(lambda: end in self._logs[start:], timeout=LOG_WAIT_S)
+            lines = self._logs[start:]
+            del self._logs[:-KEPT_LINES]
+        body = lines[: lines.index(end)] if end in lines else lines
+        return f"START RequestId: {request_id} Version: $LATEST\n{''.join(body)}{end}"
+
     def _failed(self, request_id: str, error_type: str, message: str, logs: str = "") -> InvocationResult:
         """Lambda's answer for an environment that timed out or died; it is not reused."""
         self.stop()
@@ -128,7 +149,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
         return InvocationResult(request_id, json.dumps(error).encode(), is_error=True, logs=logs or self.get_logs())
 
     def get_logs(self) -> str:
-        return "".join(self._logs)
+        return "".join(self._logs)[-ENVIRONMENT_LOG_TAIL:]
 
     @classmethod
     def prepare_version(cls, function_version: FunctionVersion) -> None:

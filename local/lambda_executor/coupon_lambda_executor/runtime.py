@@ -3,7 +3,8 @@
 Writes one line on the file descriptor given as the first argument once the handler is imported
 (Lambda's init phase, which AWS does not count against the function's timeout), then reads one
 JSON request per line on stdin and writes one JSON result per line on that descriptor; the
-function's own prints and logs go to stdout.
+function's own prints and logs go to stdout, each invocation's closed by Lambda's
+``END RequestId: ...`` line.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def main() -> None:
             error = {"errorType": type(exc).__name__, "errorMessage": str(exc),
                      "stackTrace": traceback.format_tb(exc.__traceback__)}  # fmt: skip
             result = {"isError": True, "payload": json.dumps(error)}
-        sys.stdout.flush()
+        print(f"END RequestId: {request['requestId']}", flush=True)  # the executor's end of this invocation's logs
         results.write(json.dumps(result) + "\n")
 
 
