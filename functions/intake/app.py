@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from coupon_core.catalog import NewCoupon
 from coupon_core.issuing import IssueOutcome, IssueResult
-from coupon_core.observability import logger, metrics, tracer
+from coupon_core.observability import logger, metrics
 from coupon_core.status import issue_status
 from coupon_core.timeutil import from_millis
 from functions.intake.dependencies import intake
@@ -232,7 +232,6 @@ def _coupon_body(status: str, coupon: Any, *, reserved: int) -> dict[str, Any]:
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
-@tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -15,9 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
 from coupon_core.db.catalog import SqlCouponCatalog
 from coupon_core.db.engine import make_engine
-from coupon_core.observability import logger, metrics, tracer
+from coupon_core.observability import logger, metrics
 from coupon_core.rebuild import STATE_LOCK_WAIT_S, Rebuilder, RebuildReport
 from coupon_core.settings import RebuildSettings
+from coupon_core.tracing import tracer
 from lua_redis import MAX_BIGINT, ReservationStore, connect
 
 CouponId = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT)]

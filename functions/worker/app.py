@@ -12,9 +12,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEventRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.observability import logger, metrics, tracer
+from coupon_core.observability import logger, metrics
 from coupon_core.persisting import RecordOutcome, Verdict
 from coupon_core.records import Delivered, Position
+from coupon_core.tracing import tracer
 from functions.worker.dependencies import persister
 
 processor = BatchProcessor(event_type=EventType.Kafka, raise_on_entire_batch_failure=False)

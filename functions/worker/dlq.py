@@ -12,7 +12,8 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.observability import logger, metrics, tracer
+from coupon_core.observability import logger, metrics
+from coupon_core.tracing import tracer
 from functions.worker.dependencies import failure_recorder
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)

@@ -3,6 +3,8 @@ the MSK mapping, the worker, the DLQ handler and the rebuild, as the CDK app dep
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import signal
 import threading
@@ -12,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import boto3
 from kafka import KafkaProducer
 from sqlalchemy import text
 
@@ -239,3 +242,20 @@ def test_bad_input_gets_4xx_and_changes_nothing(live):
     assert isinstance(unknown.body, dict)  # LocalStack's own JSON; in AWS the API's format (gateway responses)
     time.sleep(2)  # anything a bad request set off would have reached the database by now
     assert snapshot() == before
+
+
+def test_each_invocation_returns_its_own_logs_between_start_and_end(live):
+    coupon_id = new_coupon(live, 5)
+    lambda_ = boto3.client("lambda", **live.aws)
+    tails = []
+    for _ in range(2):
+        answer = lambda_.invoke(
+            FunctionName=f"{stack.STACK}-rebuild", Payload=json.dumps({"couponId": coupon_id}).encode(), LogType="Tail"
+        )
+        tails.append(base64.b64decode(answer["LogResult"]).decode().splitlines())
+    for lines in tails:
+        request_id = lines[0].removeprefix("START RequestId: ").split()[0]
+        assert lines[-1] == f"END RequestId: {request_id}", lines
+        logged = [json.loads(line) for line in lines[1:-1] if line.startswith("{")]
+        assert [entry["message"] for entry in logged if "message" in entry] == ["reconcile finished"], lines
+    assert tails[0][0] != tails[1][0]  # the second invocation's logs are its own, not the environment's

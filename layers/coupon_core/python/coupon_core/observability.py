@@ -1,4 +1,4 @@
-"""One Logger, Tracer and Metrics for every function (Powertools).
+"""One Logger and Metrics for every function (Powertools); the tracer is in ``coupon_core.tracing``.
 
 Service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
 POWERTOOLS_METRICS_NAMESPACE, the log level from LOG_LEVEL; Powertools reads them itself.
@@ -6,8 +6,7 @@ POWERTOOLS_METRICS_NAMESPACE, the log level from LOG_LEVEL; Powertools reads the
 
 from __future__ import annotations
 
-from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools import Logger, Metrics
 
 logger = Logger()
-tracer = Tracer()
 metrics = Metrics()
