@@ -20,6 +20,7 @@ NO_ANSWER = 0
 """``Answer.status_code`` when nothing came back: the request may or may not have been handled."""
 
 ISSUE_ATTEMPTS = 5
+RETRY_LATER = (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS)
 MAX_RETRY_AFTER_S = 5.0
 
 
@@ -65,7 +66,8 @@ class ApiClient:
     def request_coupon(self, coupon_id: int, user_id: int) -> Answer:
         """``POST /coupon-issues`` as the API asks clients to behave.
 
-        503 UNAVAILABLE means nothing was reserved: wait ``Retry-After`` and try again. No answer,
+        503 UNAVAILABLE means nothing was reserved, and 429 that the gateway throttled the request
+        before the function saw it: wait ``Retry-After`` (1 s without one) and try again. No answer,
         or a gateway error (the function failed or timed out), means the request may have been
         handled: ask the status route; if the user holds nothing, try again, otherwise answer
         ``ANSWER_LOST`` with what the status route said (PENDING, ISSUED or FAILED). After
@@ -75,7 +77,7 @@ class ApiClient:
         started = time.perf_counter()
         answer = self.request("POST", path, body)
         for _ in range(ISSUE_ATTEMPTS - 1):
-            if answer.status_code == HTTPStatus.SERVICE_UNAVAILABLE:
+            if answer.status_code in RETRY_LATER:
                 time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
             elif answer.status_code == NO_ANSWER or answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR:
                 held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")

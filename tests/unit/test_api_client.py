@@ -74,10 +74,11 @@ def api(request: pytest.FixtureRequest) -> Iterator[tuple[ApiClient, ScriptedApi
 SUCCESS = (202, {"status": "SUCCESS", "requestId": "r-1"}, {})
 UNAVAILABLE = (503, {"status": "UNAVAILABLE", "error": "retry later"}, {"Retry-After": "0"})
 GATEWAY_ERROR = (502, {"message": "Internal server error"}, {})
+THROTTLED = (429, {"message": "Too Many Requests"}, {"Retry-After": "0"})
 
 
-@pytest.mark.parametrize("api", [([UNAVAILABLE, UNAVAILABLE, SUCCESS], "NONE")], indirect=True)
-def test_a_503_is_retried_after_its_retry_after(api):
+@pytest.mark.parametrize("api", [([UNAVAILABLE, THROTTLED, SUCCESS], "NONE")], indirect=True)
+def test_a_503_or_429_is_retried_after_its_retry_after(api):
     client, server = api
     answer = client.request_coupon(1, 7)
     assert (answer.status_code, answer.status, server.posts, server.gets) == (202, "SUCCESS", 3, 0)
