@@ -29,7 +29,7 @@ class Answer:
     status_code: int
     body: Any  # the JSON document, or the raw text when the answer was not JSON
     seconds: float
-    retry_after_s: float | None = None  # a 503's Retry-After header
+    retry_after_s: float | None = None  # the Retry-After header (503, 429)
 
     @property
     def status(self) -> str:
