@@ -40,6 +40,18 @@ def _load_handler() -> Any:
     return getattr(importlib.import_module(module_path.replace("/", ".")), name)
 
 
+def _invoke(handler: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """The handler's answer, or its error, as the invocation's result."""
+    try:
+        answer = handler(json.loads(request["payload"] or "null"), Context(request))
+    except Exception as exc:  # the function's error is the invocation's result
+        traceback.print_exc()
+        error = {"errorType": type(exc).__name__, "errorMessage": str(exc),
+                 "stackTrace": traceback.format_tb(exc.__traceback__)}  # fmt: skip
+        return {"isError": True, "payload": json.dumps(error)}
+    return {"isError": False, "payload": json.dumps(answer)}
+
+
 def main() -> None:
     results = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     try:
@@ -51,17 +63,7 @@ def main() -> None:
     results.write(json.dumps({"ready": True}) + "\n")
     for line in sys.stdin:
         request = json.loads(line)
-        if handler is None:
-            results.write(json.dumps({"isError": True, "payload": json.dumps(failure)}) + "\n")
-            continue
-        try:
-            answer = handler(json.loads(request["payload"] or "null"), Context(request))
-            result = {"isError": False, "payload": json.dumps(answer)}
-        except Exception as exc:  # the function's error is the invocation's result
-            traceback.print_exc()
-            error = {"errorType": type(exc).__name__, "errorMessage": str(exc),
-                     "stackTrace": traceback.format_tb(exc.__traceback__)}  # fmt: skip
-            result = {"isError": True, "payload": json.dumps(error)}
+        result = _invoke(handler, request) if handler is not None else {"isError": True, "payload": json.dumps(failure)}
         print(f"END RequestId: {request['requestId']}", flush=True)  # the executor's end of this invocation's logs
         results.write(json.dumps(result) + "\n")
 
