@@ -25,7 +25,7 @@ from sqlalchemy import create_engine, text
 
 from local import stack
 from local.api_client import Answer, ApiClient
-from local.invariants import check, observe
+from local.invariants import check, observe, successes_of
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 
@@ -161,7 +161,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     sale = Sale(api, coupon_id, args.users, args.clients)
     elapsed = sale.run()
     outcomes = Counter(answer.status for _, answer in sale.answers)
-    successes = {a.body["requestId"]: user for user, a in sale.answers if a.status == "SUCCESS"}
+    successes = successes_of(sale.answers)
     latencies = [answer.seconds for _, answer in sale.answers]
     drained = wait_for_drain(engine, boto3.client("sqs", **aws), env["DLQ_URL"], coupon_id, len(successes))
     reconcile = boto3.client("lambda", **aws).invoke(

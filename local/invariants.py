@@ -6,11 +6,13 @@ reconcile has run.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import redis
 from sqlalchemy import Engine, text
 
+from local.api_client import Answer
 from lua_redis.keys import reserved_key
 
 
@@ -43,6 +45,11 @@ def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
         failed_requests={str(row.request_id) for row in failures},
         reserved_users={int(user) for user in client.zrange(reserved_key(coupon_id), 0, -1)},
     )
+
+
+def successes_of(answers: Iterable[tuple[int, Answer]]) -> dict[str, int]:
+    """The request id of each SUCCESS among ``(user, answer)`` pairs, with its user: what :func:`check` takes."""
+    return {answer.body["requestId"]: user for user, answer in answers if answer.status == "SUCCESS"}
 
 
 def _settled_once(observed: Observed, request_id: str, user_id: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,10 +27,17 @@ class Live:
     aws: dict[str, Any]
 
     def invoke(self, function: str, event: Any) -> Any:
-        answer = boto3.client("lambda", **self.aws).invoke(
-            FunctionName=f"{stack.STACK}-{function}", Payload=json.dumps(event).encode()
+        """The deployed function's answer to ``event``."""
+        return json.loads(self._invoke(function, event)["Payload"].read())
+
+    def invoke_for_logs(self, function: str, event: Any) -> list[str]:
+        """The invocation's log lines, as Lambda returns them with ``LogType=Tail`` (the last 4 KB)."""
+        return base64.b64decode(self._invoke(function, event, LogType="Tail")["LogResult"]).decode().splitlines()
+
+    def _invoke(self, function: str, event: Any, **options: str) -> dict[str, Any]:
+        return boto3.client("lambda", **self.aws).invoke(
+            FunctionName=f"{stack.STACK}-{function}", Payload=json.dumps(event).encode(), **options
         )
-        return json.loads(answer["Payload"].read())
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,6 @@ the MSK mapping, the worker, the DLQ handler and the rebuild, as the CDK app dep
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import signal
@@ -14,13 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-import boto3
 from kafka import KafkaProducer
 from sqlalchemy import text
 
 from coupon_core.messages import IssueMessage
 from local import stack
-from local.invariants import check, observe
+from local.invariants import check, observe, successes_of
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
 
@@ -127,7 +125,7 @@ def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
     outcomes = Counter(answer.status for answer in answers.values())
     unexpected = {user: (a.status_code, a.body) for user, a in answers.items() if a.status not in BURST_OUTCOMES}
     assert not unexpected, (outcomes, unexpected)
-    successes = {a.body["requestId"]: user for user, a in answers.items() if a.status == "SUCCESS"}
+    successes = successes_of(answers.items())
     held_without_an_answer = {user for user, a in answers.items() if a.status == "ANSWER_LOST"}
     assert len(successes) + len(held_without_an_answer) == 100, outcomes
     settle(live, coupon_id, successes)
@@ -136,7 +134,7 @@ def test_a_burst_of_2000_requests_for_100_copies_issues_exactly_100(live):
     # Kafka, else released by the reconcile, and then it is a late user's
     assert set(successes.values()) <= issued <= set(successes.values()) | held_without_an_answer
     late = {user: issue(live, coupon_id, user) for user in range(2001, 2021)}
-    late_successes = {a.body["requestId"]: user for user, a in late.items() if a.status == "SUCCESS"}
+    late_successes = successes_of(late.items())
     assert len(late_successes) == 100 - len(issued), Counter(a.status for a in late.values())
     successes |= late_successes
     settle(live, coupon_id, successes)
@@ -185,7 +183,7 @@ def test_redis_flushed_mid_sale_is_restored_by_an_on_demand_rebuild(live):
     assert report["reconciled"][0]["installed"] is True
     assert report["reconciled"][0]["reserved"] == 20
     assert issue(live, coupon_id, 5).body["status"] == "DUPLICATE"
-    later = {a.body["requestId"]: u for u in range(21, 41) if (a := issue(live, coupon_id, u)).status_code == 202}
+    later = successes_of((user, issue(live, coupon_id, user)) for user in range(21, 41))
     successes |= later
     assert len(later) == 20  # the sale goes on
     settle(live, coupon_id, successes)
@@ -246,13 +244,7 @@ def test_bad_input_gets_4xx_and_changes_nothing(live):
 
 def test_each_invocation_returns_its_own_logs_between_start_and_end(live):
     coupon_id = new_coupon(live, 5)
-    lambda_ = boto3.client("lambda", **live.aws)
-    tails = []
-    for _ in range(2):
-        answer = lambda_.invoke(
-            FunctionName=f"{stack.STACK}-rebuild", Payload=json.dumps({"couponId": coupon_id}).encode(), LogType="Tail"
-        )
-        tails.append(base64.b64decode(answer["LogResult"]).decode().splitlines())
+    tails = [live.invoke_for_logs("rebuild", {"couponId": coupon_id}) for _ in range(2)]
     for lines in tails:
         request_id = lines[0].removeprefix("START RequestId: ").split()[0]
         assert lines[-1] == f"END RequestId: {request_id}", lines
