@@ -16,13 +16,14 @@ def secrets(aws):
     return boto3.client("secretsmanager", region_name=aws)
 
 
+def rds_secret(secrets, name: str, password: str) -> str:
+    """A secret shaped as RDS writes it; its ARN."""
+    fields = {"host": "db.example", "port": 5432, "username": "app", "password": password, "dbname": "coupons"}
+    return secrets.create_secret(Name=name, SecretString=json.dumps(fields))["ARN"]
+
+
 def test_an_rds_secret_becomes_a_pg8000_url(secrets):
-    arn = secrets.create_secret(
-        Name="coupons-db",
-        SecretString=json.dumps(
-            {"host": "db.example", "port": 5432, "username": "app", "password": "p@ss:word", "dbname": "coupons"}
-        ),
-    )["ARN"]
+    arn = rds_secret(secrets, "coupons-db", "p@ss:word")
 
     url = url_from_secret(arn, secrets)
 
@@ -42,11 +43,6 @@ def test_a_secret_that_is_not_json_is_refused(secrets):
 
 
 def test_a_proxy_host_replaces_the_secrets_host(secrets):
-    arn = secrets.create_secret(
-        Name="proxied",
-        SecretString=json.dumps(
-            {"host": "db.example", "port": 5432, "username": "app", "password": "pw", "dbname": "coupons"}
-        ),
-    )["ARN"]
+    arn = rds_secret(secrets, "proxied", "pw")
     url = url_from_secret(arn, secrets, host="proxy.example")
     assert (url.host, url.port, url.database) == ("proxy.example", 5432, "coupons")
