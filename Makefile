@@ -52,7 +52,7 @@ bench: venv
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv
-	$(BIN)/python -m coupon_core.db.migrate
+	$(BIN)/python -m coupon_core.adapters.postgres.migrate
 
 # Regenerate docs/openapi.json from the intake routes.
 openapi: venv

@@ -30,7 +30,7 @@ from typing import Any
 
 from sqlalchemy import create_engine
 
-from coupon_core.db.migrate import upgrade
+from coupon_core.adapters.postgres.migrate import upgrade
 from local.kafka_topics import create_topic, read_all
 from local.lambda_events import InProcessContext, api_event
 from local.redis_monitor import client_commands

@@ -20,14 +20,13 @@ from pathlib import Path
 
 from sqlalchemy import create_engine
 
-from coupon_core.catalog import NewCoupon
-from coupon_core.db.catalog import SqlCouponCatalog
-from coupon_core.db.ledger import SqlIssueLedger
-from coupon_core.db.migrate import upgrade
-from coupon_core.dead_letters import Rejection
-from coupon_core.messages import IssueMessage
-from coupon_core.persisting import IssuePersister, LockTimes, RecordOutcome
-from coupon_core.records import Delivered, Position
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.ledger import SqlLedger
+from coupon_core.adapters.postgres.migrate import upgrade
+from coupon_core.domain.coupons import NewCoupon
+from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
+from coupon_core.domain.records import Delivered, IssueMessage, Position
 from local.services import STARTERS
 from lua_redis import ReservationStore, connect
 
@@ -74,7 +73,7 @@ def main() -> None:
         client = connect(urls["REDIS_URL"], socket_timeout=10)
         sink = CountingSink()
         persister = IssuePersister(
-            SqlIssueLedger(engine), ReservationStore(client), client, sink, LockTimes(lease_s=30, wait_s=5)
+            SqlLedger(engine), ReservationStore(client), client, sink, LockTimes(lease_s=30, wait_s=5)
         )
         catalog = SqlCouponCatalog(engine)
         now = datetime.now(UTC)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import create_engine
 
-from coupon_core.db.migrate import upgrade
+from coupon_core.adapters.postgres.migrate import upgrade
 from local import localstack
 from local.kafka_topics import create_topic
 from local.services import STARTERS, ServiceError, alive, spawn, start_all, stop

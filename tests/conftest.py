@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Engine, create_engine
 
-from coupon_core.db.migrate import upgrade
+from coupon_core.adapters.postgres.migrate import upgrade
 from local.services import STARTERS
 
 # What the deployed functions get from CDK; Powertools reads these at import time.

@@ -1,4 +1,10 @@
-"""The intake function's collaborators, built once per Lambda container on first use."""
+"""The intake's collaborators: built once per Lambda container, handed to routes with ``Depends``.
+
+Each provider is a plain function a route names in ``Annotated[T, Depends(provider)]``; tests
+replace one with ``app.dependency_overrides[provider] = ...``. The wiring is cached per
+container (``functools.cache``): Powertools resolves a dependency once per invocation, the
+cache keeps the Redis client and the Kafka producer alive across invocations.
+"""
 
 from __future__ import annotations
 
@@ -7,49 +13,64 @@ from dataclasses import dataclass
 
 import redis
 
-from coupon_core.catalog import CouponCatalog
-from coupon_core.issuing import IssueService, StateInitialiser
-from coupon_core.publisher import IssuePublisher
+from coupon_core.adapters.kafka.publisher import IssuePublisher
+from coupon_core.domain.issuing import IssueService, StateInitialiser
+from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.settings import IntakeSettings
-from lua_redis import ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore, connect
 
 
 @dataclass(frozen=True)
-class Intake:
+class Wiring:
     settings: IntakeSettings
     client: redis.Redis
     store: ReservationStore
     publisher: IssuePublisher
     service: IssueService
 
-    def catalog(self) -> CouponCatalog:
-        return _catalog(self.settings)
-
 
 @functools.cache
 def _catalog(settings: IntakeSettings) -> CouponCatalog:
     # SQLAlchemy is imported here, on the first request that needs the database, not at cold start.
-    from coupon_core.db.catalog import SqlCouponCatalog  # noqa: PLC0415
-    from coupon_core.db.engine import make_engine  # noqa: PLC0415
+    from coupon_core.adapters.postgres.catalog import SqlCouponCatalog  # noqa: PLC0415
+    from coupon_core.adapters.postgres.engine import make_engine  # noqa: PLC0415
 
     return SqlCouponCatalog(make_engine(settings.database))
 
 
 @functools.cache
-def intake() -> Intake:
+def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
     client = connect(settings.redis.url)
     store = ReservationStore(client)
-    publisher = IssuePublisher(settings.kafka, timeout_ms=settings.produce_timeout_ms)
-    initialiser = StateInitialiser(store, client, lambda: _catalog(settings), retention_ms=settings.state_retention_ms)
-    return Intake(settings, client, store, publisher, IssueService(store, publisher, initialiser))
+    publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
+    initialiser = StateInitialiser(
+        store, CouponLocks(client), lambda: _catalog(settings), retention_ms=settings.retention.state_ms
+    )
+    return Wiring(settings, client, store, publisher, IssueService(store, publisher, initialiser))
+
+
+def settings() -> IntakeSettings:
+    return wiring().settings
+
+
+def issue_service() -> IssueService:
+    return wiring().service
+
+
+def reservations() -> Reservations:
+    return wiring().store
+
+
+def catalog() -> CouponCatalog:
+    return _catalog(wiring().settings)
 
 
 def reset() -> None:
-    """Forget the wired collaborators (tests change the environment between cases)."""
-    if intake.cache_info().currsize:
-        intake().publisher.close()
-        intake().client.close()
-    intake.cache_clear()
+    """Forget the wiring (tests change the environment between cases)."""
+    if wiring.cache_info().currsize:
+        wiring().publisher.close()
+        wiring().client.close()
+    wiring.cache_clear()
     _catalog.cache_clear()

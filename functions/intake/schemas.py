@@ -1,14 +1,16 @@
-"""Request and response bodies of the intake API (camelCase, as in DESIGN section 3)."""
+"""Request and response bodies of the intake API (camelCase on the wire, as in docs/design.md)."""
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from aws_lambda_powertools.event_handler.openapi.params import Path
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from lua_redis import MAX_BIGINT
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
+PathId = Annotated[int, Path(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 
 
 class _Strict(BaseModel):

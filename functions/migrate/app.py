@@ -9,8 +9,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.db.engine import make_engine
-from coupon_core.db.migrate import upgrade
+from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.observability import logger
 from coupon_core.settings import DatabaseSettings
 

@@ -1,4 +1,4 @@
-"""Worker function: persists MSK batches of accepted requests (DESIGN section 2).
+"""Worker function: persists MSK batches of accepted requests (docs/design.md, Flow).
 
 Thin: decode the MSK event, let the domain persist the whole batch grouped by coupon, then hand
 each record's verdict to Powertools' batch processor, which answers the partial batch response
@@ -9,12 +9,13 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEventRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from coupon_core.domain.persisting import RecordOutcome, Verdict
+from coupon_core.domain.records import Delivered, Position
 from coupon_core.observability import logger, metrics
-from coupon_core.persisting import RecordOutcome, Verdict
-from coupon_core.records import Delivered, Position
 from coupon_core.tracing import tracer
 from functions.worker.dependencies import persister
 
@@ -64,7 +65,7 @@ def _log(record: Delivered, verdict: Verdict) -> None:
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     records = _delivered(event)
     verdicts = persister().persist(records)
     for record in records:

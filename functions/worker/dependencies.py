@@ -4,39 +4,39 @@ from __future__ import annotations
 
 import functools
 
-from coupon_core.db.engine import make_engine
-from coupon_core.db.ledger import SqlIssueLedger
-from coupon_core.dead_letter_queue import SqsDeadLetterQueue
-from coupon_core.failures import FailureRecorder
-from coupon_core.kafka_reader import KafkaRangeReader
-from coupon_core.persisting import IssuePersister, LockTimes
-from coupon_core.settings import DeadLetterSettings, WorkerSettings
-from lua_redis import ReservationStore, connect
+from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
+from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.adapters.postgres.ledger import SqlLedger
+from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
+from coupon_core.domain.failures import FailureRecorder
+from coupon_core.domain.persisting import IssuePersister, LockTimes
+from coupon_core.settings import DlqHandlerSettings, WorkerSettings
+from lua_redis import CouponLocks, ReservationStore, connect
 
 
 @functools.cache
 def persister() -> IssuePersister:
     """Read the worker's settings (failing with the variable's name) and wire the persister."""
     settings = WorkerSettings.from_env()
-    client = connect(settings.redis.url, socket_timeout=settings.lock_wait_s + 2)  # BLPOP waits on this socket
+    client = connect(settings.redis.url, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
     return IssuePersister(
-        SqlIssueLedger(make_engine(settings.database)),
+        SqlLedger(make_engine(settings.database)),
         ReservationStore(client),
-        client,
-        SqsDeadLetterQueue(settings.dlq_url),
-        LockTimes(lease_s=settings.lock_lease_s, wait_s=settings.lock_wait_s),
+        CouponLocks(client),
+        SqsDeadLetterQueue(settings.dlq.url),
+        LockTimes(lease_s=settings.lock.lease_s, wait_s=settings.lock.wait_s),
     )
 
 
 @functools.cache
 def failure_recorder() -> FailureRecorder:
     """Read the DLQ handler's settings and wire the recorder."""
-    settings = DeadLetterSettings.from_env()
+    settings = DlqHandlerSettings.from_env()
     return FailureRecorder(
-        SqlIssueLedger(make_engine(settings.database)),
+        SqlLedger(make_engine(settings.database)),
         ReservationStore(connect(settings.redis.url)),
         KafkaRangeReader(
-            settings.kafka, max_records=settings.read_back_max_records, timeout_s=settings.read_back_timeout_s
+            settings.kafka, max_records=settings.read_back.max_records, timeout_s=settings.read_back.timeout_s
         ),
     )
 

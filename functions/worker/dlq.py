@@ -1,4 +1,4 @@
-"""DLQ handler: releases the reservations of failed requests and records the failures.
+"""DLQ handler: for each dead letter, releases the reservation and records the failure.
 
 SQS batch with partial batch response (Powertools). A message that cannot be read or handled
 raises, is listed in ``batchItemFailures``, and SQS redelivers it until its redrive policy moves
@@ -9,6 +9,7 @@ from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -24,14 +25,14 @@ def record_handler(record: SQSRecord) -> None:
         outcomes = failure_recorder().handle(record.body)
     except Exception:
         logger.exception("dead letter not handled; SQS will redeliver it", extra={"messageId": record.message_id})
-        metrics.add_metric(name="DeadLetterFailed", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name="DeadLetterUnhandled", unit=MetricUnit.Count, value=1)
         raise
     for outcome in outcomes:
-        metrics.add_metric(name=f"DeadLetter{outcome.title().replace('_', '')}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=f"Failure{outcome.title().replace('_', '')}", unit=MetricUnit.Count, value=1)
 
 
 @logger.inject_lambda_context(clear_state=True)
 @tracer.capture_lambda_handler
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from kafka import KafkaProducer
 from sqlalchemy import text
 
-from coupon_core.messages import IssueMessage
+from coupon_core.domain.records import IssueMessage
 from local import stack
 from local.invariants import check, observe, successes_of
 from lua_redis import ReservationStore

@@ -10,7 +10,7 @@ import redis
 from moto import mock_aws
 
 from functions.intake import dependencies as intake_dependencies
-from functions.rebuild import app as rebuild_app
+from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
 from local.kafka_topics import create_topic
 from lua_redis import ReservationStore, connect
@@ -63,4 +63,4 @@ def pipeline(
 def _reset_functions() -> None:
     intake_dependencies.reset()
     worker_dependencies.reset()
-    rebuild_app.rebuilder.cache_clear()
+    rebuild_dependencies.wiring.cache_clear()

@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from coupon_core.db.catalog import SqlCouponCatalog
-from functions.intake.dependencies import intake, reset
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from functions.intake.dependencies import issue_service, reset
 from local.kafka_topics import create_topic, read_all
 from local.services import start_tansu, start_valkey
 from lua_redis import ReservationStore
@@ -127,7 +127,7 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, ka
         start.wait()
         # The domain, not the HTTP handler: Powertools keeps the current event on its (module-level)
         # resolver, which is right for Lambda's one invocation per container at a time, not for threads.
-        outcomes[user] = intake().service.issue(coupon_id, user).outcome.value
+        outcomes[user] = issue_service().issue(coupon_id, user).outcome.value
 
     threads = [threading.Thread(target=request, args=(user,)) for user in range(1, 51)]
     for thread in threads:

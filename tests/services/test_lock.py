@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from lua_redis import LockUnavailableError, StateUnavailableError, connect, held_lock, issue_lock_name
+from lua_redis import LockUnavailableError, StateUnavailableError, connect, held_lock
+from lua_redis.keys import issue_lock_name
 from tests.services.support import command_calls
 
 NAME = issue_lock_name(1)

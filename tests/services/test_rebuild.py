@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import text
 
-from coupon_core.rebuild import UnknownCouponsError
-from functions.rebuild.app import InvalidRebuildEventError
+from coupon_core.errors import UnknownCouponsError
+from functions.rebuild.events import InvalidRebuildEventError
 from local.flash_sale import LoadPlan, lua_reserver, run_load
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import create_coupon, issue

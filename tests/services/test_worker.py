@@ -15,14 +15,15 @@ from kafka import KafkaProducer
 from moto import mock_aws
 from sqlalchemy import create_engine, make_url, text
 
-from coupon_core.db.migrate import upgrade
+from coupon_core.adapters.postgres.migrate import upgrade
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
 from local.kafka_topics import create_topic
 from local.lambda_events import InProcessContext, sqs_event
 from local.services import start_postgres
-from lua_redis import ReleaseOutcome, held_lock, issue_lock_name
+from lua_redis import ReleaseOutcome, held_lock
+from lua_redis.keys import issue_lock_name
 from tests.services.worker_support import (
     Batch,
     coupon_counts,

@@ -10,9 +10,9 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from coupon_core.catalog import NewCoupon
-from coupon_core.db.catalog import SqlCouponCatalog
-from coupon_core.messages import IssueMessage
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.domain.coupons import NewCoupon
+from coupon_core.domain.records import IssueMessage
 from local.lambda_events import msk_event
 from lua_redis import ReservationStore, ReserveOutcome
 

@@ -7,8 +7,8 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lua_redis import MAX_BIGINT, issue_lock_name, state_lock_name
-from lua_redis.keys import meta_key, reserved_key, staging_key, watermark_key
+from lua_redis import MAX_BIGINT
+from lua_redis.keys import issue_lock_name, meta_key, reserved_key, staging_key, state_lock_name, watermark_key
 
 
 def hash_tag(key: str) -> str:

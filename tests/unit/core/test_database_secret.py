@@ -7,8 +7,8 @@ import json
 import boto3
 import pytest
 
-from coupon_core.db.engine import url_from_secret
-from coupon_core.settings import ConfigError
+from coupon_core.adapters.postgres.engine import url_from_secret
+from coupon_core.errors import ConfigError
 
 
 @pytest.fixture

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from coupon_core.settings import ConfigError, DeadLetterSettings, IntakeSettings, RebuildSettings, WorkerSettings
+from coupon_core.errors import ConfigError
+from coupon_core.settings import DlqHandlerSettings, IntakeSettings, RebuildSettings, WorkerSettings
 
 VALID = {
     "REDIS_URL": "rediss://cache.example:6379/0",
@@ -20,8 +21,8 @@ def test_a_valid_environment_is_read_with_defaults():
     settings = IntakeSettings.from_env(VALID)
     assert settings.kafka.bootstrap_servers == ("b-1.msk.example:9098", "b-2.msk.example:9098")
     assert settings.kafka.auth == "none"
-    assert settings.user_id_source == "body"
-    assert settings.state_retention_ms == 7 * 24 * 3_600_000
+    assert settings.issuing.user_id_source == "body"
+    assert settings.retention.state_ms == 7 * 24 * 3_600_000
     assert settings.database.url == VALID["DATABASE_URL"]
 
 
@@ -76,9 +77,9 @@ def test_worker_dlq_and_rebuild_settings_name_their_bad_variables():
             base | {"DLQ_URL": "https://sqs.example/q", "WORKER_LOCK_LEASE_S": "10", "WORKER_LOCK_WAIT_S": "11"}
         )
     with pytest.raises(ConfigError, match="KAFKA_BOOTSTRAP_SERVERS is required"):
-        DeadLetterSettings.from_env(base)
+        DlqHandlerSettings.from_env(base)
     with pytest.raises(ConfigError, match="RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS"):
         RebuildSettings.from_env(base | {"STATE_RETENTION_HOURS": "24", "RECONCILE_LOOKBACK_HOURS": "24"})
     with pytest.raises(ConfigError, match="RECONCILE_SKEW_MS must be an integer"):
         RebuildSettings.from_env(base | {"RECONCILE_SKEW_MS": "1m"})
-    assert RebuildSettings.from_env(base).skew_ms == 60_000
+    assert RebuildSettings.from_env(base).reconcile.skew_ms == 60_000

@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
-from coupon_core.issuing import IssueOutcome, IssueResult
-from coupon_core.messages import IssueMessage
+from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from coupon_core.domain.records import IssueMessage
 from coupon_core.settings import IntakeSettings
 from functions.intake import app as intake_app
+from functions.intake import dependencies
 from local.lambda_events import InProcessContext, api_event
 from tests.bad_inputs import BAD_ISSUE_BODIES
 
@@ -36,30 +37,28 @@ class FakeService:
         return self.result
 
 
-@dataclass
-class FakeIntake:
-    settings: IntakeSettings
-    service: FakeService
-
-
 def call(event: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
     response = intake_app.handler(event, InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     return response["statusCode"], json.loads(response["body"]), headers
 
 
+def override(monkeypatch, provider: Any, value: Any) -> None:
+    """Replace one of the intake's dependencies for this test (Powertools' dependency_overrides)."""
+    monkeypatch.setitem(intake_app.app.dependency_overrides, provider, lambda: value)
+
+
 @pytest.fixture
 def service(monkeypatch):
     fake = FakeService(IssueResult(IssueOutcome.SOLD_OUT))
-    wired = FakeIntake(IntakeSettings.from_env(ENV), fake)
-    monkeypatch.setattr(intake_app, "intake", lambda: wired)
+    override(monkeypatch, dependencies.settings, IntakeSettings.from_env(ENV))
+    override(monkeypatch, dependencies.issue_service, fake)
     return fake
 
 
 @pytest.fixture
 def claims_service(monkeypatch, service):
-    wired = FakeIntake(IntakeSettings.from_env({**ENV, "USER_ID_SOURCE": "claims"}), service)
-    monkeypatch.setattr(intake_app, "intake", lambda: wired)
+    override(monkeypatch, dependencies.settings, IntakeSettings.from_env({**ENV, "USER_ID_SOURCE": "claims"}))
     return service
 
 

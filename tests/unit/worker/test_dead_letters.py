@@ -8,17 +8,16 @@ import uuid
 import boto3
 import pytest
 
-from coupon_core.dead_letter_queue import SqsDeadLetterQueue
-from coupon_core.dead_letters import (
+from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
+from coupon_core.domain.dead_letters import (
     OffsetRange,
     OnFailureLetter,
-    RejectedLetter,
     Rejection,
+    RejectionLetter,
     UnreadableDeadLetterError,
     read_dead_letter,
 )
-from coupon_core.messages import IssueMessage
-from coupon_core.records import Delivered, Position
+from coupon_core.domain.records import Delivered, IssueMessage, Position
 
 MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
 WHERE = Position("coupon.issue.v1", 2, 41)
@@ -33,7 +32,7 @@ def test_a_rejection_round_trips_through_its_envelope():
     envelope = Rejection(Delivered(WHERE, MESSAGE), "NO_STOCK").envelope()
     assert envelope["kind"] == "coupon.issue.rejected"
     assert envelope["v"] == 1
-    assert read_dead_letter(json.dumps(envelope)) == RejectedLetter(MESSAGE, "NO_STOCK", WHERE)
+    assert read_dead_letter(json.dumps(envelope)) == RejectionLetter(MESSAGE, "NO_STOCK", WHERE)
 
 
 def test_the_sink_sends_one_message_per_rejection_in_batches_of_ten(sqs):

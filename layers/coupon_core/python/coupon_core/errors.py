@@ -1,15 +1,62 @@
-"""Exceptions the domain sees from its adapters, so that it needs no driver's types."""
+"""Every exception of the coupon_core layer, in one place.
+
+    CouponError
+    ├── ConfigError                  a configuration variable is missing or malformed
+    ├── MalformedMessageError        a Kafka record's value is not a valid issue message (ValueError)
+    ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
+    │                                on-failure letter, or is incomplete (ValueError)
+    ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
+    ├── StockMismatchError           the guarded decrement found less stock than the locked row
+    │                                said; the transaction is undone
+    └── UnavailableError             a server did not answer as it should; worth retrying later
+        ├── DatabaseUnavailableError PostgreSQL unreachable, or it refused the transaction
+        ├── PublishError             Kafka did not acknowledge a record in time (it may be written)
+        └── ReadBackError            records could not be read back from Kafka by offset
+
+The Redis layer's own errors (``InvalidInputError``, ``StateUnavailableError``,
+``LockUnavailableError``) live in ``lua_redis.errors``. Adapters turn their driver's errors into
+these with :class:`~lua_redis.Reraise` (a ``with`` block or a decorator), the one way errors are
+mapped in this project, so that neither the domain nor a handler ever sees a driver's types.
+"""
 
 from __future__ import annotations
 
 
-class DatabaseUnavailableError(Exception):
-    """The database could not be reached or refused the transaction; worth retrying later."""
+class CouponError(Exception):
+    """The root of this layer's exceptions."""
 
 
-class DeadLetterNotSentError(Exception):
-    """A dead letter could not be handed to the queue."""
+class ConfigError(CouponError):
+    """A configuration variable is missing or malformed; the text names it."""
 
 
-class ReadBackError(Exception):
+class MalformedMessageError(CouponError, ValueError):
+    """A record is not a valid version-1 issue message; the text says what is wrong."""
+
+
+class UnreadableDeadLetterError(CouponError, ValueError):
+    """A DLQ message that is neither a rejection letter nor an on-failure letter, or is incomplete."""
+
+
+class UnknownCouponsError(CouponError, ValueError):
+    """An on-demand reconcile named coupons that do not exist; nothing was changed."""
+
+
+class StockMismatchError(CouponError):
+    """The guarded decrement found less stock than the locked row said: the transaction is undone."""
+
+
+class UnavailableError(CouponError):
+    """A server did not answer as it should; the same call may succeed later."""
+
+
+class DatabaseUnavailableError(UnavailableError):
+    """The database could not be reached or refused the transaction."""
+
+
+class PublishError(UnavailableError):
+    """The broker did not acknowledge the record in time; it may or may not be written."""
+
+
+class ReadBackError(UnavailableError):
     """Records could not be read back from Kafka by offset (broker down, range gone or too large)."""

@@ -1,7 +1,10 @@
 """Configuration from environment variables, read once and validated in one place.
 
-A missing or malformed variable raises :class:`ConfigError` naming it, at the first use of the
-settings (the first invocation of a Lambda container), never midway through a request.
+Settings are composed of parts, each reading its own variables (``RedisSettings`` reads
+REDIS_URL, ...); a function's settings (``IntakeSettings``, ...) list the parts it needs, and
+``from_env`` reads exactly those. A missing or malformed variable raises :class:`ConfigError`
+naming it, at the first use of the settings (the first invocation of a Lambda container), never
+midway through a request. docs/design.md lists every variable.
 """
 
 from __future__ import annotations
@@ -9,18 +12,18 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Literal, Self, cast, get_type_hints
 from urllib.parse import urlsplit
 
+from coupon_core.errors import ConfigError
+
 Environ = Mapping[str, str]
+KafkaAuth = Literal["none", "iam"]
+UserIdSource = Literal["body", "claims"]
 
 HOUR_MS = 3_600_000
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.-]+:\d{1,5}$")
-
-
-class ConfigError(RuntimeError):
-    """A configuration variable is missing or malformed."""
 
 
 def _required(environ: Environ, name: str) -> str:
@@ -98,7 +101,7 @@ class DatabaseSettings:
 class KafkaSettings:
     bootstrap_servers: tuple[str, ...]
     topic: str
-    auth: Literal["none", "iam"]
+    auth: KafkaAuth
     region: str | None
 
     @classmethod
@@ -114,7 +117,7 @@ class KafkaSettings:
         region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
         if auth == "iam" and not region:
             raise ConfigError("KAFKA_AUTH=iam needs AWS_REGION to sign its tokens")
-        return cls(bootstrap_servers=servers, topic=topic, auth=auth, region=region)  # type: ignore[arg-type]
+        return cls(bootstrap_servers=servers, topic=topic, auth=cast(KafkaAuth, auth), region=region)
 
 
 @dataclass(frozen=True)
@@ -134,112 +137,132 @@ class ObservabilitySettings:
         )
 
 
-def _state_retention_ms(env: Environ) -> int:
-    """How long a coupon's Redis keys outlive its window; intake and rebuild must agree on it."""
-    return _int(env, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS
+@dataclass(frozen=True)
+class RetentionSettings:
+    """How long a coupon's Redis keys outlive its window; the intake and the rebuild must agree."""
+
+    state_ms: int
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> RetentionSettings:
+        return cls(state_ms=_int(environ, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS)
 
 
 @dataclass(frozen=True)
-class FunctionSettings:
-    """What every function reads: observability, Redis and the database."""
+class IssuingSettings:
+    """The intake's own: where the user id comes from, and the bound on every produce."""
 
-    observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
-
-
-def _common(env: Environ) -> dict[str, object]:
-    return {
-        "observability": ObservabilitySettings.from_env(env),
-        "redis": RedisSettings.from_env(env),
-        "database": DatabaseSettings.from_env(env),
-    }
-
-
-@dataclass(frozen=True)
-class IntakeSettings(FunctionSettings):
-    """What the intake function needs."""
-
-    kafka: KafkaSettings
-    user_id_source: Literal["body", "claims"]
-    state_retention_ms: int
+    user_id_source: UserIdSource
     produce_timeout_ms: int
 
     @classmethod
-    def from_env(cls, environ: Environ | None = None) -> IntakeSettings:
-        env = os.environ if environ is None else environ
+    def from_env(cls, environ: Environ) -> IssuingSettings:
         return cls(
-            **_common(env),  # type: ignore[arg-type]
-            kafka=KafkaSettings.from_env(env),
-            user_id_source=_choice(env, "USER_ID_SOURCE", ("body", "claims"), "body"),  # type: ignore[arg-type]
-            state_retention_ms=_state_retention_ms(env),
-            produce_timeout_ms=_int(env, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
+            user_id_source=cast(UserIdSource, _choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
+            produce_timeout_ms=_int(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
         )
 
 
-def _queue_url(environ: Environ, name: str) -> str:
-    return _url(environ, name, ("https", "http"))
-
-
 @dataclass(frozen=True)
-class WorkerSettings(FunctionSettings):
-    """What the worker (MSK) function needs."""
+class DlqSettings:
+    """The SQS DLQ the worker sends its rejection letters to."""
 
-    dlq_url: str
-    lock_lease_s: int
-    lock_wait_s: int
+    url: str
 
     @classmethod
-    def from_env(cls, environ: Environ | None = None) -> WorkerSettings:
-        env = os.environ if environ is None else environ
-        lease = _int(env, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
-        return cls(
-            **_common(env),  # type: ignore[arg-type]
-            dlq_url=_queue_url(env, "DLQ_URL"),
-            lock_lease_s=lease,
-            lock_wait_s=_int(env, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease),
-        )
+    def from_env(cls, environ: Environ) -> DlqSettings:
+        return cls(url=_url(environ, "DLQ_URL", ("https", "http")))
 
 
 @dataclass(frozen=True)
-class DeadLetterSettings(FunctionSettings):
-    """What the DLQ handler needs: Kafka only to read records back by offset."""
+class WorkerLockSettings:
+    """The worker's per-coupon issue lock: its lease, and how long to wait for it."""
 
-    kafka: KafkaSettings
-    read_back_max_records: int
-    read_back_timeout_s: int
+    lease_s: int
+    wait_s: int
 
     @classmethod
-    def from_env(cls, environ: Environ | None = None) -> DeadLetterSettings:
-        env = os.environ if environ is None else environ
+    def from_env(cls, environ: Environ) -> WorkerLockSettings:
+        lease = _int(environ, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
+        return cls(lease_s=lease, wait_s=_int(environ, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease))
+
+
+@dataclass(frozen=True)
+class ReadBackSettings:
+    """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
+
+    max_records: int
+    timeout_s: int
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> ReadBackSettings:
         return cls(
-            **_common(env),  # type: ignore[arg-type]
-            kafka=KafkaSettings.from_env(env),
-            read_back_max_records=_int(env, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
-            read_back_timeout_s=_int(env, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
+            max_records=_int(environ, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
+            timeout_s=_int(environ, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
         )
 
 
 @dataclass(frozen=True)
-class RebuildSettings(FunctionSettings):
-    """What the rebuild (reconcile) function needs."""
+class ReconcileSettings:
+    """Which coupons the schedule reconciles, and how old a reservation must be to count as leaked."""
 
-    state_retention_ms: int
     skew_ms: int
     lookback_ms: int
     lookahead_ms: int
 
     @classmethod
-    def from_env(cls, environ: Environ | None = None) -> RebuildSettings:
-        env = os.environ if environ is None else environ
-        retention_ms = _state_retention_ms(env)
-        lookback_ms = _int(env, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
-        if lookback_ms >= retention_ms:
+    def from_env(cls, environ: Environ) -> ReconcileSettings:
+        lookback_ms = _int(environ, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
+        if lookback_ms >= RetentionSettings.from_env(environ).state_ms:
             raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
         return cls(
-            **_common(env),  # type: ignore[arg-type]
-            state_retention_ms=retention_ms,
-            skew_ms=_int(env, "RECONCILE_SKEW_MS", 60_000, low=0, high=3_600_000),
+            skew_ms=_int(environ, "RECONCILE_SKEW_MS", 60_000, low=0, high=3_600_000),
             lookback_ms=lookback_ms,
-            lookahead_ms=_int(env, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
+            lookahead_ms=_int(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
         )
+
+
+@dataclass(frozen=True)
+class FunctionSettings:
+    """What every function reads; a subclass adds the parts it needs as fields.
+
+    Every field's type is a part with ``from_env(environ)``; :meth:`from_env` reads them all.
+    """
+
+    observability: ObservabilitySettings
+    redis: RedisSettings
+    database: DatabaseSettings
+
+    @classmethod
+    def from_env(cls, environ: Environ | None = None) -> Self:
+        """Read every part from ``environ`` (default: the process environment)."""
+        env = os.environ if environ is None else environ
+        parts = get_type_hints(cls)
+        return cls(**{field.name: parts[field.name].from_env(env) for field in fields(cls)})
+
+
+@dataclass(frozen=True)
+class IntakeSettings(FunctionSettings):
+    kafka: KafkaSettings
+    issuing: IssuingSettings
+    retention: RetentionSettings
+
+
+@dataclass(frozen=True)
+class WorkerSettings(FunctionSettings):
+    dlq: DlqSettings
+    lock: WorkerLockSettings
+
+
+@dataclass(frozen=True)
+class DlqHandlerSettings(FunctionSettings):
+    """Kafka only to read records back by offset."""
+
+    kafka: KafkaSettings
+    read_back: ReadBackSettings
+
+
+@dataclass(frozen=True)
+class RebuildSettings(FunctionSettings):
+    retention: RetentionSettings
+    reconcile: ReconcileSettings

@@ -1,31 +1,31 @@
-"""Coupon reservations in Redis: Lua scripts, the reservation store and the coupon lock.
+"""Coupon reservations in Redis: the Lua scripts, the reservation store and the coupon locks.
 
-See DESIGN section 4. Everything a caller needs is importable from here.
+The Redis half of the contracts in docs/design.md. Everything a caller needs is importable from
+here; the domain sees this layer through its ports (``coupon_core.domain.ports``).
 """
 
 from lua_redis.client import connect
-from lua_redis.errors import InvalidInputError, LockUnavailableError, StateUnavailableError
+from lua_redis.errors import InvalidInputError, LockUnavailableError, Reraise, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
-from lua_redis.keys import issue_lock_name, state_lock_name
-from lua_redis.lock import held_lock
-from lua_redis.models import CouponState, ReconcileReport, ReleaseOutcome, Reservation, ReserveOutcome
+from lua_redis.lock import CouponLocks, held_lock
+from lua_redis.models import CouponState, ReconcileChanges, ReleaseOutcome, Reservation, ReserveOutcome
 from lua_redis.store import ReservationStore
 
 __all__ = [
     "MAX_BIGINT",
+    "CouponLocks",
     "CouponState",
     "InvalidInputError",
     "LockUnavailableError",
-    "ReconcileReport",
+    "ReconcileChanges",
     "ReleaseOutcome",
+    "Reraise",
     "Reservation",
     "ReservationStore",
     "ReserveOutcome",
     "StateUnavailableError",
     "connect",
     "held_lock",
-    "issue_lock_name",
-    "state_lock_name",
     "validate_id",
     "validate_millis",
 ]

@@ -1,22 +1,26 @@
-"""A per-coupon Redis lock: owner token, lease, safe release, a wait that does not spin.
+"""Per-coupon Redis locks: owner token, lease, safe release, a wait that does not spin.
 
 Built on python-redis-lock: acquisition is ``SET NX EX`` with a random owner token, release is a
 Lua compare-and-delete that also pushes onto a signal list, and waiters block on ``BLPOP`` of
 that list instead of polling. The database constraints remain the last guard should a lease
 run out while its holder still works.
+
+:class:`CouponLocks` is what the domain holds (its ``CouponLocks`` port): the two locks of a
+coupon by purpose, so that no caller builds a lock name or touches the client.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 import redis
 import redis_lock
 
-from lua_redis.errors import LockUnavailableError, StateUnavailableError
+from lua_redis.errors import LockUnavailableError, redis_unavailable
 from lua_redis.ids import validate_id
+from lua_redis.keys import issue_lock_name, state_lock_name
 
 logger = logging.getLogger(__name__)
 
@@ -33,10 +37,8 @@ def held_lock(client: redis.Redis, name: str, *, lease_s: int, wait_s: int) -> I
     validate_id("lease_s", lease_s)
     validate_id("wait_s", wait_s)
     lock = redis_lock.Lock(client, name, expire=lease_s)
-    try:
+    with redis_unavailable:
         acquired = lock.acquire(timeout=wait_s)
-    except (redis.ConnectionError, redis.TimeoutError) as exc:
-        raise StateUnavailableError(f"Redis unavailable while taking lock {name}: {exc}") from exc
     if not acquired:
         raise LockUnavailableError(f"lock {name} still held by another owner after {wait_s} s")
     try:
@@ -48,3 +50,21 @@ def held_lock(client: redis.Redis, name: str, *, lease_s: int, wait_s: int) -> I
             logger.warning("lease of lock %s ran out before its release", name)
         except (redis.ConnectionError, redis.TimeoutError):
             logger.warning("could not release lock %s; its lease will expire", name, exc_info=True)
+
+
+class CouponLocks:
+    """The two locks of a coupon.
+
+    The *state* lock serialises building and reconciling a coupon's Redis state; the *issue*
+    lock serialises the worker's writes of one coupon. A waiter blocks on the client's socket,
+    so its socket timeout must exceed the longest ``wait_s``.
+    """
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+
+    def state(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]:
+        return held_lock(self._client, state_lock_name(coupon_id), lease_s=lease_s, wait_s=wait_s)
+
+    def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]:
+        return held_lock(self._client, issue_lock_name(coupon_id), lease_s=lease_s, wait_s=wait_s)

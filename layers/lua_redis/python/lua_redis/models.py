@@ -84,7 +84,7 @@ class CouponState:
 
 
 @dataclass(frozen=True)
-class ReconcileReport:
+class ReconcileChanges:
     """What one reconcile changed in Redis.
 
     ``installed`` is true when the state was missing and was rebuilt from the database;

@@ -2,45 +2,27 @@
 
 from __future__ import annotations
 
-import functools
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
-from typing import ParamSpec, TypeVar
 
 import redis
 
 from lua_redis import keys
-from lua_redis.errors import StateUnavailableError
+from lua_redis.errors import redis_unavailable
 from lua_redis.ids import validate_id, validate_millis
 from lua_redis.models import (
     RELEASE_CODES,
     RESERVE_CODES,
     CouponState,
-    ReconcileReport,
+    ReconcileChanges,
     ReleaseOutcome,
     Reservation,
     ReserveOutcome,
 )
 from lua_redis.scripts import Scripts
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
-
-
-def _unavailable_on_redis_errors(method: Callable[P, R]) -> Callable[P, R]:
-    """Turn redis-py's connection and timeout errors into :class:`StateUnavailableError`."""
-
-    @functools.wraps(method)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return method(*args, **kwargs)
-        except (redis.ConnectionError, redis.TimeoutError) as exc:
-            raise StateUnavailableError(f"Redis unavailable: {exc}") from exc
-
-    return wrapper
 
 
 def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
@@ -54,7 +36,7 @@ def _flatten(pairs: list[tuple[int, int]]) -> list[int]:
 
 
 class ReservationStore:
-    """A coupon's reservations in Redis (DESIGN section 4).
+    """A coupon's reservations in Redis (docs/design.md, Redis state).
 
     Every method validates its arguments before it touches Redis, and raises
     :class:`StateUnavailableError` when Redis cannot be reached.
@@ -68,7 +50,7 @@ class ReservationStore:
         self._scripts = Scripts.register(client)
         self._chunk_size = validate_id("chunk_size", chunk_size)
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def reserve(self, coupon_id: int, user_id: int) -> Reservation:
         """Reserve one copy for one user: exactly one Redis command (EVALSHA)."""
         validate_id("couponId", coupon_id)
@@ -81,7 +63,7 @@ class ReservationStore:
             return Reservation(outcome, int(reserved_at))
         return Reservation(outcome)
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
         """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
         validate_id("couponId", coupon_id)
@@ -90,7 +72,7 @@ class ReservationStore:
         (code,) = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=[user_id, reserved_at])
         return RELEASE_CODES[code]
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def reservation_time(self, coupon_id: int, user_id: int) -> int | None:
         """The user's reservation time in ms, or ``None`` if the user holds no reservation."""
         validate_id("couponId", coupon_id)
@@ -98,26 +80,26 @@ class ReservationStore:
         score = self._client.zscore(keys.reserved_key(coupon_id), user_id)
         return None if score is None else int(score)
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def reserved_count(self, coupon_id: int) -> int:
         """How many reservations the coupon holds."""
         validate_id("couponId", coupon_id)
         return int(self._client.zcard(keys.reserved_key(coupon_id)))
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def has_state(self, coupon_id: int) -> bool:
         """Whether the coupon's meta hash exists (reserve answers STATE_MISSING otherwise)."""
         validate_id("couponId", coupon_id)
         return bool(self._client.exists(keys.meta_key(coupon_id)))
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def watermark(self, coupon_id: int) -> int | None:
         """The newest reservation time the worker has processed, or ``None``."""
         validate_id("couponId", coupon_id)
         value = self._client.get(keys.watermark_key(coupon_id))
         return None if value is None else int(value)
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def advance_watermark(self, coupon_id: int, reserved_at: int) -> int:
         """Move the watermark up to ``reserved_at`` (never down); return the new watermark."""
         validate_id("couponId", coupon_id)
@@ -128,7 +110,7 @@ class ReservationStore:
             )
         )
 
-    @_unavailable_on_redis_errors
+    @redis_unavailable
     def reconcile(
         self,
         state: CouponState,
@@ -136,7 +118,7 @@ class ReservationStore:
         *,
         watermark: int | None,
         skew_ms: int,
-    ) -> ReconcileReport:
+    ) -> ReconcileChanges:
         """Make Redis agree with the database for one coupon.
 
         ``issued`` maps each user the database has issued to its reservation time (ms).
@@ -157,7 +139,7 @@ class ReservationStore:
         if watermark is not None:
             validate_millis("watermark", watermark)
         if not self.has_state(state.coupon_id) and self._install(state, issued_pairs):
-            return ReconcileReport(
+            return ReconcileChanges(
                 coupon_id=state.coupon_id,
                 installed=True,
                 added=len(issued_pairs),
@@ -174,7 +156,7 @@ class ReservationStore:
             released = self._release_many(state.coupon_id, leaked)
         missing = [(user, at) for user, at in issued_pairs if user not in snapshot]
         added, deferred = self._add_issued(state.coupon_id, missing)
-        return ReconcileReport(
+        return ReconcileChanges(
             coupon_id=state.coupon_id,
             installed=False,
             added=added,

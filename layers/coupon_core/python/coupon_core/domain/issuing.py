@@ -12,30 +12,16 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
-import redis
-
-from coupon_core.catalog import CouponCatalog
-from coupon_core.messages import IssueMessage
-from coupon_core.publisher import PublishError
-from lua_redis import (
-    LockUnavailableError,
-    ReservationStore,
-    ReserveOutcome,
-    StateUnavailableError,
-    held_lock,
-    state_lock_name,
-)
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, Publisher, Reservations
+from coupon_core.domain.records import IssueMessage
+from coupon_core.errors import PublishError
+from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableError
 
 logger = logging.getLogger(__name__)
 
 STATE_LOCK_LEASE_S = 30
 STATE_LOCK_WAIT_S = 1  # below the intake's Redis socket timeout: BLPOP waits on that socket
-
-
-class Publisher(Protocol):
-    def publish(self, message: IssueMessage) -> None: ...
 
 
 class IssueOutcome(StrEnum):
@@ -79,19 +65,19 @@ class StateInitialiser:
 
     def __init__(
         self,
-        store: ReservationStore,
-        client: redis.Redis,
+        store: Reservations,
+        locks: CouponLocks,
         catalog: Callable[[], CouponCatalog],
         *,
         retention_ms: int,
     ) -> None:
         self._store = store
-        self._client = client
+        self._locks = locks
         self._catalog = catalog
         self._retention_ms = retention_ms
 
     def initialise(self, coupon_id: int) -> InitOutcome:
-        with held_lock(self._client, state_lock_name(coupon_id), lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
+        with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             if self._store.has_state(coupon_id):
                 return InitOutcome.READY
             snapshot = self._catalog().issued_users(coupon_id)
@@ -123,7 +109,7 @@ _INIT_TO_ISSUE = {InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND, InitOutc
 class IssueService:
     """Answers issue requests: one Redis call and one Kafka produce on the hot path."""
 
-    def __init__(self, store: ReservationStore, publisher: Publisher, initialiser: StateInitialiser) -> None:
+    def __init__(self, store: Reservations, publisher: Publisher, initialiser: StateInitialiser) -> None:
         self._store = store
         self._publisher = publisher
         self._initialiser = initialiser

@@ -1,4 +1,4 @@
-"""Sending dead letters to the SQS DLQ."""
+"""The DLQ on SQS: the worker's rejections sent as rejection letters, ten to a batch."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from typing import Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from coupon_core.dead_letters import Rejection
-from coupon_core.records import Position
+from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.records import Position
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from coupon_core.catalog import CouponCatalog
-from lua_redis import ReservationStore
+from coupon_core.domain.ports import CouponCatalog, Reservations
 
 
 class IssueStatus(StrEnum):
@@ -15,7 +14,7 @@ class IssueStatus(StrEnum):
     FAILED = "FAILED"  # accepted, then recorded as a failure and released
 
 
-def issue_status(catalog: CouponCatalog, store: ReservationStore, coupon_id: int, user_id: int) -> IssueStatus | None:
+def issue_status(catalog: CouponCatalog, store: Reservations, coupon_id: int, user_id: int) -> IssueStatus | None:
     """The user's status, or ``None`` if the coupon does not exist.
 
     The database is asked first: a persisted issue is ISSUED whatever Redis holds. A reservation

@@ -7,11 +7,12 @@ import time
 from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
-from coupon_core.dead_letters import OffsetRange
+from coupon_core.adapters.kafka.connection import connection_config
+from coupon_core.domain.dead_letters import OffsetRange
+from coupon_core.domain.records import Delivered, Position
 from coupon_core.errors import ReadBackError
-from coupon_core.kafka_client import connection_config
-from coupon_core.records import Delivered, Position
 from coupon_core.settings import KafkaSettings
+from lua_redis import Reraise
 
 
 class KafkaRangeReader:
@@ -26,10 +27,8 @@ class KafkaRangeReader:
         count = offsets.last - offsets.first + 1
         if count > self._max_records:
             raise ReadBackError(f"range {offsets} holds {count} records, more than {self._max_records}")
-        try:
+        with Reraise(ReadBackError, f"could not read {offsets} back", (KafkaError,)):
             return self._read(offsets)
-        except KafkaError as exc:
-            raise ReadBackError(f"could not read {offsets} back: {exc!r}") from exc
 
     def _read(self, offsets: OffsetRange) -> list[Delivered]:
         partition = TopicPartition(offsets.topic, offsets.partition)

@@ -1,4 +1,5 @@
-"""The Kafka record of an accepted request (DESIGN section 5), version 1.
+"""The Kafka record of an accepted request: its value (the issue message), where it sits, and
+how the worker receives it. The wire format is in docs/design.md (Kafka).
 
 Key: the coupon id, so that all records of one coupon land on one partition, in order.
 Value: ``{"v": 1, "couponId", "userId", "requestId", "reservedAt"}`` as compact JSON.
@@ -6,19 +7,18 @@ Value: ``{"v": 1, "couponId", "userId", "requestId", "reservedAt"}`` as compact 
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from coupon_core.errors import MalformedMessageError
 from lua_redis import InvalidInputError, validate_id, validate_millis
 
 VERSION = 1
 _FIELDS = ("couponId", "userId", "requestId", "reservedAt")
-
-
-class MalformedMessageError(ValueError):
-    """A record is not a valid version-1 issue message; the text says what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -78,3 +78,47 @@ class IssueMessage:
             )
         except InvalidInputError as exc:
             raise MalformedMessageError(str(exc)) from None
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    """A record's place in Kafka; ordering positions orders a partition's records as Kafka does."""
+
+    topic: str
+    partition: int
+    offset: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}-{self.partition}@{self.offset}"
+
+
+@dataclass(frozen=True)
+class Delivered:
+    """One record of a batch: its message, or why it has none (``problem``)."""
+
+    position: Position
+    message: IssueMessage | None
+    problem: str = ""
+    raw_value: str = ""  # the base64 value, kept for the dead letter of a malformed record
+
+    @classmethod
+    def decode(cls, position: Position, value_b64: str | None) -> Delivered:
+        """Decode a base64 record value as the event source mapping delivers it."""
+        if value_b64 is None:
+            return cls(position, None, "record has no value")
+        try:
+            raw = base64.b64decode(value_b64, validate=True)
+        except (binascii.Error, ValueError):
+            return cls(position, None, "value is not base64", value_b64)
+        return cls.from_bytes(position, raw)
+
+    @classmethod
+    def from_bytes(cls, position: Position, raw: bytes | None) -> Delivered:
+        """Decode a record value as a Kafka client returns it."""
+        if raw is None:
+            return cls(position, None, "record has no value")
+        encoded = base64.b64encode(raw).decode()
+        try:
+            return cls(position, IssueMessage.decode(raw), raw_value=encoded)
+        except MalformedMessageError as exc:
+            return cls(position, None, str(exc), encoded)

@@ -9,7 +9,8 @@ from typing import Any
 import boto3
 from sqlalchemy import URL, Engine, create_engine
 
-from coupon_core.settings import ConfigError, DatabaseSettings
+from coupon_core.errors import ConfigError
+from coupon_core.settings import DatabaseSettings
 
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
 

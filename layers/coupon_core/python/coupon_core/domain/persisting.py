@@ -3,7 +3,7 @@
 Records are grouped by coupon. For each coupon the worker takes the coupon's Redis lock once and
 writes the whole group in one database transaction, then advances the coupon's watermark.
 Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), REJECTED (terminal: sent to the
-DLQ as a dead letter) or TRANSIENT (retried by the event source mapping).
+DLQ as a rejection letter) or TRANSIENT (retried by the event source mapping).
 """
 
 from __future__ import annotations
@@ -13,16 +13,12 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
 
-import redis
-
-from coupon_core.db_outcomes import GroupOutcome
-from coupon_core.dead_letters import Rejection
+from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, Reservations
+from coupon_core.domain.records import Delivered, Position
 from coupon_core.errors import DatabaseUnavailableError
-from coupon_core.messages import IssueMessage
-from coupon_core.records import Delivered, Position
-from lua_redis import LockUnavailableError, ReservationStore, StateUnavailableError, held_lock, issue_lock_name
+from lua_redis import LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -38,14 +34,6 @@ class RecordOutcome(StrEnum):
 class Verdict:
     outcome: RecordOutcome
     reason: str = ""
-
-
-class Ledger(Protocol):
-    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]: ...
-
-
-class DeadLetterSink(Protocol):
-    def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
 
 
 _GROUP_VERDICTS = {
@@ -64,12 +52,12 @@ class LockTimes:
 
 class IssuePersister:
     def __init__(
-        self, ledger: Ledger, store: ReservationStore, client: redis.Redis, sink: DeadLetterSink, lock: LockTimes
+        self, ledger: IssueLedger, store: Reservations, locks: CouponLocks, dlq: DeadLetterQueue, lock: LockTimes
     ) -> None:
         self._ledger = ledger
         self._store = store
-        self._client = client
-        self._sink = sink
+        self._locks = locks
+        self._dlq = dlq
         self._lock = lock
 
     def persist(self, batch: Sequence[Delivered]) -> dict[Position, Verdict]:
@@ -92,16 +80,14 @@ class IssuePersister:
                 for record in group
                 if group_verdicts[record.position].outcome is RecordOutcome.REJECTED
             )
-        for position in self._sink.send(rejections) if rejections else set():
+        for position in self._dlq.send(rejections) if rejections else set():
             verdicts[position] = Verdict(RecordOutcome.TRANSIENT, "dead letter not accepted by the DLQ")
         return verdicts
 
     def _persist_group(self, coupon_id: int, group: list[Delivered]) -> dict[Position, Verdict]:
         messages = [record.message for record in group if record.message is not None]
         try:
-            with held_lock(
-                self._client, issue_lock_name(coupon_id), lease_s=self._lock.lease_s, wait_s=self._lock.wait_s
-            ):
+            with self._locks.issue(coupon_id, lease_s=self._lock.lease_s, wait_s=self._lock.wait_s):
                 outcomes = self._ledger.record_group(coupon_id, messages)
         except (LockUnavailableError, StateUnavailableError, DatabaseUnavailableError) as exc:
             logger.warning("coupon group will be retried", extra={"couponId": coupon_id, "detail": str(exc)})

@@ -1,4 +1,4 @@
-"""Reconciling Redis with the database, coupon by coupon: the rebuild function's domain.
+"""Reconciling Redis with the database, coupon by coupon: the domain of the rebuild function.
 
 For each coupon, under its state lock: read the watermark first, then the database snapshot,
 then let ``ReservationStore.reconcile`` write the meta hash, add issued users missing from Redis
@@ -15,10 +15,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import redis
-
-from coupon_core.catalog import CouponCatalog
-from lua_redis import ReconcileReport, ReservationStore, held_lock, state_lock_name
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
+from coupon_core.errors import UnknownCouponsError
+from lua_redis import ReconcileChanges
 
 logger = logging.getLogger(__name__)
 
@@ -38,7 +37,9 @@ class CouponReconciled:
 
 
 @dataclass
-class RebuildReport:
+class ReconcileReport:
+    """What one reconcile run did: per coupon, and the coupons it could not reconcile."""
+
     reconciled: list[CouponReconciled] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
 
@@ -46,22 +47,18 @@ class RebuildReport:
         return {"reconciled": [asdict(r) for r in self.reconciled], "failed": self.failed}
 
 
-class UnknownCouponsError(ValueError):
-    """An on-demand rebuild named coupons that do not exist; nothing was changed."""
-
-
-class Rebuilder:
+class Reconciler:
     def __init__(
         self,
-        store: ReservationStore,
-        client: redis.Redis,
+        store: Reservations,
+        locks: CouponLocks,
         catalog: CouponCatalog,
         *,
         retention_ms: int,
         skew_ms: int,
     ) -> None:
         self._store = store
-        self._client = client
+        self._locks = locks
         self._catalog = catalog
         self._retention_ms = retention_ms
         self._skew_ms = skew_ms
@@ -78,35 +75,35 @@ class Rebuilder:
         if unknown:
             raise UnknownCouponsError(f"no coupon with id {', '.join(map(str, unknown))}; nothing was reconciled")
 
-    def rebuild(self, coupon_ids: list[int]) -> RebuildReport:
+    def reconcile(self, coupon_ids: list[int]) -> ReconcileReport:
         """Reconcile each coupon; one that fails is reported and does not stop the others."""
-        report = RebuildReport()
+        report = ReconcileReport()
         for coupon_id in coupon_ids:
             started = time.perf_counter()
             try:
-                reconciled = self._reconcile(coupon_id)
+                changes = self._reconcile(coupon_id)
             except Exception as exc:  # report every failure, whatever it is, and go on
                 logger.exception("coupon not reconciled", extra={"couponId": coupon_id})
                 report.failed.append({"couponId": coupon_id, "error": f"{type(exc).__name__}: {exc}"})
                 continue
-            if reconciled is None:
+            if changes is None:
                 report.failed.append({"couponId": coupon_id, "error": "the coupon no longer exists"})
                 continue
             report.reconciled.append(
                 CouponReconciled(
                     couponId=coupon_id,
-                    installed=reconciled.installed,
-                    added=reconciled.added,
-                    released=reconciled.released,
-                    deferred=reconciled.deferred,
-                    reserved=reconciled.reserved,
+                    installed=changes.installed,
+                    added=changes.added,
+                    released=changes.released,
+                    deferred=changes.deferred,
+                    reserved=changes.reserved,
                     durationMs=round((time.perf_counter() - started) * 1000, 3),
                 )
             )
         return report
 
-    def _reconcile(self, coupon_id: int) -> ReconcileReport | None:
-        with held_lock(self._client, state_lock_name(coupon_id), lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
+    def _reconcile(self, coupon_id: int) -> ReconcileChanges | None:
+        with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             watermark = self._store.watermark(coupon_id)  # before the snapshot, see the module's docstring
             snapshot = self._catalog.issued_users(coupon_id)
             if snapshot is None:

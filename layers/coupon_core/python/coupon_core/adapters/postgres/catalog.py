@@ -1,16 +1,21 @@
-"""The coupon catalog on PostgreSQL."""
+"""The coupon catalog on PostgreSQL (the domain's ``CouponCatalog`` port)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from sqlalchemy import Engine, func, select
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
-from coupon_core.catalog import Coupon, IssuedUsers, NewCoupon, UserRecord
-from coupon_core.db.models import Coupon as CouponRow
-from coupon_core.db.models import CouponIssue, CouponIssueFailure
+from coupon_core.adapters.postgres.models import Coupon as CouponRow
+from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
+from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
+from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
+from lua_redis import Reraise
+
+_database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", (SQLAlchemyError,))
 
 
 def _coupon(row: CouponRow, issued: int) -> Coupon:
@@ -29,6 +34,7 @@ class SqlCouponCatalog:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
+    @_database_down
     def create(self, coupon: NewCoupon) -> Coupon:
         with Session(self._engine) as session, session.begin():
             row = CouponRow(
@@ -42,6 +48,7 @@ class SqlCouponCatalog:
             session.flush()
             return _coupon(row, issued=0)
 
+    @_database_down
     def find(self, coupon_id: int) -> Coupon | None:
         with Session(self._engine) as session:
             row = session.get(CouponRow, coupon_id)
@@ -50,6 +57,7 @@ class SqlCouponCatalog:
             issued = session.scalar(select(func.count()).where(CouponIssue.coupon_id == coupon_id))
             return _coupon(row, issued=int(issued or 0))
 
+    @_database_down
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
         """The coupon and its issued users, read in one snapshot (REPEATABLE READ)."""
         with Session(self._engine.execution_options(isolation_level="REPEATABLE READ")) as session:
@@ -62,6 +70,7 @@ class SqlCouponCatalog:
             reserved_at = {user_id: to_millis(at) for user_id, at in issues}
             return IssuedUsers(coupon=_coupon(row, issued=len(reserved_at)), reserved_at=reserved_at)
 
+    @_database_down
     def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None:
         """``None`` if the coupon does not exist."""
         with Session(self._engine) as session:
@@ -77,6 +86,7 @@ class SqlCouponCatalog:
             )
             return UserRecord(issued=issued is not None, failed=failed is not None)
 
+    @_database_down
     def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]:
         """Coupons whose issue window overlaps ``[since, until]``."""
         with Session(self._engine) as session:
@@ -88,6 +98,7 @@ class SqlCouponCatalog:
                 )
             )
 
+    @_database_down
     def missing(self, coupon_ids: list[int]) -> list[int]:
         """The ids among ``coupon_ids`` that name no coupon."""
         with Session(self._engine) as session:

@@ -1,8 +1,9 @@
-"""Dead letters: the envelope the worker sends to the SQS DLQ, and reading what arrives there.
+"""Dead letters: the messages on the DLQ, as the worker writes them and the DLQ handler reads them.
 
-Two kinds of message reach the DLQ. Ours, a versioned JSON envelope (``kind`` says which), and
-the MSK event source mapping's on-failure record, which carries no payload, only the topic,
-partition and offset range of the batch it gave up on.
+Two kinds reach the DLQ. A *rejection letter*: the worker's versioned JSON envelope for a record
+it rejected for good (``kind`` says whether the record was well-formed). An *on-failure letter*:
+the MSK event source mapping's record of a batch it gave up on after its retries, which carries
+no payload, only the topic, partition and offset ranges.
 """
 
 from __future__ import annotations
@@ -12,21 +13,17 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from coupon_core.messages import IssueMessage
-from coupon_core.records import Delivered, Position
+from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.errors import UnreadableDeadLetterError
 
 REJECTED_KIND = "coupon.issue.rejected"
 MALFORMED_KIND = "coupon.issue.malformed"
 ENVELOPE_VERSION = 1
 
 
-class UnreadableDeadLetterError(ValueError):
-    """A DLQ message that is neither our envelope nor an on-failure record, or is incomplete."""
-
-
 @dataclass(frozen=True)
 class Rejection:
-    """A record the worker refused for good (terminal), as one dead letter."""
+    """A record the worker rejected for good (verdict REJECTED): sent as one rejection letter."""
 
     record: Delivered
     reason: str
@@ -53,8 +50,8 @@ class Rejection:
 
 
 @dataclass(frozen=True)
-class RejectedLetter:
-    """Our envelope for a well-formed record: everything needed to release and record."""
+class RejectionLetter:
+    """A rejection letter of a well-formed record, as read back: all it takes to release and record."""
 
     message: IssueMessage
     reason: str
@@ -74,13 +71,13 @@ class OffsetRange:
 
 @dataclass(frozen=True)
 class OnFailureLetter:
-    """The mapping's on-failure record: the ranges of a batch it gave up on, and why."""
+    """The mapping's on-failure letter: the ranges of a batch it gave up on, and why."""
 
     condition: str
     ranges: tuple[OffsetRange, ...]
 
 
-def read_dead_letter(body: str) -> RejectedLetter | OnFailureLetter:
+def read_dead_letter(body: str) -> RejectionLetter | OnFailureLetter:
     """Parse a DLQ message body; raise :class:`UnreadableDeadLetterError` saying what is wrong."""
     try:
         document = json.loads(body)
@@ -102,7 +99,7 @@ def read_dead_letter(body: str) -> RejectedLetter | OnFailureLetter:
         reason = str(document["reason"])
     except (KeyError, TypeError, ValueError) as exc:  # MalformedMessageError is a ValueError
         raise UnreadableDeadLetterError(f"incomplete envelope: {exc}") from None
-    return RejectedLetter(message, reason, position)
+    return RejectionLetter(message, reason, position)
 
 
 def _on_failure(document: dict[str, Any]) -> OnFailureLetter:

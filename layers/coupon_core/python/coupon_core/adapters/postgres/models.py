@@ -1,4 +1,4 @@
-"""The tables of DESIGN section 6. Alembic migrations create them; these models query them."""
+"""The tables of docs/design.md (Database). Alembic migrations create them; these models query them."""
 
 from __future__ import annotations
 

@@ -1,14 +1,9 @@
-"""What the domain needs from the database, as plain values and one protocol.
-
-The SQL implementation is :class:`coupon_core.db.catalog.SqlCouponCatalog`; keeping the
-protocol here lets the domain (and its unit tests) do without SQLAlchemy.
-"""
+"""Coupons as the domain sees them: plain values, read from and written to the catalog port."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from coupon_core.timeutil import to_millis
 from lua_redis import CouponState
@@ -50,20 +45,6 @@ class IssuedUsers:
 
     coupon: Coupon
     reserved_at: dict[int, int]
-
-
-class CouponCatalog(Protocol):
-    def create(self, coupon: NewCoupon) -> Coupon: ...
-
-    def find(self, coupon_id: int) -> Coupon | None: ...
-
-    def issued_users(self, coupon_id: int) -> IssuedUsers | None: ...
-
-    def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None: ...
-
-    def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]: ...
-
-    def missing(self, coupon_ids: list[int]) -> list[int]: ...
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Upgrade the database to the newest schema: ``python -m coupon_core.db.migrate`` (``make migrate``).
+"""Upgrade the database to the newest schema: ``python -m coupon_core.adapters.postgres.migrate`` (``make migrate``).
 
 The Alembic configuration is built in code, with the migrations shipped inside this package, so
 the same call runs from a checkout, from a test and from the deploy-time migration function,
@@ -14,13 +14,14 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine
 
-from coupon_core.db.engine import make_engine
-from coupon_core.settings import ConfigError, DatabaseSettings
+from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.errors import ConfigError
+from coupon_core.settings import DatabaseSettings
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
     config = Config()
-    config.set_main_option("script_location", "coupon_core.db:migrations")
+    config.set_main_option("script_location", "coupon_core.adapters.postgres:migrations")
     config.attributes["connection"] = connection
     return config
 

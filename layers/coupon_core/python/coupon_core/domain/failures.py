@@ -10,14 +10,11 @@ id. So every SUCCESS ends as exactly one of an issue or a recorded failure (inva
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from enum import StrEnum
-from typing import Any, Protocol
 
-from coupon_core.dead_letters import OffsetRange, OnFailureLetter, RejectedLetter, read_dead_letter
-from coupon_core.messages import IssueMessage
-from coupon_core.records import Delivered, Position
-from lua_redis import ReservationStore
+from coupon_core.domain.dead_letters import OnFailureLetter, RejectionLetter, read_dead_letter
+from coupon_core.domain.ports import FailureLedger, RangeReader, Reservations
+from coupon_core.domain.records import IssueMessage, Position
 
 logger = logging.getLogger(__name__)
 
@@ -28,18 +25,8 @@ class FailureOutcome(StrEnum):
     ALREADY_ISSUED = "ALREADY_ISSUED"
 
 
-class FailureLedger(Protocol):
-    def has_issue(self, coupon_id: int, user_id: int) -> bool: ...
-
-    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any], *, released: bool) -> bool: ...
-
-
-class RangeReader(Protocol):
-    def read(self, offsets: OffsetRange) -> Sequence[Delivered]: ...
-
-
 class FailureRecorder:
-    def __init__(self, ledger: FailureLedger, store: ReservationStore, reader: RangeReader) -> None:
+    def __init__(self, ledger: FailureLedger, store: Reservations, reader: RangeReader) -> None:
         self._ledger = ledger
         self._store = store
         self._reader = reader
@@ -47,7 +34,7 @@ class FailureRecorder:
     def handle(self, body: str) -> list[FailureOutcome]:
         """Handle one DLQ message; raises if it cannot be read or handled (SQS then redelivers it)."""
         letter = read_dead_letter(body)
-        if isinstance(letter, RejectedLetter):
+        if isinstance(letter, RejectionLetter):
             return [self.record(letter.message, letter.reason, letter.source)]
         return self._handle_on_failure(letter)
 
@@ -71,7 +58,7 @@ class FailureRecorder:
         released = self._store.release(message.coupon_id, message.user_id, message.reserved_at)
         details = {"topic": source.topic, "partition": source.partition, "offset": source.offset,
                    "reservedAt": message.reserved_at, "release": released.value}  # fmt: skip
-        if self._ledger.record_failure(message, reason, details, released=True):
+        if self._ledger.record_failure(message, reason, details):
             logger.info("failure recorded and reservation released", extra=context | {"release": released.value})
             return FailureOutcome.RECORDED
         return FailureOutcome.ALREADY_RECORDED

@@ -1,4 +1,4 @@
-"""Initial schema: coupons, coupon_issues, coupon_issue_failures, outbox (DESIGN section 6).
+"""Initial schema: coupons, coupon_issues, coupon_issue_failures, outbox (docs/design.md, Database).
 
 Revision ID: 0001
 Revises:

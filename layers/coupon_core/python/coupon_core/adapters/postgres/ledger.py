@@ -1,4 +1,4 @@
-"""Writing issues and failures to PostgreSQL: the worker's and the DLQ handler's transactions."""
+"""Writing issues and failures to PostgreSQL: the worker's and the DLQ handler's ledgers (ports)."""
 
 from __future__ import annotations
 
@@ -9,23 +9,25 @@ from sqlalchemy import Engine, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
-from coupon_core.db.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
-from coupon_core.db_outcomes import GroupOutcome
-from coupon_core.errors import DatabaseUnavailableError
-from coupon_core.messages import IssueMessage
+from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
+from coupon_core.domain.ports import GroupOutcome
+from coupon_core.domain.records import IssueMessage
+from coupon_core.errors import DatabaseUnavailableError, StockMismatchError
 from coupon_core.timeutil import from_millis
+from lua_redis import Reraise
 
 COUPON_ISSUED = "COUPON_ISSUED"
 
-
-class StockMismatchError(RuntimeError):
-    """The guarded decrement found less stock than the locked row said: the transaction is undone."""
+_database_down = Reraise(DatabaseUnavailableError, "could not write to the database", (SQLAlchemyError,))
 
 
-class SqlIssueLedger:
+class SqlLedger:
+    """Both ledgers of the domain: ``IssueLedger`` (the worker) and ``FailureLedger`` (the DLQ handler)."""
+
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
+    @_database_down
     def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
         """Persist one coupon's records, in Kafka order, in one transaction; an outcome per record.
 
@@ -35,12 +37,6 @@ class SqlIssueLedger:
         decremented by the number inserted only if that much remains, and one COUPON_ISSUED
         outbox row is written per new issue.
         """
-        try:
-            return self._record_group(coupon_id, messages)
-        except SQLAlchemyError as exc:
-            raise DatabaseUnavailableError(f"could not persist coupon {coupon_id}: {exc}") from exc
-
-    def _record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
         with self._engine.begin() as connection:
             remaining = connection.scalar(
                 select(Coupon.remaining_quantity).where(Coupon.id == coupon_id).with_for_update()
@@ -129,24 +125,21 @@ class SqlIssueLedger:
             )
         return {row.user_id for row in rows}
 
+    @_database_down
     def has_issue(self, coupon_id: int, user_id: int) -> bool:
-        try:
-            with self._engine.connect() as connection:
-                found = connection.scalar(
-                    select(CouponIssue.id).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
-                )
-        except SQLAlchemyError as exc:
-            raise DatabaseUnavailableError(f"could not read issues: {exc}") from exc
+        with self._engine.connect() as connection:
+            found = connection.scalar(
+                select(CouponIssue.id).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
+            )
         return found is not None
 
-    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any], *, released: bool) -> bool:
-        """Insert the failure of one request; False if it was recorded before (idempotent)."""
-        try:
-            return self._record_failure(message, reason, source, released=released)
-        except SQLAlchemyError as exc:
-            raise DatabaseUnavailableError(f"could not record a failure: {exc}") from exc
+    @_database_down
+    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool:
+        """Insert the failure of one request; False if it was recorded before (idempotent).
 
-    def _record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any], *, released: bool) -> bool:
+        Called after the fenced release has run, so the request holds no reservation any more:
+        ``released`` is true on every row, and ``source.release`` keeps what the release found.
+        """
         with self._engine.begin() as connection:
             inserted = connection.scalar(
                 insert(CouponIssueFailure)
@@ -156,7 +149,7 @@ class SqlIssueLedger:
                     request_id=message.request_id,
                     reason=reason,
                     source=source,
-                    released=released,
+                    released=True,
                 )
                 .on_conflict_do_nothing(index_elements=[CouponIssueFailure.request_id])
                 .returning(CouponIssueFailure.id)

@@ -15,15 +15,15 @@ from typing import Any
 from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
-from coupon_core.kafka_client import connection_config
-from coupon_core.messages import IssueMessage
+from coupon_core.adapters.kafka.connection import connection_config
+from coupon_core.domain.records import IssueMessage
+from coupon_core.errors import PublishError
 from coupon_core.settings import KafkaSettings
+from lua_redis import Reraise
 
 logger = logging.getLogger(__name__)
 
-
-class PublishError(Exception):
-    """The broker did not acknowledge the record in time; it may or may not be written."""
+_not_acknowledged = Reraise(PublishError, "Kafka did not acknowledge the record", (KafkaError, OSError))
 
 
 def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
@@ -50,12 +50,13 @@ class IssuePublisher:
     def publish(self, message: IssueMessage) -> None:
         """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise."""
         try:
-            producer = self._get_producer()
-            future = producer.send(self._settings.topic, key=message.key, value=message.encode())
-            future.get(timeout=self._timeout_ms / 1000)
-        except (KafkaError, OSError) as exc:
+            with _not_acknowledged:
+                producer = self._get_producer()
+                future = producer.send(self._settings.topic, key=message.key, value=message.encode())
+                future.get(timeout=self._timeout_ms / 1000)
+        except PublishError:
             self._discard_producer()
-            raise PublishError(f"Kafka did not acknowledge the record: {exc!r}") from exc
+            raise
 
     def close(self) -> None:
         self._discard_producer()

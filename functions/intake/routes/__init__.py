@@ -1,0 +1,1 @@
+"""The intake's routes, one router per resource: ``issues`` (public) and ``coupons`` (admin)."""

@@ -1,0 +1,59 @@
+"""``POST /coupons`` and ``GET /coupons/{couponId}``: the admin routes (IAM-authorised on AWS)."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Annotated, Any, Literal
+
+from aws_lambda_powertools.event_handler import Depends, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from coupon_core.domain.coupons import Coupon, NewCoupon
+from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.observability import logger
+from functions.intake.answers import answer, documented
+from functions.intake.dependencies import catalog, reservations
+from functions.intake.errors import coupon_not_found
+from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
+
+router = Router()
+
+Catalog = Annotated[CouponCatalog, Depends(catalog)]
+
+
+def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: int) -> CouponBody:
+    return CouponBody(
+        status=status,
+        couponId=coupon.coupon_id,
+        name=coupon.name,
+        totalQuantity=coupon.total_quantity,
+        remainingQuantity=coupon.remaining_quantity,
+        issued=coupon.issued,
+        reserved=reserved,
+        issueStartsAt=coupon.issue_starts_at.isoformat(),
+        issueEndsAt=coupon.issue_ends_at.isoformat(),
+    )
+
+
+@router.post("/coupons", summary="Create a coupon (admin)", responses=documented((201, "CREATED", CouponBody)))
+def create_coupon(request: Annotated[CreateCouponRequest, Body()], coupons: Catalog) -> Response[dict[str, Any]]:
+    coupon = coupons.create(NewCoupon(request.name, request.totalQuantity, request.issueStartsAt, request.issueEndsAt))
+    logger.info("coupon created", extra={"couponId": coupon.coupon_id})
+    return answer(HTTPStatus.CREATED, _coupon_body("CREATED", coupon, reserved=0))
+
+
+@router.get(
+    "/coupons/<couponId>",
+    summary="A coupon with its database and Redis counts (admin)",
+    responses=documented((200, "OK", CouponBody), {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"}),
+)
+def get_coupon(
+    couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
+    coupons: Catalog,
+    store: Annotated[Reservations, Depends(reservations)],
+) -> Response[dict[str, Any]]:
+    coupon = coupons.find(couponId)
+    if coupon is None:
+        raise coupon_not_found(couponId)
+    return answer(HTTPStatus.OK, _coupon_body("OK", coupon, reserved=store.reserved_count(couponId)))

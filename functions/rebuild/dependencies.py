@@ -1,0 +1,33 @@
+"""The rebuild function's collaborators, built once per Lambda container."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
+from coupon_core.settings import RebuildSettings
+from lua_redis import CouponLocks, ReservationStore, connect
+
+
+@dataclass(frozen=True)
+class Wiring:
+    settings: RebuildSettings
+    reconciler: Reconciler
+
+
+@functools.cache
+def wiring() -> Wiring:
+    """Read the settings (failing with the variable's name if one is wrong) and wire the reconciler."""
+    settings = RebuildSettings.from_env()
+    client = connect(settings.redis.url, socket_timeout=STATE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
+    reconciler = Reconciler(
+        ReservationStore(client),
+        CouponLocks(client),
+        SqlCouponCatalog(make_engine(settings.database)),
+        retention_ms=settings.retention.state_ms,
+        skew_ms=settings.reconcile.skew_ms,
+    )
+    return Wiring(settings, reconciler)

@@ -1,0 +1,47 @@
+"""The rebuild function's two events, told apart and validated before anything changes.
+
+The EventBridge schedule (``"source": "aws.events"``, ``"detail-type": "Scheduled Event"``), and
+an on-demand ``{"couponId": N}`` or ``{"couponId": [N, ...]}``. Anything else is refused with a
+message that says what was expected.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
+
+from lua_redis import MAX_BIGINT
+
+CouponId = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT)]
+
+
+class InvalidRebuildEventError(ValueError):
+    """The event is neither the schedule nor an on-demand request."""
+
+
+class OnDemand(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    couponId: CouponId | Annotated[list[CouponId], Field(min_length=1, max_length=1_000)]  # noqa: N815
+
+
+def is_scheduled(event: Any) -> bool:
+    return (
+        isinstance(event, dict)
+        and event.get("source") == "aws.events"
+        and event.get("detail-type") == "Scheduled Event"
+    )
+
+
+def on_demand_coupons(event: Any) -> list[int]:
+    """The coupon ids an on-demand event names, without repeats, in their order."""
+    try:
+        request = OnDemand.model_validate(event)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'event'}: {e['msg']}" for e in exc.errors())
+        raise InvalidRebuildEventError(
+            f'expected a scheduled EventBridge event or {{"couponId": N | [N, ...]}}; {problems}'
+        ) from None
+    coupon_ids = request.couponId if isinstance(request.couponId, list) else [request.couponId]
+    return list(dict.fromkeys(coupon_ids))

@@ -1,0 +1,1 @@
+"""Kafka (MSK) clients: the intake's producer and the DLQ handler's read-back consumer."""

@@ -1,0 +1,15 @@
+"""The domain: issuing, persisting, recording failures, reconciling and answering status.
+
+Free of Lambda types and of drivers: it talks to Redis, PostgreSQL, Kafka and SQS only through
+the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
+
+    coupons.py       coupons and issued users as plain values
+    records.py       the Kafka record of an accepted request (issue message, position)
+    dead_letters.py  the DLQ's messages: rejection letters and on-failure letters
+    ports.py         what the domain needs from the outside, as protocols
+    issuing.py       the intake: reserve, publish, release if the publish fails
+    persisting.py    the worker: a batch, grouped by coupon, one transaction per coupon
+    failures.py      the DLQ handler: release the reservation, record the failure
+    reconcile.py     the rebuild function: Redis made to agree with the database
+    status.py        where a user's request stands
+"""

@@ -1,0 +1,114 @@
+"""What the domain needs from the outside world, as protocols (ports).
+
+The adapters implement them: ``lua_redis`` for the reservations and the locks,
+``coupon_core.adapters`` for PostgreSQL, Kafka and SQS. The domain imports none of those, so
+its logic is tested through small hand-written implementations (``tests/unit/domain``) as well
+as against the real servers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
+from coupon_core.domain.dead_letters import OffsetRange, Rejection
+from coupon_core.domain.records import Delivered, IssueMessage, Position
+from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
+
+
+class Reservations(Protocol):
+    """A coupon's reservations in Redis (``lua_redis.ReservationStore``).
+
+    Raises ``StateUnavailableError`` when Redis cannot be reached.
+    """
+
+    def reserve(self, coupon_id: int, user_id: int) -> Reservation: ...
+
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
+
+    def has_state(self, coupon_id: int) -> bool: ...
+
+    def reservation_time(self, coupon_id: int, user_id: int) -> int | None: ...
+
+    def reserved_count(self, coupon_id: int) -> int: ...
+
+    def watermark(self, coupon_id: int) -> int | None: ...
+
+    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int: ...
+
+    def reconcile(
+        self, state: CouponState, issued: Mapping[int, int], *, watermark: int | None, skew_ms: int
+    ) -> ReconcileChanges: ...
+
+
+class CouponLocks(Protocol):
+    """The per-coupon locks (``lua_redis.CouponLocks``).
+
+    Entering raises ``LockUnavailableError`` when another owner still holds the lock after
+    ``wait_s``, and ``StateUnavailableError`` when Redis cannot be reached.
+    """
+
+    def state(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]: ...
+
+    def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]: ...
+
+
+class CouponCatalog(Protocol):
+    """Coupons and who holds them, in the database. Raises ``DatabaseUnavailableError``."""
+
+    def create(self, coupon: NewCoupon) -> Coupon: ...
+
+    def find(self, coupon_id: int) -> Coupon | None: ...
+
+    def issued_users(self, coupon_id: int) -> IssuedUsers | None: ...
+
+    def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None: ...
+
+    def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]: ...
+
+    def missing(self, coupon_ids: list[int]) -> list[int]: ...
+
+
+class Publisher(Protocol):
+    """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
+
+    def publish(self, message: IssueMessage) -> None: ...
+
+
+class GroupOutcome(StrEnum):
+    """What the database said about one record of a coupon's group."""
+
+    ISSUED = "ISSUED"
+    ALREADY_ISSUED = "ALREADY_ISSUED"
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
+    NO_STOCK = "NO_STOCK"
+
+
+class IssueLedger(Protocol):
+    """The worker's writes; raises ``DatabaseUnavailableError``."""
+
+    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]: ...
+
+
+class DeadLetterQueue(Protocol):
+    """The DLQ: takes the worker's rejections; returns the positions of those it did not accept."""
+
+    def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
+
+
+class FailureLedger(Protocol):
+    """The DLQ handler's reads and writes; raises ``DatabaseUnavailableError``."""
+
+    def has_issue(self, coupon_id: int, user_id: int) -> bool: ...
+
+    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool: ...
+
+
+class RangeReader(Protocol):
+    """Reads records back from Kafka by offset; raises ``ReadBackError``."""
+
+    def read(self, offsets: OffsetRange) -> Sequence[Delivered]: ...
