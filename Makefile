@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 ENV ?= dev
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: venv test unit services infra integration lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -22,12 +22,28 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --group dev
 	touch $(STAMP)
 
+# The whole suite, and each tier alone: unit (no server, moto for AWS calls), services (the real
+# embedded Valkey, PostgreSQL and Kafka broker), infra (the synthesized stacks), integration
+# (through the API Gateway URL on LocalStack).
 test: venv lint $(CDK)
 	$(BIN)/pytest
+
+unit: venv
+	$(BIN)/pytest tests/unit
+
+services: venv
+	$(BIN)/pytest tests/services
+
+infra: venv $(CDK)
+	$(BIN)/pytest tests/infra
+
+integration: venv $(CDK)
+	$(BIN)/pytest tests/integration
 
 lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 format: venv
 	$(BIN)/ruff check --fix .

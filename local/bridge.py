@@ -83,7 +83,7 @@ class Bridge:
             if not failed:
                 break
             # As the mapping does: retry each partition from its lowest failed offset.
-            lowest = {}
+            lowest: dict[int, int] = {}
             for partition, offset in failed:
                 lowest[partition] = min(offset, lowest.get(partition, offset))
             pending = [r for r in pending if r.partition in lowest and r.offset >= lowest[r.partition]]
@@ -117,7 +117,7 @@ class Bridge:
 
     def on_failure(self, records: list[ConsumerRecord], attempts: int) -> None:
         """The mapping's on-failure record for SQS: offsets only, no payload."""
-        ranges = {}
+        ranges: dict[str, tuple[int, int]] = {}
         for record in records:
             key = f"{record.topic}-{record.partition}"
             first, last = ranges.get(key, (record.offset, record.offset))

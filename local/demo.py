@@ -19,9 +19,11 @@ import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import boto3
-from sqlalchemy import create_engine, text
+import redis
+from sqlalchemy import Engine, create_engine, text
 
 from local import stack
 from local.api_client import Answer, ApiClient
@@ -79,7 +81,7 @@ class Sale:
               end="", file=sys.stderr, flush=True)  # fmt: skip
 
 
-def wait_for_drain(engine, sqs, dlq_url: str, coupon_id: int, successes: int) -> float:  # noqa: ANN001
+def wait_for_drain(engine: Engine, sqs: Any, dlq_url: str, coupon_id: int, successes: int) -> float:
     """Until every SUCCESS is an issue or a recorded failure and the DLQ is empty."""
     started = time.monotonic()
     while time.monotonic() - started < DRAIN_TIMEOUT_S:
@@ -115,7 +117,7 @@ BAD_REQUESTS = [
 ]
 
 
-def bad_input_changes_nothing(api: ApiClient, engine, client, coupon_id: int) -> bool:  # noqa: ANN001
+def bad_input_changes_nothing(api: ApiClient, engine: Engine, client: redis.Redis, coupon_id: int) -> bool:
     """I5: every malformed request gets a 4xx with a JSON error, and nothing changes."""
 
     def snapshot() -> tuple:

@@ -59,7 +59,7 @@ def install(venv: Path) -> Path:
 def healthy() -> bool:
     try:
         with urllib.request.urlopen(f"{URL}/_localstack/health", timeout=1) as answer:
-            return answer.status == 200
+            return bool(answer.status == 200)
     except OSError:
         return False
 

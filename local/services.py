@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
+from typing import Protocol
 
 POSTGRES_SYSTEM_USER = "coupon-pg"  # PostgreSQL refuses to run as root
 DATABASE_NAME = "coupons"
@@ -95,12 +96,26 @@ def _port_open(port: int) -> bool:
         return False
 
 
-def spawn(command: list[str], log: Path, **kwargs: object) -> subprocess.Popen[bytes]:
+def spawn(
+    command: list[str],
+    log: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    user: str | None = None,
+) -> subprocess.Popen[bytes]:
     # A session of its own: the server outlives neither a kill of its pid nor is it hit by the
     # Ctrl-C meant for the caller.
     with log.open("ab") as out:
-        return subprocess.Popen(  # type: ignore[call-overload, no-any-return]
-            command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, **kwargs
+        return subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+            user=user,
         )
 
 
@@ -220,7 +235,13 @@ def _reachable_copy(install: Path, user: str) -> Path:
     return copy
 
 
-STARTERS: Mapping[str, Callable[[Path], Service]] = {
+class Starter(Protocol):
+    """Starts one embedded service in ``scratch``, on ``port`` or a free one."""
+
+    def __call__(self, scratch: Path, port: int | None = None) -> Service: ...
+
+
+STARTERS: Mapping[str, Starter] = {
     "REDIS_URL": start_valkey,
     "DATABASE_URL": start_postgres,
     "KAFKA_BOOTSTRAP_SERVERS": start_tansu,

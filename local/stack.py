@@ -87,7 +87,7 @@ def up() -> dict[str, str]:
     aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=sys.executable)
     _record("LOCALSTACK", aws.pid)
     outputs = _deploy(env)
-    api_id = urlsplit(outputs["ApiUrl"]).hostname.split(".")[0]  # type: ignore[union-attr]
+    api_id = (urlsplit(outputs["ApiUrl"]).hostname or "").split(".")[0]
     env |= {
         "KAFKA_TOPIC": TOPIC,
         "DLQ_URL": outputs["DlqUrl"],
@@ -108,14 +108,14 @@ def up() -> dict[str, str]:
 def stop_service(env_var: str) -> None:
     """Stop one embedded service of the running stack (tests of outages)."""
     pid, stop_signal = _pids()[env_var]
-    stop(pid, stop_signal)  # type: ignore[arg-type]
+    stop(pid, stop_signal)
 
 
 def restart_service(env_var: str) -> None:
     """Start a stopped service again on its port (PostgreSQL keeps its data; the in-memory broker
     comes back empty and gets its topic again)."""
     port = int(read_env()[env_var].rsplit(":", 1)[1].split("/")[0])
-    service = STARTERS[env_var](STATE / "services", port)  # type: ignore[call-arg]
+    service = STARTERS[env_var](STATE / "services", port)
     _record(env_var, service.pid, int(service.stop_signal))
     if env_var == "KAFKA_BOOTSTRAP_SERVERS":
         create_topic(service.url, partitions=PARTITIONS, name=TOPIC)
@@ -144,13 +144,14 @@ def _deploy(env: dict[str, str]) -> dict[str, str]:
         if done.returncode:
             raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
         print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
-    return json.loads(outputs_file.read_text())[STACK]
+    outputs: dict[str, str] = json.loads(outputs_file.read_text())[STACK]
+    return outputs
 
 
 def down() -> None:
     for name, (pid, stop_signal) in reversed(list(_pids().items())):
         if alive(pid):
-            stop(pid, stop_signal)  # type: ignore[arg-type]
+            stop(pid, stop_signal)
             print(f"stopped {name} (pid {pid})")
     PIDS.unlink(missing_ok=True)
     ENV_FILE.unlink(missing_ok=True)

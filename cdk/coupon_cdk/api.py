@@ -1,6 +1,8 @@
-"""API Gateway (REST): the routes of DESIGN section 3 in front of the intake function."""
+"""API Gateway (REST): the routes of docs/design.md (HTTP API) in front of the intake function."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
@@ -12,7 +14,6 @@ from coupon_cdk.config import ApiConfig
 from coupon_cdk.nag import APIGW_LOGS_POLICY, accept
 
 MAX_ID = 9223372036854775807
-ID_PATTERN = "^[1-9][0-9]{0,18}$"
 
 ISSUE_SCHEMA = apigw.JsonSchema(
     schema=apigw.JsonSchemaVersion.DRAFT4,
@@ -100,8 +101,11 @@ class Api(Construct):
             )
         integration = apigw.LambdaIntegration(intake)
         public_auth = self._public_authorization(config)
-        iam_auth = {"authorization_type": apigw.AuthorizationType.IAM}
-        issue_body, coupon_body, params = ({}, {}, {})
+        # add_method's keyword arguments, per route: who may call it, and what the edge validates
+        iam_auth: dict[str, Any] = {"authorization_type": apigw.AuthorizationType.IAM}
+        issue_body: dict[str, Any] = {}
+        coupon_body: dict[str, Any] = {}
+        params: dict[str, Any] = {}
         if not edge_validation:
             accept(self.rest_api, "AwsSolutions-APIG2")
         else:
@@ -124,10 +128,10 @@ class Api(Construct):
         coupons.add_method("POST", integration, **coupon_body, **iam_auth)
         coupon = coupons.add_resource("{couponId}")
         coupon.add_method("GET", integration, **params, **iam_auth)
-        status = coupon.add_resource("issues").add_resource("{userId}")
-        status.add_method("GET", integration, **params, **public_auth)
+        issue_status = coupon.add_resource("issues").add_resource("{userId}")
+        issue_status.add_method("GET", integration, **params, **public_auth)
 
-    def _public_authorization(self, config: ApiConfig) -> dict[str, object]:
+    def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
         """No authorizer (the user id comes from the body) or Cognito (it comes from the token)."""
         if config.user_id_source == "body":
             accept(self.rest_api, "AwsSolutions-APIG4")

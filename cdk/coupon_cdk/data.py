@@ -74,6 +74,7 @@ class Kafka(Construct):
         super().__init__(scope, construct_id)
         subnet_ids = network.subnet_ids
         iam_auth = {"sasl": {"iam": {"enabled": True}}}
+        cluster: msk.CfnServerlessCluster | msk.CfnCluster
         if config.kind == "serverless":
             cluster = msk.CfnServerlessCluster(
                 self,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aws_cdk import Duration
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
@@ -19,7 +21,7 @@ class DeadLetterQueues(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.redrive, max_receive_count=MAX_RECEIVES),
         )
 
-    def _queue(self, name: str, **options: object) -> sqs.Queue:
+    def _queue(self, name: str, **options: Any) -> sqs.Queue:
         """Encrypted (SSE-SQS), SSL only, messages kept 14 days."""
         return sqs.Queue(
             self,
@@ -27,5 +29,5 @@ class DeadLetterQueues(Construct):
             encryption=sqs.QueueEncryption.SQS_MANAGED,
             enforce_ssl=True,
             retention_period=Duration.days(14),
-            **options,  # type: ignore[arg-type]
+            **options,
         )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from aws_cdk import CfnOutput, Duration, Stack, triggers
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
@@ -21,12 +24,13 @@ from coupon_cdk.network import Network
 from coupon_cdk.queues import DeadLetterQueues
 
 DLQ_HANDLER_TIMEOUT_S = 60
+FunctionFactory = Callable[[FunctionSpec, dict[str, str]], Function]
 KAFKA_READ = ["kafka-cluster:Connect", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"]
 
 
 class CouponStack(Stack):
-    def __init__(self, scope: Construct, construct_id: str, *, config: EnvironmentConfig, **kwargs: object) -> None:
-        super().__init__(scope, construct_id, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, scope: Construct, construct_id: str, *, config: EnvironmentConfig, **kwargs: Any) -> None:
+        super().__init__(scope, construct_id, **kwargs)
         self.config = config
         retention = _retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
@@ -114,7 +118,13 @@ class CouponStack(Stack):
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
 
-    def _wire_aws(self, kafka: Kafka, database: Database, config: EnvironmentConfig, function: object) -> None:
+    def _wire_aws(
+        self,
+        kafka: Kafka,
+        database: Database,
+        config: EnvironmentConfig,
+        function: Callable[[FunctionSpec, dict[str, str]], Function],
+    ) -> None:
         """Grants and resources that exist only in AWS: MSK access, the mapping, the migration."""
         assert config.kafka is not None
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):
@@ -152,7 +162,7 @@ class CouponStack(Stack):
             ),
         )
         mapping.node.add_dependency(self.worker.role, kafka.topic)
-        migrate = function(  # type: ignore[operator]
+        migrate = function(
             FunctionSpec("migrate", "functions/migrate/app.handler", "upgrade the schema at deploy time", 512, 300), {}
         )
         database.secret.grant_read(migrate.role)

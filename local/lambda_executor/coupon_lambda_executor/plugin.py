@@ -14,4 +14,5 @@ class HostExecutorPlugin(RuntimeExecutorPlugin):
     def load(self, *args: object, **kwargs: object) -> type:
         from coupon_lambda_executor.executor import HostRuntimeExecutor  # noqa: PLC0415 - loaded on demand, like Docker's
 
-        return HostRuntimeExecutor
+        executor: type = HostRuntimeExecutor
+        return executor

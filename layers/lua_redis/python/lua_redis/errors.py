@@ -47,10 +47,9 @@ class Reraise(ContextDecorator):
 
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> bool:
+    ) -> None:
         if isinstance(exc, self._causes):
             raise self._error(f"{self._context}: {exc!r}") from exc
-        return False
 
 
 redis_unavailable = Reraise(StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError))
