@@ -1,0 +1,165 @@
+"""Small hand-written implementations of the domain's ports, for tests of its pure logic.
+
+Each records what the domain asked of it and answers what the test set up; anything that talks
+to a server is tested against the real one in ``tests/services``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from coupon_core.domain.coupons import IssuedUsers
+from coupon_core.domain.dead_letters import OffsetRange, Rejection
+from coupon_core.domain.ports import GroupOutcome
+from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.errors import DatabaseUnavailableError, PublishError
+from lua_redis import (
+    CouponState,
+    LockUnavailableError,
+    ReconcileChanges,
+    ReleaseOutcome,
+    Reservation,
+    StateUnavailableError,
+)
+
+
+@dataclass
+class Reservations:
+    """Answers ``reserve`` from a script of outcomes; records releases and watermarks."""
+
+    answers: list[Reservation] = field(default_factory=list)
+    release_answer: ReleaseOutcome | Exception = ReleaseOutcome.RELEASED
+    watermark_error: Exception | None = None
+    reserves: list[tuple[int, int]] = field(default_factory=list)
+    releases: list[tuple[int, int, int]] = field(default_factory=list)
+    watermarks: list[tuple[int, int]] = field(default_factory=list)
+    installed: list[CouponState] = field(default_factory=list)
+
+    def reserve(self, coupon_id: int, user_id: int) -> Reservation:
+        self.reserves.append((coupon_id, user_id))
+        return self.answers.pop(0)
+
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
+        self.releases.append((coupon_id, user_id, reserved_at))
+        if isinstance(self.release_answer, Exception):
+            raise self.release_answer
+        return self.release_answer
+
+    def has_state(self, coupon_id: int) -> bool:
+        return bool(self.installed)
+
+    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int:
+        if self.watermark_error is not None:
+            raise self.watermark_error
+        self.watermarks.append((coupon_id, reserved_at))
+        return reserved_at
+
+    def reconcile(
+        self, state: CouponState, issued: Mapping[int, int], *, watermark: int | None, skew_ms: int
+    ) -> ReconcileChanges:
+        self.installed.append(state)
+        return ReconcileChanges(state.coupon_id, True, len(issued), 0, 0, len(issued))
+
+
+@dataclass
+class Locks:
+    """Grants every lock, except those of the coupons in ``held`` (held by someone else)."""
+
+    held: set[int] = field(default_factory=set)
+    down: bool = False
+    taken: list[tuple[str, int]] = field(default_factory=list)
+
+    @contextmanager
+    def _lock(self, kind: str, coupon_id: int) -> Iterator[None]:
+        if self.down:
+            raise StateUnavailableError("Redis unavailable: test")
+        if coupon_id in self.held:
+            raise LockUnavailableError(f"lock {kind} {coupon_id} held")
+        self.taken.append((kind, coupon_id))
+        yield
+
+    def state(self, coupon_id: int, *, lease_s: int, wait_s: int) -> Any:
+        return self._lock("state", coupon_id)
+
+    def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> Any:
+        return self._lock("issue", coupon_id)
+
+
+@dataclass
+class Publisher:
+    fails: bool = False
+    published: list[IssueMessage] = field(default_factory=list)
+
+    def publish(self, message: IssueMessage) -> None:
+        if self.fails:
+            raise PublishError("Kafka did not acknowledge the record: test")
+        self.published.append(message)
+
+
+@dataclass
+class Catalog:
+    snapshot: IssuedUsers | None = None
+    reads: int = 0
+
+    def issued_users(self, coupon_id: int) -> IssuedUsers | None:
+        self.reads += 1
+        return self.snapshot
+
+
+@dataclass
+class IssueLedger:
+    """Answers each coupon's group with the outcomes set up for it, or fails for ``down`` coupons."""
+
+    outcomes: dict[int, list[GroupOutcome]] = field(default_factory=dict)
+    down: set[int] = field(default_factory=set)
+    groups: dict[int, list[IssueMessage]] = field(default_factory=dict)
+
+    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
+        if coupon_id in self.down:
+            raise DatabaseUnavailableError("could not write to the database: test")
+        self.groups[coupon_id] = list(messages)
+        return self.outcomes[coupon_id]
+
+
+@dataclass
+class DeadLetterQueue:
+    refuses: set[Position] = field(default_factory=set)
+    sent: list[Rejection] = field(default_factory=list)
+
+    def send(self, rejections: Sequence[Rejection]) -> set[Position]:
+        self.sent.extend(r for r in rejections if r.record.position not in self.refuses)
+        return {r.record.position for r in rejections} & self.refuses
+
+
+@dataclass
+class FailureLedger:
+    issued: set[tuple[int, int]] = field(default_factory=set)
+    failures: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+    def has_issue(self, coupon_id: int, user_id: int) -> bool:
+        return (coupon_id, user_id) in self.issued
+
+    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool:
+        key = str(message.request_id)
+        if key in self.failures:
+            return False
+        self.failures[key] = (reason, source)
+        return True
+
+
+@dataclass
+class RangeReader:
+    records: list[Delivered] = field(default_factory=list)
+    asked: list[OffsetRange] = field(default_factory=list)
+
+    def read(self, offsets: OffsetRange) -> list[Delivered]:
+        self.asked.append(offsets)
+        return [
+            r
+            for r in self.records
+            if (r.position.topic, r.position.partition) == (offsets.topic, offsets.partition)
+            and offsets.first <= r.position.offset <= offsets.last
+        ]

@@ -1,0 +1,93 @@
+"""Recording failures through the ports: each path of a dead letter, and what it changes."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+
+from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.failures import FailureOutcome, FailureRecorder
+from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.errors import UnreadableDeadLetterError
+from lua_redis import ReleaseOutcome
+from tests.unit.domain import ports
+
+TOPIC = "coupon.issue.v1"
+MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
+WHERE = Position(TOPIC, 2, 41)
+
+
+def rejection_letter(message: IssueMessage = MESSAGE, reason: str = "NO_STOCK") -> str:
+    return json.dumps(Rejection(Delivered(WHERE, message), reason).envelope())
+
+
+def on_failure_letter(first: int, last: int) -> str:
+    return json.dumps(
+        {
+            "requestContext": {"condition": "RetryAttemptsExhausted"},
+            "KafkaBatchInfo": {
+                "recordsInfo": {f"{TOPIC}-2": {"firstRecordOffset": str(first), "lastRecordOffset": str(last)}}
+            },
+        }
+    )
+
+
+def recorder(
+    ledger: ports.FailureLedger, store: ports.Reservations, reader: ports.RangeReader | None = None
+) -> FailureRecorder:
+    return FailureRecorder(ledger, store, reader or ports.RangeReader())
+
+
+def test_a_rejection_is_released_fenced_and_recorded_with_what_the_release_found():
+    ledger, store = ports.FailureLedger(), ports.Reservations(release_answer=ReleaseOutcome.STALE)
+
+    assert recorder(ledger, store).handle(rejection_letter()) == [FailureOutcome.RECORDED]
+
+    assert store.releases == [(3, 7, MESSAGE.reserved_at)]
+    reason, source = ledger.failures[str(MESSAGE.request_id)]
+    assert reason == "NO_STOCK"
+    assert source == {"topic": TOPIC, "partition": 2, "offset": 41, "reservedAt": MESSAGE.reserved_at,
+                      "release": "STALE"}  # fmt: skip
+
+
+def test_a_letter_handled_twice_is_recorded_once():
+    ledger, store = ports.FailureLedger(), ports.Reservations()
+    handler = recorder(ledger, store)
+    assert handler.handle(rejection_letter()) == [FailureOutcome.RECORDED]
+    assert handler.handle(rejection_letter()) == [FailureOutcome.ALREADY_RECORDED]
+    assert len(ledger.failures) == 1
+
+
+def test_a_letter_for_an_issued_user_changes_nothing():
+    ledger, store = ports.FailureLedger(issued={(3, 7)}), ports.Reservations()
+    assert recorder(ledger, store).handle(rejection_letter()) == [FailureOutcome.ALREADY_ISSUED]
+    assert (store.releases, ledger.failures) == ([], {})
+
+
+def test_an_on_failure_letter_is_read_back_and_each_well_formed_record_is_recorded():
+    other = IssueMessage(3, 8, uuid.uuid4(), 1_700_000_000_200)
+    reader = ports.RangeReader(
+        [
+            Delivered(Position(TOPIC, 2, 10), MESSAGE),
+            Delivered(Position(TOPIC, 2, 11), None, "value is not JSON"),
+            Delivered(Position(TOPIC, 2, 12), other),
+            Delivered(Position(TOPIC, 2, 13), IssueMessage(3, 9, uuid.uuid4(), 1)),  # outside the range
+        ]
+    )
+    ledger, store = ports.FailureLedger(issued={(3, 8)}), ports.Reservations()
+
+    outcomes = recorder(ledger, store, reader).handle(on_failure_letter(10, 12))
+
+    assert outcomes == [FailureOutcome.RECORDED, FailureOutcome.ALREADY_ISSUED]
+    assert store.releases == [(3, 7, MESSAGE.reserved_at)]
+    assert ledger.failures[str(MESSAGE.request_id)][0] == "RETRIES_EXHAUSTED: RetryAttemptsExhausted"
+
+
+@pytest.mark.parametrize("body", ["not json", "[]", json.dumps({"kind": "something.else", "v": 1})])
+def test_an_unreadable_letter_raises_and_changes_nothing(body):
+    ledger, store = ports.FailureLedger(), ports.Reservations()
+    with pytest.raises(UnreadableDeadLetterError):
+        recorder(ledger, store).handle(body)
+    assert (store.releases, ledger.failures) == ([], {})

@@ -1,0 +1,117 @@
+"""Issuing through its ports: what is published, what is released, and what the caller is told."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from coupon_core.domain.coupons import Coupon, IssuedUsers
+from coupon_core.domain.issuing import IssueOutcome, IssueService, StateInitialiser
+from lua_redis import Reservation, ReserveOutcome, StateUnavailableError
+from tests.unit.domain import ports
+
+RESERVED_AT = 1_764_590_400_123
+HOUR = timedelta(hours=1)
+
+
+def coupon(starts: datetime, ends: datetime) -> Coupon:
+    return Coupon(3, "test", 10, 10, starts, ends, issued=0)
+
+
+def service(
+    store: ports.Reservations,
+    publisher: ports.Publisher | None = None,
+    catalog: ports.Catalog | None = None,
+    locks: ports.Locks | None = None,
+) -> IssueService:
+    catalog = catalog or ports.Catalog()
+    initialiser = StateInitialiser(store, locks or ports.Locks(), lambda: catalog, retention_ms=3_600_000)
+    return IssueService(store, publisher or ports.Publisher(), initialiser)
+
+
+def test_a_success_publishes_the_reservation_with_its_time():
+    store, publisher = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]), ports.Publisher()
+
+    result = service(store, publisher).issue(3, 7)
+
+    assert result.outcome is IssueOutcome.SUCCESS
+    assert publisher.published == [result.message]
+    assert result.message is not None
+    assert (result.message.coupon_id, result.message.user_id, result.message.reserved_at) == (3, 7, RESERVED_AT)
+    assert store.releases == []
+
+
+@pytest.mark.parametrize(
+    "refusal", [ReserveOutcome.DUPLICATE, ReserveOutcome.SOLD_OUT, ReserveOutcome.NOT_OPEN, ReserveOutcome.ENDED]
+)
+def test_a_refusal_publishes_nothing(refusal):
+    store, publisher = ports.Reservations([Reservation(refusal)]), ports.Publisher()
+    assert service(store, publisher).issue(3, 7).outcome.value == refusal.value
+    assert publisher.published == []
+
+
+def test_a_failed_publish_releases_the_reservation_fenced_by_its_time():
+    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+
+    result = service(store, ports.Publisher(fails=True)).issue(3, 7)
+
+    assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, False)
+    assert "did not acknowledge" in result.detail
+    assert store.releases == [(3, 7, RESERVED_AT)]
+
+
+def test_a_failed_publish_whose_release_fails_too_is_unavailable_and_flagged_for_reconcile():
+    store = ports.Reservations(
+        [Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
+    )
+
+    result = service(store, ports.Publisher(fails=True)).issue(3, 7)
+
+    assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, True)
+    assert store.releases == [(3, 7, RESERVED_AT)]
+
+
+def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again():
+    now = datetime.now(UTC)
+    store = ports.Reservations(
+        [Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]
+    )
+    catalog, locks = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {})), ports.Locks()
+
+    result = service(store, catalog=catalog, locks=locks).issue(3, 7)
+
+    assert result.outcome is IssueOutcome.SUCCESS
+    assert locks.taken == [("state", 3)]
+    assert [state.coupon_id for state in store.installed] == [3]
+    assert store.reserves == [(3, 7), (3, 7)]
+
+
+def test_an_unknown_cold_coupon_is_not_found_and_nothing_is_installed():
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    assert service(store, catalog=ports.Catalog(None)).issue(3, 7).outcome is IssueOutcome.COUPON_NOT_FOUND
+    assert store.installed == []
+
+
+def test_a_coupon_whose_keys_would_already_have_expired_is_ended_from_the_database():
+    long_ago = datetime.now(UTC) - 100 * HOUR
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    catalog = ports.Catalog(IssuedUsers(coupon(long_ago - HOUR, long_ago), {}))
+    assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.ENDED
+    assert store.installed == []
+
+
+def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
+    store, catalog = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), ports.Catalog()
+    result = service(store, catalog=catalog, locks=ports.Locks(held={3})).issue(3, 7)
+    assert result.outcome is IssueOutcome.UNAVAILABLE
+    assert catalog.reads == 0
+
+
+def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():
+    now = datetime.now(UTC)
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)] * 2)
+    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {}))
+    result = service(store, catalog=catalog).issue(3, 7)
+    assert result.outcome is IssueOutcome.UNAVAILABLE
+    assert "vanished" in result.detail
