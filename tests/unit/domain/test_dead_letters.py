@@ -1,4 +1,4 @@
-"""Dead letters without servers: the envelope, the SQS sink (moto), reading DLQ messages."""
+"""Dead letters without servers: the rejection letter, the SQS DLQ adapter (moto), reading letters."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from coupon_core.domain.dead_letters import (
     OnFailureLetter,
     Rejection,
     RejectionLetter,
-    UnreadableDeadLetterError,
     read_dead_letter,
 )
 from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.errors import UnreadableDeadLetterError
 
 MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
 WHERE = Position("coupon.issue.v1", 2, 41)
