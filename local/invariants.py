@@ -1,4 +1,4 @@
-"""Invariants I1 to I4 (DESIGN section 1), checked against PostgreSQL and Redis.
+"""Invariants I1 to I4 (docs/design.md), checked against PostgreSQL and Redis.
 
 Used by the demo's report and by the integration tests, once the pipeline has drained and a
 reconcile has run.

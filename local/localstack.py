@@ -1,6 +1,6 @@
 """LocalStack on the host, without Docker: its own virtual environment, our Lambda executor.
 
-``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (DESIGN section 9); its Lambda
+``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (``PACKAGES``); its Lambda
 functions run through ``coupon-lambda-executor`` (``local/lambda_executor``) as host processes
 on the project's interpreter. State lives in the scratch folder and is not persisted.
 """

@@ -59,7 +59,7 @@ REASONS = {
     ),
     "AwsSolutions-APIG4": (
         "In environments without an authorizer the public routes take the user id from the body by "
-        "design (DESIGN section 3); prod sets userIdSource=claims and a Cognito authorizer."
+        "design (docs/design.md, HTTP API); prod sets userIdSource=claims and a Cognito authorizer."
     ),
     "AwsSolutions-COG4": (
         "Admin routes are IAM-authorised; the public routes use Cognito only where userIdSource=claims."

@@ -1,4 +1,4 @@
-"""Rebuild (reconcile) against real Valkey, PostgreSQL and Tansu, through the whole pipeline."""
+"""The rebuild function against real Valkey, PostgreSQL and Tansu: its reconcile, through the whole pipeline."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""reconcile on a real Valkey: rebuild a missing state, repair a drifted one."""
+"""ReservationStore.reconcile against real Valkey: the Redis half of a reconcile, without the database."""
 
 from __future__ import annotations
 
