@@ -1,6 +1,11 @@
-"""Shared code of the coupon functions: settings, domain, database, Kafka codec and producer.
+"""The coupon functions' shared code: the domain, its adapters, settings, errors and observability.
 
-Kept free of Lambda types so that it runs, and is tested, outside Lambda. Modules that pull in
-SQLAlchemy live under ``coupon_core.db`` and are imported only where the database is used, to
-keep them off the intake hot path's cold start.
+    domain/      issuing, persisting, failures, reconcile, status, and their ports (no drivers)
+    adapters/    the ports on PostgreSQL, Kafka and SQS (Redis is the ``lua_redis`` layer)
+    settings.py  every environment variable, read once and validated
+    errors.py    every exception of this layer, in one hierarchy
+
+Kept free of Lambda types so that it runs, and is tested, outside Lambda. Only
+``adapters.postgres`` imports SQLAlchemy, and the intake imports it on first use, never at cold
+start.
 """
