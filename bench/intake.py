@@ -75,7 +75,8 @@ def _load_process(coupon_id: int, users: list[int], barrier: Any, results: Any) 
     """One process = one Lambda container: a warm handler, one request at a time."""
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
         call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1})  # warm this process
-        latencies, outcomes = [], Counter()
+        latencies: list[float] = []
+        outcomes: Counter[str] = Counter()
         barrier.wait()
         started = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process on Linux
         for user in users:
@@ -152,7 +153,7 @@ def main() -> None:
             )
 
         coupon_id = create_coupon(total=100)
-        outcomes: Counter[str] = Counter()
+        outcomes = Counter()
         sent = client_commands(
             connect(os.environ["REDIS_URL"]),
             lambda: outcomes.update(

@@ -49,8 +49,9 @@ def main() -> None:
 
     external = os.environ.get("REDIS_URL")
     server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reconcile-")))
+    redis_url = external or (server.url if server else "")
     try:
-        client = connect(external or server.url, socket_timeout=60)
+        client = connect(redis_url, socket_timeout=60)
         client.config_set("slowlog-log-slower-than", 0)
         client.config_set("slowlog-max-len", 1_000_000)
         store = ReservationStore(client, chunk_size=args.chunk_size)

@@ -92,7 +92,7 @@ def main() -> None:
 
     external = os.environ.get("REDIS_URL")
     server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reserve-")))
-    redis_url = external or server.url
+    redis_url = external or (server.url if server else "")
     try:
         for scenario in args.scenario or SCENARIOS:
             users, quantity = SCENARIOS[scenario]

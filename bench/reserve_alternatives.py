@@ -22,7 +22,9 @@ def _now_ms() -> int:
 
 def _decide(client: redis.Redis, coupon_id: int, user_id: int) -> tuple[str | None, int]:
     """Read the state with separate commands; return an outcome, or None if the user may take one."""
-    total, starts_at, ends_at = client.hmget(meta_key(coupon_id), "total", "startsAt", "endsAt")
+    total, starts_at, ends_at = (
+        str(value) for value in client.hmget(meta_key(coupon_id), "total", "startsAt", "endsAt")
+    )
     now = _now_ms()
     if now < int(starts_at):
         return "NOT_OPEN", now

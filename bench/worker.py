@@ -28,10 +28,10 @@ from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
 from local.services import STARTERS
-from lua_redis import ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore, connect
 
 
-class CountingSink:
+class CountingDlq:
     """Stands in for SQS: the benchmark measures the database path, which rejects nothing here."""
 
     def __init__(self) -> None:
@@ -71,9 +71,9 @@ def main() -> None:
         engine = create_engine(urls["DATABASE_URL"], pool_size=2)
         upgrade(engine)
         client = connect(urls["REDIS_URL"], socket_timeout=10)
-        sink = CountingSink()
+        dlq = CountingDlq()
         persister = IssuePersister(
-            SqlLedger(engine), ReservationStore(client), client, sink, LockTimes(lease_s=30, wait_s=5)
+            SqlLedger(engine), ReservationStore(client), CouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5)
         )
         catalog = SqlCouponCatalog(engine)
         now = datetime.now(UTC)
@@ -102,7 +102,7 @@ def main() -> None:
                 f"| {rates['grouped'] / rates['per-record']:.1f}x |",
                 flush=True,
             )
-        assert sink.sent == 0
+        assert dlq.sent == 0
 
 
 if __name__ == "__main__":
