@@ -1,14 +1,21 @@
-"""Benchmark: grouped persistence against one transaction per record (``python -m bench.worker``).
+"""Benchmark: the worker's and the DLQ handler's batching (``python -m bench.worker``).
 
-The worker's persister against embedded PostgreSQL and Valkey (or DATABASE_URL and REDIS_URL):
-for batches of 100 and 1,000 records of one coupon (a flash sale), records/s persisted with
-the grouped path (the coupon lock once, one transaction for the group) and with one lock and
-one transaction per record, in the same run on the same database, and the ratio.
+Against embedded PostgreSQL and Valkey (or DATABASE_URL and REDIS_URL), in one run on the same
+database:
+
+- the worker's persister, for batches of 100 and 1,000 records of one coupon (a flash sale):
+  records/s with the grouped path (the coupon lock once, one transaction for the group) and with
+  one lock and one transaction per record, and the ratio;
+- the DLQ handler's failure recorder, for an on-failure letter of 1,000 records of one coupon
+  (read back from a stand-in for Kafka, so that the figure is the database's and Redis'):
+  settled as one letter (one transaction and one release call per coupon) and as 1,000
+  rejection letters (one each), in seconds, and the ratio.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import tempfile
 import time
@@ -24,8 +31,10 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
-from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.dead_letters import OffsetRange, Rejection
+from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
+from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
 from local.services import STARTERS
 from lua_redis import CouponLocks, ReservationStore, connect
@@ -40,6 +49,23 @@ class CountingDlq:
     def send(self, rejections: Sequence[Rejection]) -> set[Position]:
         self.sent += len(rejections)
         return set()
+
+
+class StoredRange:
+    """Stands in for Kafka: the records of an on-failure letter, read back by offset."""
+
+    def __init__(self, records: list[Delivered]) -> None:
+        self._records = records
+
+    def read(self, offsets: OffsetRange) -> list[Delivered]:
+        return [r for r in self._records if offsets.first <= r.position.offset <= offsets.last]
+
+
+def on_failure_letter(count: int) -> str:
+    ranges = {"coupon.issue.v1-0": {"firstRecordOffset": "0", "lastRecordOffset": str(count - 1)}}
+    return json.dumps(
+        {"requestContext": {"condition": "RetryAttemptsExhausted"}, "KafkaBatchInfo": {"recordsInfo": ranges}}
+    )
 
 
 def records_for(coupon_id: int, count: int, first_offset: int) -> list[Delivered]:
@@ -57,6 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--records", type=int, default=3_000, help="records per mode and batch size")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[100, 1_000])
+    parser.add_argument("--failures", type=int, default=1_000, help="records of the on-failure letter")
     args = parser.parse_args()
 
     with ExitStack() as stack:
@@ -103,6 +130,38 @@ def main() -> None:
                 flush=True,
             )
         assert dlq.sent == 0
+
+        print()
+        print("| dead letters | one on-failure letter, s | one letter each, s | speed-up |")
+        print("|---:|---:|---:|---:|")
+        seconds = {}
+        store = ReservationStore(client)
+        for mode in ("one letter", "each"):
+            coupon = catalog.create(
+                NewCoupon("bench-dlq", args.failures, now - timedelta(hours=1), now + timedelta(hours=1))
+            )
+            store.reconcile(coupon.state(3_600_000), {}, watermark=None, skew_ms=0)
+            records = [
+                Delivered(Position("coupon.issue.v1", 0, i), IssueMessage(coupon.coupon_id, user, uuid.uuid4(), at))
+                for i, user in enumerate(range(1, args.failures + 1))
+                if (at := store.reserve(coupon.coupon_id, user).reserved_at) is not None
+            ]
+            recorder = FailureRecorder(SqlLedger(engine), store, StoredRange(records))
+            started = time.perf_counter()
+            if mode == "one letter":
+                outcomes = recorder.handle(on_failure_letter(len(records)))
+            else:
+                outcomes = [
+                    o for r in records for o in recorder.handle(json.dumps(Rejection(r, "NO_STOCK").envelope()))
+                ]
+            seconds[mode] = time.perf_counter() - started
+            assert outcomes == [FailureOutcome.RECORDED] * len(records), outcomes
+            assert store.reserved_count(coupon.coupon_id) == 0
+        print(
+            f"| {args.failures:,} | {seconds['one letter']:.2f} | {seconds['each']:.2f} "
+            f"| {seconds['each'] / seconds['one letter']:.1f}x faster |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ import json
 import multiprocessing
 import os
 import sys
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,8 @@ from moto import mock_aws
 from sqlalchemy import create_engine, make_url, text
 
 from coupon_core.adapters.postgres.migrate import upgrade
+from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.records import Delivered, Position
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
@@ -295,3 +298,48 @@ def test_unreadable_dead_letters_are_reported_failed(dlq):
     ]
     response = run_dlq(bodies)
     assert {item["itemIdentifier"] for item in response["batchItemFailures"]} == {f"m{i}" for i in range(len(bodies))}
+
+
+def test_a_replay_after_its_dead_letter_does_not_issue_the_coupon(dlq, store, migrated_engine):
+    """I3: a request settled as FAILED stays FAILED when its record comes round again (a redrive,
+    an offset reset); its copy may meanwhile have been sold to someone else."""
+    coupon_id = open_coupon(migrated_engine, store, total=1)
+    (failed,) = reserve(store, coupon_id, [7])
+    batch = Batch(partitions=1)
+    position = batch.add(failed)
+    topic, offset = position[0].rsplit("-", 1)[0], position[1]
+    letter = Rejection(Delivered(Position(topic, 0, offset), failed), "RETRIES_EXHAUSTED")
+    assert run_dlq([json.dumps(letter.envelope())]) == {"batchItemFailures": []}
+    (winner,) = reserve(store, coupon_id, [8])  # the released copy goes to the next user
+    batch.add(winner)
+
+    assert run_worker(batch.event()) == {"batchItemFailures": []}  # the replay, then the winner's record
+
+    assert issued_users(migrated_engine, coupon_id) == [8]
+    assert coupon_counts(migrated_engine, coupon_id) == {"remaining": 0, "issued": 1, "outbox": 1, "failures": 1}
+    assert dlq.letters() == []  # settled already: not dead-lettered a second time
+
+
+def test_a_dead_letter_racing_the_worker_never_leaves_a_request_both_issued_and_failed(dlq, store, migrated_engine):
+    """The worker commits the issue while the DLQ handler settles the same request: the handler
+    waits for the worker's transaction on the coupon row, then finds the issue and changes nothing."""
+    coupon_id = open_coupon(migrated_engine, store, total=5)
+    (message,) = reserve(store, coupon_id, [7])
+    letter = Rejection(Delivered(Position("coupon.issue.v1", 0, 0), message), "RETRIES_EXHAUSTED").envelope()
+    answers: list[dict[str, Any]] = []
+    with migrated_engine.connect() as worker, worker.begin():  # the worker, midway through its transaction
+        worker.execute(text("SELECT id FROM coupons WHERE id = :c FOR UPDATE"), {"c": coupon_id})
+        worker.execute(
+            text("INSERT INTO coupon_issues (coupon_id, user_id, request_id, reserved_at) VALUES (:c, 7, :r, now())"),
+            {"c": coupon_id, "r": message.request_id},
+        )
+        worker.execute(text("UPDATE coupons SET remaining_quantity = remaining_quantity - 1 WHERE id = :c"),
+                       {"c": coupon_id})  # fmt: skip
+        handler = threading.Thread(target=lambda: answers.append(run_dlq([json.dumps(letter)])))
+        handler.start()
+        handler.join(timeout=1)  # the handler runs now, while the issue is not committed yet
+    handler.join(timeout=30)
+
+    assert answers == [{"batchItemFailures": []}]
+    assert coupon_counts(migrated_engine, coupon_id)["failures"] == 0
+    assert store.reservation_time(coupon_id, 7) == message.reserved_at  # an issued user's copy stays held

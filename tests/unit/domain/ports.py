@@ -6,6 +6,7 @@ to a server is tested against the real one in ``tests/services``.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from typing import Any
 
 from coupon_core.domain.coupons import IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
-from coupon_core.domain.ports import GroupOutcome
+from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
 from coupon_core.errors import DatabaseUnavailableError, PublishError
 from lua_redis import (
@@ -47,6 +48,9 @@ class Reservations:
         if isinstance(self.release_answer, Exception):
             raise self.release_answer
         return self.release_answer
+
+    def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
+        return [self.release(coupon_id, user, at) for user, at in reservations]
 
     def has_state(self, coupon_id: int) -> bool:
         return bool(self.installed)
@@ -136,18 +140,30 @@ class DeadLetterQueue:
 
 @dataclass
 class FailureLedger:
+    """Failure rows by request id; ``issued`` are the (coupon, user) pairs with an issue."""
+
     issued: set[tuple[int, int]] = field(default_factory=set)
-    failures: dict[str, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+    failures: dict[uuid.UUID, Failure] = field(default_factory=dict)
+    releases: dict[uuid.UUID, ReleaseOutcome] = field(default_factory=dict)
+    transactions: list[int] = field(default_factory=list)
 
-    def has_issue(self, coupon_id: int, user_id: int) -> bool:
-        return (coupon_id, user_id) in self.issued
+    def record_failures(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        self.transactions.append(coupon_id)
+        outcomes = []
+        for failure in failures:
+            request_id = failure.message.request_id
+            if (coupon_id, failure.message.user_id) in self.issued:
+                outcomes.append(FailureOutcome.ALREADY_ISSUED)
+            elif request_id in self.failures:
+                outcomes.append(FailureOutcome.ALREADY_RECORDED)
+            else:
+                self.failures[request_id] = failure
+                outcomes.append(FailureOutcome.RECORDED)
+        return outcomes
 
-    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool:
-        key = str(message.request_id)
-        if key in self.failures:
-            return False
-        self.failures[key] = (reason, source)
-        return True
+    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
+        for request_id, outcome in releases.items():
+            self.releases.setdefault(request_id, outcome)
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Recording failures through the ports: each path of a dead letter, and what it changes."""
+"""Settling dead letters through the ports: each path, and what it changes in which order."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import uuid
 import pytest
 
 from coupon_core.domain.dead_letters import Rejection
-from coupon_core.domain.failures import FailureOutcome, FailureRecorder
+from coupon_core.domain.failures import FailureRecorder
+from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
 from coupon_core.errors import UnreadableDeadLetterError
 from lua_redis import ReleaseOutcome
@@ -40,24 +41,25 @@ def recorder(
     return FailureRecorder(ledger, store, reader or ports.RangeReader())
 
 
-def test_a_rejection_is_released_fenced_and_recorded_with_what_the_release_found():
+def test_a_rejection_is_recorded_then_released_fenced_and_the_release_kept():
     ledger, store = ports.FailureLedger(), ports.Reservations(release_answer=ReleaseOutcome.STALE)
 
     assert recorder(ledger, store).handle(rejection_letter()) == [FailureOutcome.RECORDED]
 
     assert store.releases == [(3, 7, MESSAGE.reserved_at)]
-    reason, source = ledger.failures[str(MESSAGE.request_id)]
-    assert reason == "NO_STOCK"
-    assert source == {"topic": TOPIC, "partition": 2, "offset": 41, "reservedAt": MESSAGE.reserved_at,
-                      "release": "STALE"}  # fmt: skip
+    failure = ledger.failures[MESSAGE.request_id]
+    assert (failure.message, failure.reason, failure.source) == (MESSAGE, "NO_STOCK", WHERE)
+    assert ledger.releases == {MESSAGE.request_id: ReleaseOutcome.STALE}
 
 
-def test_a_letter_handled_twice_is_recorded_once():
+def test_a_letter_handled_twice_is_recorded_once_and_released_again_harmlessly():
     ledger, store = ports.FailureLedger(), ports.Reservations()
     handler = recorder(ledger, store)
     assert handler.handle(rejection_letter()) == [FailureOutcome.RECORDED]
+    store.release_answer = ReleaseOutcome.NOT_HELD
     assert handler.handle(rejection_letter()) == [FailureOutcome.ALREADY_RECORDED]
     assert len(ledger.failures) == 1
+    assert ledger.releases == {MESSAGE.request_id: ReleaseOutcome.RELEASED}  # the first release is kept
 
 
 def test_a_letter_for_an_issued_user_changes_nothing():
@@ -66,23 +68,37 @@ def test_a_letter_for_an_issued_user_changes_nothing():
     assert (store.releases, ledger.failures) == ([], {})
 
 
-def test_an_on_failure_letter_is_read_back_and_each_well_formed_record_is_recorded():
+def test_nothing_is_released_when_the_failure_could_not_be_recorded():
+    class DatabaseDown(ports.FailureLedger):
+        def record_failures(self, coupon_id, failures):
+            raise RuntimeError("database down")
+
+    store = ports.Reservations()
+    with pytest.raises(RuntimeError):
+        recorder(DatabaseDown(), store).handle(rejection_letter())
+    assert store.releases == []  # released only once the failure is committed
+
+
+def test_an_on_failure_letter_is_read_back_and_settled_in_one_transaction_per_coupon():
     other = IssueMessage(3, 8, uuid.uuid4(), 1_700_000_000_200)
+    elsewhere = IssueMessage(4, 7, uuid.uuid4(), 1_700_000_000_300)
     reader = ports.RangeReader(
         [
             Delivered(Position(TOPIC, 2, 10), MESSAGE),
             Delivered(Position(TOPIC, 2, 11), None, "value is not JSON"),
             Delivered(Position(TOPIC, 2, 12), other),
-            Delivered(Position(TOPIC, 2, 13), IssueMessage(3, 9, uuid.uuid4(), 1)),  # outside the range
+            Delivered(Position(TOPIC, 2, 13), elsewhere),
+            Delivered(Position(TOPIC, 2, 14), IssueMessage(3, 9, uuid.uuid4(), 1)),  # outside the range
         ]
     )
     ledger, store = ports.FailureLedger(issued={(3, 8)}), ports.Reservations()
 
-    outcomes = recorder(ledger, store, reader).handle(on_failure_letter(10, 12))
+    outcomes = recorder(ledger, store, reader).handle(on_failure_letter(10, 13))
 
-    assert outcomes == [FailureOutcome.RECORDED, FailureOutcome.ALREADY_ISSUED]
-    assert store.releases == [(3, 7, MESSAGE.reserved_at)]
-    assert ledger.failures[str(MESSAGE.request_id)][0] == "RETRIES_EXHAUSTED: RetryAttemptsExhausted"
+    assert outcomes == [FailureOutcome.RECORDED, FailureOutcome.ALREADY_ISSUED, FailureOutcome.RECORDED]
+    assert ledger.transactions == [3, 4]
+    assert store.releases == [(3, 7, MESSAGE.reserved_at), (4, 7, elsewhere.reserved_at)]
+    assert ledger.failures[MESSAGE.request_id].reason == "RETRIES_EXHAUSTED: RetryAttemptsExhausted"
 
 
 @pytest.mark.parametrize("body", ["not json", "[]", json.dumps({"kind": "something.else", "v": 1})])

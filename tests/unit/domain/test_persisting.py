@@ -33,10 +33,10 @@ def persister(
 
 
 def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
-    batch = [record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 101), record(0, 2, 1, 12, 102), record(1, 0, 2, 13, 103)]
+    batch = [record(0, i, 1, 10 + i, 100 + i) for i in range(4)] + [record(1, 0, 2, 13, 103)]
     ledger = ports.IssueLedger(
         {
-            1: [GroupOutcome.ISSUED, GroupOutcome.ALREADY_ISSUED, GroupOutcome.NO_STOCK],
+            1: [GroupOutcome.ISSUED, GroupOutcome.ALREADY_ISSUED, GroupOutcome.ALREADY_FAILED, GroupOutcome.NO_STOCK],
             2: [GroupOutcome.COUPON_NOT_FOUND],
         }
     )
@@ -47,12 +47,13 @@ def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
     assert [verdicts[r.position] for r in batch] == [
         Verdict(RecordOutcome.ISSUED),
         Verdict(RecordOutcome.ALREADY_ISSUED),
+        Verdict(RecordOutcome.ALREADY_FAILED, "the request has a recorded failure"),
         Verdict(RecordOutcome.REJECTED, "NO_STOCK"),
         Verdict(RecordOutcome.REJECTED, "COUPON_NOT_FOUND"),
     ]
     assert [(r.record.position, r.reason) for r in dlq.sent] == [
-        (batch[2].position, "NO_STOCK"),
-        (batch[3].position, "COUPON_NOT_FOUND"),
+        (batch[3].position, "NO_STOCK"),
+        (batch[4].position, "COUPON_NOT_FOUND"),
     ]
 
 

@@ -73,6 +73,17 @@ class ReservationStore:
         return RELEASE_CODES[code]
 
     @redis_unavailable
+    def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
+        """Release many (user, reservation time) pairs of one coupon, fenced, in bounded calls."""
+        validate_id("couponId", coupon_id)
+        pairs = [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in reservations]
+        outcomes: list[ReleaseOutcome] = []
+        for chunk in _chunks(pairs, self._chunk_size):
+            codes = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=_flatten(chunk))
+            outcomes.extend(RELEASE_CODES[code] for code in codes)
+        return outcomes
+
+    @redis_unavailable
     def reservation_time(self, coupon_id: int, user_id: int) -> int | None:
         """The user's reservation time in ms, or ``None`` if the user holds no reservation."""
         validate_id("couponId", coupon_id)
@@ -204,11 +215,7 @@ class ReservationStore:
         return {int(user): int(at) for user, at in members}
 
     def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
-        released = 0
-        for chunk in _chunks(pairs, self._chunk_size):
-            codes = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=_flatten(chunk))
-            released += sum(1 for code in codes if RELEASE_CODES[code] is ReleaseOutcome.RELEASED)
-        return released
+        return sum(1 for outcome in self.release_all(coupon_id, pairs) if outcome is ReleaseOutcome.RELEASED)
 
     def _add_issued(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0

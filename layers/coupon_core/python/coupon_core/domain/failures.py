@@ -1,28 +1,29 @@
-"""Handling dead letters: release the reservation and record the failure (the DLQ handler's domain).
+"""Settling dead letters: release the reservations and record the failures (the DLQ handler's domain).
 
-For every failed request: if the database has an issue for that user and coupon, the request
-ended well after all (an earlier attempt committed) and nothing is changed. Otherwise the
-reservation is released, fenced by its reservation time so that a stale letter never frees a
-newer reservation, and one ``coupon_issue_failures`` row is written, idempotently on the request
-id. So every SUCCESS ends as exactly one of an issue or a recorded failure (invariant I3).
+A dead letter names failed requests: one (a rejection letter) or a range of Kafka records (an
+on-failure letter, read back by offset). They are settled coupon by coupon. For each coupon,
+one transaction, serialised with the worker's on the coupon row, records a
+``coupon_issue_failures`` row per request, unless its user holds an issue (an earlier attempt
+committed: that issue is the request's outcome). Once it commits, the reservations of the
+recorded requests are released in one call, fenced by their reservation times so that a stale
+letter never frees a newer reservation, and what each release found is kept on its row. So every
+SUCCESS ends as exactly one of an issue or a recorded failure (invariant I3), and a record
+replayed later is never issued (the worker refuses request ids with a failure).
+
+Releasing after the commit, not before, is what keeps an issued user's copy: a release that ran
+first could free a copy the worker was about to issue.
 """
 
 from __future__ import annotations
 
 import logging
-from enum import StrEnum
+from collections import defaultdict
+from collections.abc import Sequence
 
 from coupon_core.domain.dead_letters import OnFailureLetter, RejectionLetter, read_dead_letter
-from coupon_core.domain.ports import FailureLedger, RangeReader, Reservations
-from coupon_core.domain.records import IssueMessage, Position
+from coupon_core.domain.ports import Failure, FailureLedger, FailureOutcome, RangeReader, Reservations
 
 logger = logging.getLogger(__name__)
-
-
-class FailureOutcome(StrEnum):
-    RECORDED = "RECORDED"
-    ALREADY_RECORDED = "ALREADY_RECORDED"
-    ALREADY_ISSUED = "ALREADY_ISSUED"
 
 
 class FailureRecorder:
@@ -32,33 +33,41 @@ class FailureRecorder:
         self._reader = reader
 
     def handle(self, body: str) -> list[FailureOutcome]:
-        """Handle one DLQ message; raises if it cannot be read or handled (SQS then redelivers it)."""
+        """Settle one DLQ message; raises if it cannot be read or settled (SQS then redelivers it)."""
         letter = read_dead_letter(body)
         if isinstance(letter, RejectionLetter):
-            return [self.record(letter.message, letter.reason, letter.source)]
-        return self._handle_on_failure(letter)
+            failures = [Failure(letter.message, letter.reason, letter.source)]
+        else:
+            failures = self._read_back(letter)
+        by_coupon: dict[int, list[Failure]] = defaultdict(list)
+        for failure in failures:
+            by_coupon[failure.message.coupon_id].append(failure)
+        return [outcome for coupon_id, group in by_coupon.items() for outcome in self._settle(coupon_id, group)]
 
-    def _handle_on_failure(self, letter: OnFailureLetter) -> list[FailureOutcome]:
-        outcomes = []
+    def _read_back(self, letter: OnFailureLetter) -> list[Failure]:
+        failures = []
         for offsets in letter.ranges:
             for delivered in self._reader.read(offsets):
                 if delivered.message is None:  # the worker sent it to the DLQ itself, as malformed
                     logger.warning("skipping a malformed record", extra={"position": str(delivered.position)})
                     continue
-                reason = f"RETRIES_EXHAUSTED: {letter.condition}"
-                outcomes.append(self.record(delivered.message, reason, delivered.position))
-        return outcomes
+                failures.append(
+                    Failure(delivered.message, f"RETRIES_EXHAUSTED: {letter.condition}", delivered.position)
+                )
+        return failures
 
-    def record(self, message: IssueMessage, reason: str, source: Position) -> FailureOutcome:
-        context = {"couponId": message.coupon_id, "userId": message.user_id, "requestId": str(message.request_id),
-                   "position": str(source), "reason": reason}  # fmt: skip
-        if self._ledger.has_issue(message.coupon_id, message.user_id):
-            logger.info("dead letter for an issued user: nothing to release", extra=context)
-            return FailureOutcome.ALREADY_ISSUED
-        released = self._store.release(message.coupon_id, message.user_id, message.reserved_at)
-        details = {"topic": source.topic, "partition": source.partition, "offset": source.offset,
-                   "reservedAt": message.reserved_at, "release": released.value}  # fmt: skip
-        if self._ledger.record_failure(message, reason, details):
-            logger.info("failure recorded and reservation released", extra=context | {"release": released.value})
-            return FailureOutcome.RECORDED
-        return FailureOutcome.ALREADY_RECORDED
+    def _settle(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        outcomes = self._ledger.record_failures(coupon_id, failures)
+        settled = [
+            f for f, outcome in zip(failures, outcomes, strict=True) if outcome is not FailureOutcome.ALREADY_ISSUED
+        ]
+        if settled:
+            found = self._store.release_all(coupon_id, [(f.message.user_id, f.message.reserved_at) for f in settled])
+            self._ledger.note_releases(
+                {f.message.request_id: release for f, release in zip(settled, found, strict=True)}
+            )
+        logger.info(
+            "dead letters settled",
+            extra={"couponId": coupon_id, "outcomes": {o.value: outcomes.count(o) for o in set(outcomes)}},
+        )
+        return outcomes

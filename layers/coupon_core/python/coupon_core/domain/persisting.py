@@ -2,8 +2,9 @@
 
 Records are grouped by coupon. For each coupon the worker takes the coupon's Redis lock once and
 writes the whole group in one database transaction, then advances the coupon's watermark.
-Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), REJECTED (terminal: sent to the
-DLQ as a rejection letter) or TRANSIENT (retried by the event source mapping).
+Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), ALREADY_FAILED (a replay of a
+request the DLQ handler settled: never issued), REJECTED (terminal: sent to the DLQ as a
+rejection letter) or TRANSIENT (retried by the event source mapping).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 class RecordOutcome(StrEnum):
     ISSUED = "ISSUED"
     ALREADY_ISSUED = "ALREADY_ISSUED"
+    ALREADY_FAILED = "ALREADY_FAILED"
     REJECTED = "REJECTED"
     TRANSIENT = "TRANSIENT"
 
@@ -39,6 +41,7 @@ class Verdict:
 _GROUP_VERDICTS = {
     GroupOutcome.ISSUED: Verdict(RecordOutcome.ISSUED),
     GroupOutcome.ALREADY_ISSUED: Verdict(RecordOutcome.ALREADY_ISSUED),
+    GroupOutcome.ALREADY_FAILED: Verdict(RecordOutcome.ALREADY_FAILED, "the request has a recorded failure"),
     GroupOutcome.COUPON_NOT_FOUND: Verdict(RecordOutcome.REJECTED, "COUPON_NOT_FOUND"),
     GroupOutcome.NO_STOCK: Verdict(RecordOutcome.REJECTED, "NO_STOCK"),
 }

@@ -8,11 +8,13 @@ as against the real servers.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Protocol
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
@@ -29,6 +31,8 @@ class Reservations(Protocol):
     def reserve(self, coupon_id: int, user_id: int) -> Reservation: ...
 
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
+
+    def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]: ...
 
     def has_state(self, coupon_id: int) -> bool: ...
 
@@ -84,6 +88,7 @@ class GroupOutcome(StrEnum):
 
     ISSUED = "ISSUED"
     ALREADY_ISSUED = "ALREADY_ISSUED"
+    ALREADY_FAILED = "ALREADY_FAILED"  # the request has a recorded failure: it must never be issued
     COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
     NO_STOCK = "NO_STOCK"
 
@@ -100,12 +105,32 @@ class DeadLetterQueue(Protocol):
     def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
 
 
+@dataclass(frozen=True)
+class Failure:
+    """A request that ended without an issue: its record, why, and where the record sits in Kafka."""
+
+    message: IssueMessage
+    reason: str
+    source: Position
+
+
+class FailureOutcome(StrEnum):
+    RECORDED = "RECORDED"
+    ALREADY_RECORDED = "ALREADY_RECORDED"
+    ALREADY_ISSUED = "ALREADY_ISSUED"
+
+
 class FailureLedger(Protocol):
-    """The DLQ handler's reads and writes; raises ``DatabaseUnavailableError``."""
+    """The DLQ handler's writes; raises ``DatabaseUnavailableError``."""
 
-    def has_issue(self, coupon_id: int, user_id: int) -> bool: ...
+    def record_failures(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        """Record each failure of one coupon unless its user holds an issue, in one transaction
+        serialised with the worker's (so a request is never both issued and failed)."""
+        ...
 
-    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool: ...
+    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
+        """Keep what the release of each recorded request found, where it is not kept yet."""
+        ...
 
 
 class RangeReader(Protocol):

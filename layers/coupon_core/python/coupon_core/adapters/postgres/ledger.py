@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, Text, Uuid, column, func, select, update, values
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.exc import SQLAlchemyError
 
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
-from coupon_core.domain.ports import GroupOutcome
+from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import DatabaseUnavailableError, StockMismatchError
 from coupon_core.timeutil import from_millis
-from lua_redis import Reraise
+from lua_redis import ReleaseOutcome, Reraise
 
 COUPON_ISSUED = "COUPON_ISSUED"
 
@@ -31,11 +32,12 @@ class SqlLedger:
     def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
         """Persist one coupon's records, in Kafka order, in one transaction; an outcome per record.
 
-        The coupon row is locked (``FOR UPDATE``) for the transaction. Users already issued, and
-        repeats within the group, are ALREADY_ISSUED; new users are issued while stock remains
-        and NO_STOCK after. Issues are inserted with ``ON CONFLICT DO NOTHING``, the stock is
-        decremented by the number inserted only if that much remains, and one COUPON_ISSUED
-        outbox row is written per new issue.
+        The coupon row is locked (``FOR UPDATE``) for the transaction. A request with a recorded
+        failure is ALREADY_FAILED (the DLQ handler settled it and released its copy: a replay must
+        not issue it). Users already issued, and repeats within the group, are ALREADY_ISSUED; new
+        users are issued while stock remains and NO_STOCK after. Issues are inserted with
+        ``ON CONFLICT DO NOTHING``, the stock is decremented by the number inserted only if that
+        much remains, and one COUPON_ISSUED outbox row is written per new issue.
         """
         with self._engine.begin() as connection:
             remaining = connection.scalar(
@@ -51,7 +53,14 @@ class SqlLedger:
                     )
                 )
             )
-            outcomes, fresh = self._decide(messages, issued, remaining)
+            failed = set(
+                connection.scalars(
+                    select(CouponIssueFailure.request_id).where(
+                        CouponIssueFailure.request_id.in_({message.request_id for message in messages})
+                    )
+                )
+            )
+            outcomes, fresh = self._decide(messages, issued, failed, remaining)
             if fresh:
                 inserted = self._insert(connection, coupon_id, fresh)
                 outcomes = [
@@ -64,13 +73,15 @@ class SqlLedger:
 
     @staticmethod
     def _decide(
-        messages: Sequence[IssueMessage], issued: set[int], remaining: int
+        messages: Sequence[IssueMessage], issued: set[int], failed: set[uuid.UUID], remaining: int
     ) -> tuple[list[GroupOutcome], list[IssueMessage]]:
         outcomes: list[GroupOutcome] = []
         fresh: list[IssueMessage] = []
         taken = set(issued)
         for message in messages:
-            if message.user_id in taken:
+            if message.request_id in failed:
+                outcomes.append(GroupOutcome.ALREADY_FAILED)
+            elif message.user_id in taken:
                 outcomes.append(GroupOutcome.ALREADY_ISSUED)
             elif len(fresh) >= remaining:
                 outcomes.append(GroupOutcome.NO_STOCK)
@@ -126,32 +137,81 @@ class SqlLedger:
         return {row.user_id for row in rows}
 
     @_database_down
-    def has_issue(self, coupon_id: int, user_id: int) -> bool:
-        with self._engine.connect() as connection:
-            found = connection.scalar(
-                select(CouponIssue.id).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
-            )
-        return found is not None
+    def record_failures(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        """Record one coupon's failures in one transaction; an outcome per failure.
 
-    @_database_down
-    def record_failure(self, message: IssueMessage, reason: str, source: dict[str, Any]) -> bool:
-        """Insert the failure of one request; False if it was recorded before (idempotent).
-
-        Called after the fenced release has run, so the request holds no reservation any more:
-        ``released`` is true on every row, and ``source.release`` keeps what the release found.
+        The coupon row is locked (``FOR UPDATE``) as the worker locks it, so the two never
+        interleave: a request the worker issued first is ALREADY_ISSUED here, and a request
+        recorded here first is ALREADY_FAILED for the worker. A failure of a user who holds an
+        issue is not recorded (that issue is the request's outcome). Rows are inserted with
+        ``ON CONFLICT (request_id) DO NOTHING``: a letter handled twice is ALREADY_RECORDED.
+        ``released`` is true on every row: the caller releases each recorded request's
+        reservation right after the commit, and :meth:`note_releases` keeps what it found.
         """
         with self._engine.begin() as connection:
-            inserted = connection.scalar(
-                insert(CouponIssueFailure)
-                .values(
-                    coupon_id=message.coupon_id,
-                    user_id=message.user_id,
-                    request_id=message.request_id,
-                    reason=reason,
-                    source=source,
-                    released=True,
+            connection.execute(select(Coupon.id).where(Coupon.id == coupon_id).with_for_update())
+            issued = set(
+                connection.scalars(
+                    select(CouponIssue.user_id).where(
+                        CouponIssue.coupon_id == coupon_id,
+                        CouponIssue.user_id.in_({failure.message.user_id for failure in failures}),
+                    )
                 )
-                .on_conflict_do_nothing(index_elements=[CouponIssueFailure.request_id])
-                .returning(CouponIssueFailure.id)
             )
-            return inserted is not None
+            to_record = {f.message.request_id: f for f in failures if f.message.user_id not in issued}
+            inserted = self._insert_failures(connection, list(to_record.values())) if to_record else set()
+        outcomes: list[FailureOutcome] = []
+        for failure in failures:
+            request_id = failure.message.request_id
+            if failure.message.user_id in issued:
+                outcomes.append(FailureOutcome.ALREADY_ISSUED)
+            elif request_id in inserted:
+                outcomes.append(FailureOutcome.RECORDED)
+                inserted.discard(request_id)  # the same request twice in one letter: recorded once
+            else:
+                outcomes.append(FailureOutcome.ALREADY_RECORDED)
+        return outcomes
+
+    @staticmethod
+    def _insert_failures(connection: Any, failures: list[Failure]) -> set[uuid.UUID]:
+        rows = [
+            {
+                "coupon_id": f.message.coupon_id,
+                "user_id": f.message.user_id,
+                "request_id": f.message.request_id,
+                "reason": f.reason,
+                "source": {
+                    "topic": f.source.topic,
+                    "partition": f.source.partition,
+                    "offset": f.source.offset,
+                    "reservedAt": f.message.reserved_at,
+                },
+                "released": True,
+            }
+            for f in failures
+        ]
+        statement = (
+            insert(CouponIssueFailure)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=[CouponIssueFailure.request_id])
+            .returning(CouponIssueFailure.request_id)
+        )
+        return set(connection.scalars(statement))
+
+    @_database_down
+    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
+        """Add ``source.release`` to the rows of these requests that do not have it yet (one statement)."""
+        if not releases:
+            return
+        found = values(column("request_id", Uuid), column("release", Text), name="found").data(
+            [(request_id, outcome.value) for request_id, outcome in releases.items()]
+        )
+        with self._engine.begin() as connection:
+            connection.execute(
+                update(CouponIssueFailure)
+                .where(
+                    CouponIssueFailure.request_id == found.c.request_id,
+                    ~CouponIssueFailure.source.has_key("release"),
+                )
+                .values(source=CouponIssueFailure.source + func.jsonb_build_object("release", found.c.release))
+            )
