@@ -12,11 +12,12 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from coupon_core import untrusted_json
 from coupon_core.observability import logger, metrics
 from functions.intake import errors
 from functions.intake.routes import coupons, issues
 
-app = APIGatewayRestResolver(enable_validation=True)
+app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=untrusted_json.loads)
 errors.register(app)
 app.include_router(issues.router)
 app.include_router(coupons.router)

@@ -35,7 +35,7 @@ def coupon_not_found(coupon_id: int) -> RequestRefusedError:
 def _describe(error: dict[str, Any]) -> str:
     where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
     if error.get("type") == "json_invalid":
-        return "body is not valid JSON"
+        return f"body is not valid JSON: {error.get('ctx', {}).get('error', 'unreadable')}"
     return f"{where}: {error.get('msg', 'invalid')}"
 
 

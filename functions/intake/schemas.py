@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from lua_redis import MAX_BIGINT
 
@@ -22,11 +24,27 @@ class IssueRequest(_Strict):
     userId: Id | None = Field(default=None, description="required unless the user id comes from the token's claims")  # noqa: N815
 
 
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _no_control_characters(name: str) -> str:
+    # PostgreSQL text cannot hold NUL; no other control character belongs in a name either.
+    if _CONTROL.search(name):
+        raise ValueError("must not contain control characters (NUL, tab, newline, ...)")
+    return name
+
+
+Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterValidator(_no_control_characters)]
+# Times become epoch milliseconds in Redis and Kafka, which are never negative.
+Moment = Annotated[AwareDatetime, Field(ge=EPOCH, description="ISO 8601 with a zone, not before 1970")]
+
+
 class CreateCouponRequest(_Strict):
-    name: Annotated[str, Field(min_length=1, max_length=200, strict=True)]
+    name: Name
     totalQuantity: Annotated[StrictInt, Field(ge=1, le=10_000_000)]  # noqa: N815
-    issueStartsAt: AwareDatetime  # noqa: N815
-    issueEndsAt: AwareDatetime  # noqa: N815
+    issueStartsAt: Moment  # noqa: N815
+    issueEndsAt: Moment  # noqa: N815
 
     @model_validator(mode="after")
     def _window_is_ordered(self) -> CreateCouponRequest:

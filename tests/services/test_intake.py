@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
@@ -12,7 +15,7 @@ from sqlalchemy import text
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, reset
 from local.kafka_topics import create_topic, read_all
-from local.services import start_tansu, start_valkey
+from local.services import free_port, start_tansu, start_valkey
 from lua_redis import ReservationStore
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import row_counts
@@ -228,3 +231,47 @@ def test_bad_input_changes_nothing(topic, redis_client, migrated_engine, kafka_b
 
     assert snapshot() == before
     assert ReservationStore(redis_client).reserved_count(coupon_id) == 1
+
+
+@contextlib.contextmanager
+def silent_server() -> Iterator[int]:
+    """A TCP server that accepts connections and never answers: a network that drops silently."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                accepted.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for connection in accepted:
+            connection.close()
+        listener.close()
+
+
+@pytest.mark.parametrize("database", ["stopped", "silent"])
+def test_database_unreachable_answers_503_json_and_leaves_redis_as_it_was(topic, monkeypatch, redis_client, database):
+    """A cold coupon, the status route and the admin read need the database: with it stopped
+    (connection refused) or silent (a dropped network), each answers 503 with Retry-After in a
+    bounded time (a silent server would hang pg8000 forever), and Redis holds no state and no
+    lock of the coupon afterwards."""
+    with contextlib.ExitStack() as stack:
+        port = stack.enter_context(silent_server()) if database == "silent" else free_port()
+        monkeypatch.setenv("DATABASE_URL", f"postgresql+pg8000://postgres@127.0.0.1:{port}/coupons")
+        reset()
+        answers = [issue(424242, 7), call("GET", "/coupons/424242/issues/7"), call("GET", "/coupons/424242")]
+
+    assert [(a.status_code, a.body["status"], a.headers.get("Retry-After")) for a in answers] == [
+        (503, "UNAVAILABLE", "1")
+    ] * 3
+    # python-redis-lock leaves a signal list that expires by itself within a second; nothing else
+    assert [key for key in redis_client.keys("*424242*") if not key.startswith("lock-signal:")] == []

@@ -51,6 +51,9 @@ GOOD = {"v": 1, "couponId": 3, "userId": 7, "requestId": "00000000-0000-4000-800
         (json.dumps({**GOOD, "requestId": 5}).encode(), "requestId must be a UUID string"),
         (json.dumps({**GOOD, "reservedAt": -1}).encode(), "reservedAt must be between 0 and"),
         (json.dumps({**GOOD, "reservedAt": 1.5}).encode(), "reservedAt must be an integer, got float"),
+        (b'{"v": 1, "couponId": ' + b"9" * 100_000 + b"}", "missing fields: userId"),
+        (json.dumps({**GOOD, "userId": int("9" * 100)}).encode(), "userId must be between 1 and"),
+        (b"[" * 100_000 + b"]" * 100_000, "value is not JSON: nested too deeply"),
     ],
 )
 def test_malformed_values_are_refused_with_a_reason(raw, reason):

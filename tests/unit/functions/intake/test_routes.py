@@ -115,7 +115,8 @@ def test_bad_bodies_are_422_and_never_reach_the_domain(service, body, error):
 
 def test_a_body_that_is_not_json_is_422(service):
     status, answer, _ = call(api_event("POST", "/coupon-issues", raw_body="{couponId: 3"))
-    assert (status, answer) == (422, {"status": "INVALID_REQUEST", "error": "body is not valid JSON"})
+    assert status == 422
+    assert answer["error"].startswith("body is not valid JSON: Expecting property name")
     assert service.calls == []
 
 
@@ -152,3 +153,52 @@ def test_claims_mode_refuses_a_token_without_a_numeric_subject(claims_service):
     status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": "alice"}))
     assert (status, body["status"]) == (403, "FORBIDDEN")
     assert claims_service.calls == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        ('{"couponId": ' + "9" * 100_000 + ', "userId": 7}', "couponId: Input should be less than or equal to"),
+        ('{"couponId": 3, "userId": -' + "9" * 5_000 + "}", "userId: Input should be greater than or equal to 1"),
+        ("[" * 100_000 + "]" * 100_000, "body is not valid JSON: nested too deeply"),
+        ('{"couponId": 3, "userId": 7', "body is not valid JSON: Expecting"),
+    ],
+    ids=["huge-id", "huge-negative-id", "deep-nesting", "truncated"],
+)
+def test_bodies_the_json_parser_chokes_on_are_422_with_the_reason(service, raw, error):
+    status, answer, _ = call(api_event("POST", "/coupon-issues", raw_body=raw))
+    assert (status, answer["status"]) == (422, "INVALID_REQUEST")
+    assert error in answer["error"]
+    assert service.calls == []
+
+
+@dataclass
+class FakeCatalog:
+    created: list[Any] = field(default_factory=list)
+
+    def create(self, coupon: Any) -> Any:
+        self.created.append(coupon)
+        raise AssertionError("a bad coupon reached the catalog")
+
+
+COUPON = {"name": "spring sale", "totalQuantity": 10,
+          "issueStartsAt": "2026-12-01T10:00:00Z", "issueEndsAt": "2026-12-01T11:00:00Z"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"name": "spring\x00sale"}, "name: Value error, must not contain control characters"),
+        ({"name": "spring\nsale"}, "name: Value error, must not contain control characters"),
+        ({"issueStartsAt": "1969-12-31T23:59:59Z"}, "issueStartsAt: Input should be greater than or equal to 1970"),
+        ({"totalQuantity": int("9" * 30)}, "totalQuantity: Input should be less than or equal to 10000000"),
+        ({"issueEndsAt": "2026-12-01T09:00:00Z"}, "issueEndsAt must be after issueStartsAt"),
+    ],
+)
+def test_a_coupon_the_database_or_redis_could_not_hold_is_422_and_never_created(monkeypatch, changes, error):
+    catalog = FakeCatalog()
+    override(monkeypatch, dependencies.catalog, catalog)
+    status, answer, _ = call(api_event("POST", "/coupons", {**COUPON, **changes}))
+    assert (status, answer["status"]) == (422, "INVALID_REQUEST")
+    assert error in answer["error"]
+    assert catalog.created == []

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from coupon_core import untrusted_json
 from coupon_core.domain.records import Delivered, IssueMessage, Position
 from coupon_core.errors import UnreadableDeadLetterError
 
@@ -80,7 +81,7 @@ class OnFailureLetter:
 def read_dead_letter(body: str) -> RejectionLetter | OnFailureLetter:
     """Parse a DLQ message body; raise :class:`UnreadableDeadLetterError` saying what is wrong."""
     try:
-        document = json.loads(body)
+        document = untrusted_json.loads(body)
     except json.JSONDecodeError:
         raise UnreadableDeadLetterError("body is not JSON") from None
     if not isinstance(document, dict):

@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from coupon_core import untrusted_json
 from coupon_core.errors import MalformedMessageError
 from lua_redis import InvalidInputError, validate_id, validate_millis
 
@@ -48,7 +49,7 @@ class IssueMessage:
     def decode(cls, raw: bytes) -> IssueMessage:
         """Parse a record value, raising :class:`MalformedMessageError` with the reason."""
         try:
-            document: Any = json.loads(raw)
+            document: Any = untrusted_json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise MalformedMessageError(f"value is not JSON: {exc}") from None
         if not isinstance(document, dict):

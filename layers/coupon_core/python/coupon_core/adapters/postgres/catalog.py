@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import Engine, func, select
-from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
+from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
 from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
@@ -15,7 +15,7 @@ from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
 from lua_redis import Reraise
 
-_database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", (SQLAlchemyError,))
+_database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
 
 
 def _coupon(row: CouponRow, issued: int) -> Coupon:

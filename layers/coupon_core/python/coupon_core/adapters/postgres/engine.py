@@ -8,11 +8,16 @@ from typing import Any
 
 import boto3
 from sqlalchemy import URL, Engine, create_engine
+from sqlalchemy.exc import SQLAlchemyError
 
 from coupon_core.errors import ConfigError
 from coupon_core.settings import DatabaseSettings
 
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
+SOCKET_TIMEOUT_S = 5
+# What a database call raises when the database is unreachable: SQLAlchemy wraps pg8000's own
+# errors, not a socket timeout pg8000 lets through while it opens a connection.
+DRIVER_ERRORS: tuple[type[Exception], ...] = (SQLAlchemyError, OSError)
 
 
 def url_from_secret(secret_arn: str, secretsmanager: Any = None, *, host: str | None = None) -> URL:
@@ -42,15 +47,15 @@ def url_from_secret(secret_arn: str, secretsmanager: Any = None, *, host: str | 
 def make_engine(settings: DatabaseSettings, *, pool_size: int = 2) -> Engine:
     """An engine for one Lambda container: a small pool, connections checked before use.
 
-    With a secret (AWS), connections use TLS with certificate verification.
+    Every socket operation (connecting included) gives up after ``SOCKET_TIMEOUT_S``: pg8000
+    has no timeout by default, so a silently dropped network would hang a call until the
+    Lambda timeout, holding whatever lock its caller holds. With a secret (AWS), connections
+    use TLS with certificate verification.
     """
+    options = {"pool_size": pool_size, "max_overflow": 0, "pool_pre_ping": True}
     if settings.url is not None:
-        return create_engine(settings.url, pool_size=pool_size, max_overflow=0, pool_pre_ping=True)
+        return create_engine(settings.url, **options, connect_args={"timeout": SOCKET_TIMEOUT_S})
     url = url_from_secret(str(settings.secret_arn), host=settings.host)
     return create_engine(
-        url,
-        pool_size=pool_size,
-        max_overflow=0,
-        pool_pre_ping=True,
-        connect_args={"ssl_context": ssl.create_default_context()},
+        url, **options, connect_args={"timeout": SOCKET_TIMEOUT_S, "ssl_context": ssl.create_default_context()}
     )

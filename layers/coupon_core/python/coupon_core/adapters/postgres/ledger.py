@@ -8,8 +8,8 @@ from typing import Any
 
 from sqlalchemy import Engine, Text, Uuid, column, func, select, update, values
 from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.exc import SQLAlchemyError
 
+from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
@@ -19,7 +19,7 @@ from lua_redis import ReleaseOutcome, Reraise
 
 COUPON_ISSUED = "COUPON_ISSUED"
 
-_database_down = Reraise(DatabaseUnavailableError, "could not write to the database", (SQLAlchemyError,))
+_database_down = Reraise(DatabaseUnavailableError, "could not write to the database", DRIVER_ERRORS)
 
 
 class SqlLedger:
