@@ -19,6 +19,7 @@ from local.services import free_port, start_tansu, start_valkey
 from lua_redis import ReservationStore
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import row_counts
+from tests.fault_proxy import FaultProxy
 from tests.services.intake_support import call, create_coupon, issue
 
 
@@ -275,3 +276,29 @@ def test_database_unreachable_answers_503_json_and_leaves_redis_as_it_was(topic,
     ] * 3
     # python-redis-lock leaves a signal list that expires by itself within a second; nothing else
     assert [key for key in redis_client.keys("*424242*") if not key.startswith("lock-signal:")] == []
+
+
+def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publishes_once(
+    topic, monkeypatch, redis_url, kafka_bootstrap_servers, store
+):
+    """The connection drops after Valkey ran the reserve: the client's retry (production
+    settings: one retry on a connection error) must get the request's own SUCCESS back, not
+    DUPLICATE, and exactly one record goes to Kafka."""
+    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
+    with FaultProxy(host, int(port)) as proxy:
+        monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{proxy.port}/0")
+        reset()
+        coupon_id = create_coupon(10)
+        assert issue(coupon_id, 1).status_code == 202  # the coupon's state is built, the script loaded
+        proxy.lose_reply_to(b"EVALSHA")
+
+        answer = issue(coupon_id, 7)
+
+    assert proxy.replies_lost == 1
+    assert (answer.status_code, answer.body["status"]) == (202, "SUCCESS")
+    records = [json.loads(r.value) for r in read_all(kafka_bootstrap_servers, topic)]
+    assert [(r["userId"], r["requestId"]) for r in records] == [
+        (1, records[0]["requestId"]),
+        (7, answer.body["requestId"]),
+    ]
+    assert records[1]["reservedAt"] == store.reservation_time(coupon_id, 7)

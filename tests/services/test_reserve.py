@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+
 import pytest
 import redis
 
@@ -15,7 +17,7 @@ from lua_redis import (
     StateUnavailableError,
     connect,
 )
-from lua_redis.keys import meta_key, reserved_key
+from lua_redis.keys import meta_key, requests_key, reserved_key, watermark_key
 from tests.services.support import HOUR_MS, command_calls, now_ms, open_coupon
 
 
@@ -182,3 +184,33 @@ def test_watermark_only_moves_forward(store):
     assert store.advance_watermark(1, 900) == 1_000
     assert store.advance_watermark(1, 1_500) == 1_500
     assert store.watermark(1) == 1_500
+
+
+def test_the_same_request_sent_again_gets_its_own_success_another_request_is_duplicate(store, redis_client):
+    install(store, total=1)
+    request = uuid.uuid4()
+
+    first = store.reserve(1, 10, request)
+    again = store.reserve(1, 10, request)
+    other = store.reserve(1, 10, uuid.uuid4())
+
+    assert (first.outcome, again.outcome, other.outcome) == (ReserveOutcome.SUCCESS,) * 2 + (ReserveOutcome.DUPLICATE,)
+    assert first.reserved_at == again.reserved_at == other.reserved_at
+    assert store.reserved_count(1) == 1
+    assert 0 < redis_client.pttl(requests_key(1)) <= redis_client.pttl(reserved_key(1)) + 5
+
+
+def test_a_release_forgets_the_request_so_that_its_copy_is_anyones_again(store, redis_client):
+    install(store, total=1)
+    request = uuid.uuid4()
+    held = store.reserve(1, 10, request)
+
+    assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.RELEASED
+
+    assert redis_client.hgetall(requests_key(1)) == {}
+    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+
+
+def test_a_watermark_expires_even_when_the_coupons_meta_hash_is_gone(store, redis_client):
+    store.advance_watermark(1, 1_000)
+    assert 0 < redis_client.pttl(watermark_key(1)) <= 7 * 24 * HOUR_MS

@@ -39,7 +39,7 @@ class Reservations:
     watermarks: list[tuple[int, int]] = field(default_factory=list)
     installed: list[CouponState] = field(default_factory=list)
 
-    def reserve(self, coupon_id: int, user_id: int) -> Reservation:
+    def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
         self.reserves.append((coupon_id, user_id))
         return self.answers.pop(0)
 

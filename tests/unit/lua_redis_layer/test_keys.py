@@ -8,7 +8,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lua_redis import MAX_BIGINT
-from lua_redis.keys import issue_lock_name, meta_key, reserved_key, staging_key, state_lock_name, watermark_key
+from lua_redis.keys import (
+    issue_lock_name,
+    meta_key,
+    requests_key,
+    reserved_key,
+    staging_key,
+    state_lock_name,
+    watermark_key,
+)
 
 
 def hash_tag(key: str) -> str:
@@ -22,6 +30,7 @@ def test_all_keys_of_a_coupon_share_its_hash_tag(coupon_id):
     names = [
         reserved_key(coupon_id),
         meta_key(coupon_id),
+        requests_key(coupon_id),
         watermark_key(coupon_id),
         staging_key(coupon_id, "t"),
         "lock:" + state_lock_name(coupon_id),

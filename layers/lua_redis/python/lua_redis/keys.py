@@ -21,6 +21,11 @@ def meta_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:meta"
 
 
+def requests_key(coupon_id: int) -> str:
+    """Hash: user id -> the request id holding that user's reservation (reserve is idempotent per request)."""
+    return f"{_tag(coupon_id)}:requests"
+
+
 def watermark_key(coupon_id: int) -> str:
     """Newest reservation time the worker has processed for the coupon."""
     return f"{_tag(coupon_id)}:watermark"

@@ -23,6 +23,7 @@ from lua_redis.models import (
 from lua_redis.scripts import Scripts
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
+WATERMARK_FALLBACK_TTL_MS = 7 * 24 * 3_600_000  # a watermark whose coupon's meta hash is gone
 
 
 def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
@@ -51,12 +52,18 @@ class ReservationStore:
         self._chunk_size = validate_id("chunk_size", chunk_size)
 
     @redis_unavailable
-    def reserve(self, coupon_id: int, user_id: int) -> Reservation:
-        """Reserve one copy for one user: exactly one Redis command (EVALSHA)."""
+    def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
+        """Reserve one copy for one user: exactly one Redis command (EVALSHA).
+
+        Idempotent per request: the same ``request_id`` sent again (the client's retry after a
+        connection dropped once the script had run) gets its own SUCCESS back, same time.
+        Without one, the call is a request of its own.
+        """
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
         code, reserved_at = self._scripts.reserve(
-            keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id)], args=[user_id]
+            keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id), keys.requests_key(coupon_id)],
+            args=[user_id, str(request_id or uuid.uuid4())],
         )
         outcome = RESERVE_CODES[code]
         if outcome in (ReserveOutcome.SUCCESS, ReserveOutcome.DUPLICATE):
@@ -69,7 +76,9 @@ class ReservationStore:
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
         validate_millis("reservedAt", reserved_at)
-        (code,) = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=[user_id, reserved_at])
+        (code,) = self._scripts.release(
+            keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=[user_id, reserved_at]
+        )
         return RELEASE_CODES[code]
 
     @redis_unavailable
@@ -79,7 +88,9 @@ class ReservationStore:
         pairs = [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in reservations]
         outcomes: list[ReleaseOutcome] = []
         for chunk in _chunks(pairs, self._chunk_size):
-            codes = self._scripts.release(keys=[keys.reserved_key(coupon_id)], args=_flatten(chunk))
+            codes = self._scripts.release(
+                keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=_flatten(chunk)
+            )
             outcomes.extend(RELEASE_CODES[code] for code in codes)
         return outcomes
 
@@ -117,7 +128,8 @@ class ReservationStore:
         validate_millis("reservedAt", reserved_at)
         return int(
             self._scripts.advance_watermark(
-                keys=[keys.watermark_key(coupon_id), keys.meta_key(coupon_id)], args=[reserved_at]
+                keys=[keys.watermark_key(coupon_id), keys.meta_key(coupon_id)],
+                args=[reserved_at, WATERMARK_FALLBACK_TTL_MS],
             )
         )
 

@@ -115,27 +115,28 @@ class IssueService:
         self._initialiser = initialiser
 
     def issue(self, coupon_id: int, user_id: int) -> IssueResult:
+        request_id = uuid.uuid4()  # chosen before the reserve, so that a retried reserve is the same request
         try:
-            outcome, reserved_at = self._reserve(coupon_id, user_id)
+            outcome, reserved_at = self._reserve(coupon_id, user_id, request_id)
         except (StateUnavailableError, LockUnavailableError) as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return IssueResult(outcome)
-        message = IssueMessage(coupon_id, user_id, uuid.uuid4(), reserved_at)
+        message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
         try:
             self._publisher.publish(message)
         except PublishError as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(message))
         return IssueResult(IssueOutcome.SUCCESS, message=message)
 
-    def _reserve(self, coupon_id: int, user_id: int) -> tuple[IssueOutcome, int | None]:
+    def _reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID) -> tuple[IssueOutcome, int | None]:
         """One EVALSHA; on a cold coupon, initialise its state from the database and try once more."""
-        reservation = self._store.reserve(coupon_id, user_id)
+        reservation = self._store.reserve(coupon_id, user_id, request_id)
         if reservation.outcome is ReserveOutcome.STATE_MISSING:
             initialised = self._initialiser.initialise(coupon_id)
             if initialised is not InitOutcome.READY:
                 return _INIT_TO_ISSUE[initialised], None
-            reservation = self._store.reserve(coupon_id, user_id)
+            reservation = self._store.reserve(coupon_id, user_id, request_id)
         if reservation.outcome is ReserveOutcome.STATE_MISSING:
             raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
         return _RESERVE_TO_ISSUE[reservation.outcome], reservation.reserved_at

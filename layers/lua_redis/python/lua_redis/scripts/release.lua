@@ -1,5 +1,6 @@
 -- release: fenced removal of reservations.
 -- KEYS[1] coupon:{id}:reserved
+-- KEYS[2] coupon:{id}:requests  (the released user's request id goes with its reservation)
 -- ARGV    pairs of (user id, reservation time in ms)
 -- A member is removed only if its score equals the given reservation time, so a stale
 -- dead letter never frees a newer reservation of the same user. Idempotent.
@@ -11,6 +12,7 @@ for i = 1, #ARGV, 2 do
     codes[#codes + 1] = 0
   elseif tonumber(held) == tonumber(ARGV[i + 1]) then
     redis.call('ZREM', KEYS[1], ARGV[i])
+    redis.call('HDEL', KEYS[2], ARGV[i])
     codes[#codes + 1] = 1
   else
     codes[#codes + 1] = -1

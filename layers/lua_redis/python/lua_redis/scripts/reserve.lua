@@ -1,9 +1,14 @@
--- reserve: one user takes one copy of one coupon, atomically.
+-- reserve: one user takes one copy of one coupon, atomically; idempotent per request.
 -- KEYS[1] coupon:{id}:reserved  sorted set, member = user id, score = reservation time (ms)
 -- KEYS[2] coupon:{id}:meta      hash: total, startsAt, endsAt, expiresAt (epoch ms)
+-- KEYS[3] coupon:{id}:requests  hash: user id -> the request id that holds its reservation
 -- ARGV[1] user id
+-- ARGV[2] request id
 -- Returns {code, reservedAt}: 0 SUCCESS, 1 DUPLICATE, 2 SOLD_OUT, 3 NOT_OPEN, 4 ENDED,
 -- 5 STATE_MISSING (meta absent: the caller initialises it from the database and retries).
+-- The same request sent again (a client retry after a dropped connection, when the first
+-- call ran but its answer was lost) gets its own SUCCESS back, with the same time; another
+-- request of a user who holds a reservation is DUPLICATE.
 -- The clock is the server's (TIME), so every reservation time and watermark of a coupon
 -- comes from one clock, whatever the skew between the callers' hosts.
 local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt')
@@ -20,6 +25,9 @@ if now >= tonumber(meta[3]) then
 end
 local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if held then
+  if redis.call('HGET', KEYS[3], ARGV[1]) == ARGV[2] then
+    return {0, tonumber(held)}
+  end
   return {1, tonumber(held)}
 end
 local occupied = redis.call('ZCARD', KEYS[1])
@@ -27,6 +35,9 @@ if occupied >= tonumber(meta[1]) then
   return {2, 0}
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1])
+if redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) == 1 and redis.call('PTTL', KEYS[3]) == -1 then
+  redis.call('PEXPIREAT', KEYS[3], meta[4])
+end
 if occupied == 0 then
   redis.call('PEXPIREAT', KEYS[1], meta[4])
 end

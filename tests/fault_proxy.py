@@ -1,0 +1,96 @@
+"""A TCP proxy that injects faults between a client and a real server (Valkey, the broker).
+
+``lose_reply_to(marker)`` arms it: the next request that contains ``marker`` reaches the server
+and runs there, but its reply never reaches the client, whose connection is dropped instead.
+That is a failover or a reset at the worst moment: the client cannot know whether its command
+ran. Everything else is forwarded untouched, in both directions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable
+from types import TracebackType
+
+
+class FaultProxy:
+    def __init__(self, target_host: str, target_port: int) -> None:
+        self._target = (target_host, target_port)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self._marker: bytes | None = None
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._sockets: list[socket.socket] = []
+        self.replies_lost = 0
+
+    @property
+    def port(self) -> int:
+        return int(self._listener.getsockname()[1])
+
+    def lose_reply_to(self, marker: bytes) -> None:
+        with self._lock:
+            self._marker = marker
+
+    def __enter__(self) -> FaultProxy:
+        self._spawn(self._accept)
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        self._stopping.set()
+        for sock in [self._listener, *self._sockets]:
+            with contextlib.suppress(OSError):
+                sock.close()
+        for thread in self._threads:
+            thread.join(timeout=5)
+
+    def _spawn(self, target: Callable[..., None], *args: object) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def _accept(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            server = socket.create_connection(self._target)
+            self._sockets += [client, server]
+            doomed = threading.Event()  # set when this connection's next reply must be lost
+            self._spawn(self._client_to_server, client, server, doomed)
+            self._spawn(self._server_to_client, server, client, doomed)
+
+    def _client_to_server(self, client: socket.socket, server: socket.socket, doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := client.recv(65536):
+                with self._lock:
+                    if self._marker is not None and self._marker in chunk:
+                        self._marker = None
+                        doomed.set()
+                server.sendall(chunk)
+        _close(client, server)
+
+    def _server_to_client(self, server: socket.socket, client: socket.socket, doomed: threading.Event) -> None:
+        with contextlib.suppress(OSError):
+            while chunk := server.recv(65536):
+                if doomed.is_set():  # the request ran on the server; its reply is lost with the connection
+                    self.replies_lost += 1
+                    break
+                client.sendall(chunk)
+        _close(client, server)
+
+
+def _close(*sockets: socket.socket) -> None:
+    for sock in sockets:
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+        with contextlib.suppress(OSError):
+            sock.close()
