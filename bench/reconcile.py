@@ -70,14 +70,14 @@ def main() -> None:
         rows.append(
             (
                 "chunked: rebuild a missing state",
-                *measured(client, lambda: store.reconcile(state, issued, watermark=None, skew_ms=0)),
+                *measured(client, lambda: store.reconcile(state, issued, release_before=None)),
             )
         )
         drift()
         rows.append(
             (
                 "chunked: repair 1,000 lost + 1,000 leaked",
-                *measured(client, lambda: store.reconcile(state, issued, watermark=now, skew_ms=0)),
+                *measured(client, lambda: store.reconcile(state, issued, release_before=now)),
             )
         )
         assert store.reserved_count(1) == args.users

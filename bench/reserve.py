@@ -54,7 +54,7 @@ def run_strategy(name: str, redis_url: str, plan: LoadPlan, quantity: int) -> Ro
     client.flushall()
     now = connect(redis_url).time()[0] * 1000
     state = CouponState(plan.coupon_id, quantity, now - 60_000, now + 3_600_000, now + 7_200_000)
-    ReservationStore(client).reconcile(state, {}, watermark=None, skew_ms=0)
+    ReservationStore(client).reconcile(state, {}, release_before=None)
     client.config_resetstat()
     result = run_load(factory, redis_url, plan)
     stats = client.info("commandstats")

@@ -99,9 +99,7 @@ def main() -> None:
         upgrade(engine)
         client = connect(urls["REDIS_URL"], socket_timeout=10)
         dlq = CountingDlq()
-        persister = IssuePersister(
-            SqlLedger(engine), ReservationStore(client), CouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5)
-        )
+        persister = IssuePersister(SqlLedger(engine), CouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5))
         catalog = SqlCouponCatalog(engine)
         now = datetime.now(UTC)
 
@@ -140,7 +138,7 @@ def main() -> None:
             coupon = catalog.create(
                 NewCoupon("bench-dlq", args.failures, now - timedelta(hours=1), now + timedelta(hours=1))
             )
-            store.reconcile(coupon.state(3_600_000), {}, watermark=None, skew_ms=0)
+            store.reconcile(coupon.state(3_600_000), {}, release_before=None)
             records = [
                 Delivered(Position("coupon.issue.v1", 0, i), IssueMessage(coupon.coupon_id, user, uuid.uuid4(), at))
                 for i, user in enumerate(range(1, args.failures + 1))

@@ -1,11 +1,11 @@
-"""Creating topics and reading records back by offset, without a consumer group."""
+"""Creating topics, reading records back by offset, and committing a consumer group's offsets."""
 
 from __future__ import annotations
 
 import time
 import uuid
 
-from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
+from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.admin import NewTopic
 from kafka.consumer.fetcher import ConsumerRecord
 
@@ -37,5 +37,14 @@ def read_all(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> lis
             for batch in consumer.poll(timeout_ms=200).values():
                 records.extend(batch)
         return records
+    finally:
+        consumer.close()
+
+
+def commit_offsets(bootstrap_servers: str, topic: str, group: str, offsets: dict[int, int]) -> None:
+    """Commit ``partition -> next offset`` for ``group``, as the event source mapping does after a batch."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, group_id=group, enable_auto_commit=False)
+    try:
+        consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
     finally:
         consumer.close()

@@ -25,6 +25,13 @@ from coupon_cdk.queues import DeadLetterQueues
 
 DLQ_HANDLER_TIMEOUT_S = 60
 FunctionFactory = Callable[[FunctionSpec, dict[str, str]], Function]
+
+
+def worker_group(environment: str) -> str:
+    """The consumer group of the worker's event source mapping (and of the local bridge)."""
+    return f"coupon-worker-{environment}"
+
+
 KAFKA_READ = ["kafka-cluster:Connect", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"]
 
 
@@ -39,6 +46,8 @@ class CouponStack(Stack):
         self.queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
 
         if config.local is not None:
+            # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
+            common["POWERTOOLS_TRACE_DISABLED"] = "true"
             placement = Placement()
             data_env = {"REDIS_URL": config.local.redis_url, "DATABASE_URL": config.local.database_url}
             kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": config.local.kafka_bootstrap_servers, "KAFKA_AUTH": "none"}
@@ -80,7 +89,8 @@ class CouponStack(Stack):
             topic_env,
         )
         self.rebuild = function(
-            FunctionSpec("rebuild", "functions/rebuild/app.handler", "reconcile Redis with PostgreSQL", 1024, 300), {}
+            FunctionSpec("rebuild", "functions/rebuild/app.handler", "reconcile Redis with PostgreSQL", 1024, 300),
+            topic_env | {"KAFKA_CONSUMER_GROUP": worker_group(config.name)},  # the records in flight
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
         self.dlq_handler.function.add_event_source(
@@ -138,7 +148,11 @@ class CouponStack(Stack):
         self.worker.allow(["kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"], cluster)
         self.worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
         self.worker.allow(KAFKA_READ[1:], [kafka.topic_arn])
-        group = f"coupon-worker-{config.name}"
+        group = worker_group(config.name)
+        # The rebuild reads the topic's tail after the worker group's committed offsets.
+        self.rebuild.allow(["kafka-cluster:Connect"], cluster)
+        self.rebuild.allow(KAFKA_READ[1:], [kafka.topic_arn])
+        self.rebuild.allow(["kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
         self.worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
         mapping = lambda_.CfnEventSourceMapping(
             self,

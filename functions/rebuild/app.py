@@ -31,10 +31,16 @@ def _emit(report: ReconcileReport) -> None:
         metrics.add_metric(name="ReconcileAdded", unit=MetricUnit.Count, value=coupon.added)
         metrics.add_metric(name="ReconcileReleased", unit=MetricUnit.Count, value=coupon.released)
         metrics.add_metric(name="ReconcileDeferred", unit=MetricUnit.Count, value=coupon.deferred)
-        metrics.add_metric(name="ReconcileDrift", unit=MetricUnit.Count, value=coupon.added + coupon.released)
+        metrics.add_metric(name="ReconcileStray", unit=MetricUnit.Count, value=coupon.stray)
+        metrics.add_metric(name="ReconcileInFlight", unit=MetricUnit.Count, value=coupon.inFlight)
+        # reserved users neither issued nor in flight, and holders Redis had lost
+        metrics.add_metric(name="ReconcileDrift", unit=MetricUnit.Count, value=coupon.added + coupon.stray)
         metrics.add_metric(name="ReconcileReserved", unit=MetricUnit.Count, value=coupon.reserved)
         metrics.add_metric(name="ReconcileDuration", unit=MetricUnit.Milliseconds, value=coupon.durationMs)
     metrics.add_metric(name="ReconcileFailed", unit=MetricUnit.Count, value=len(report.failed))
+    metrics.add_metric(
+        name="ReconcileInFlightUnknown", unit=MetricUnit.Count, value=int(report.inFlightError is not None)
+    )
 
 
 @logger.inject_lambda_context(clear_state=True)

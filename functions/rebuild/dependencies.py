@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
@@ -23,10 +24,17 @@ def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the reconciler."""
     settings = RebuildSettings.from_env()
     client = connect(settings.redis.url, socket_timeout=STATE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
+    in_flight = KafkaInFlightReader(
+        settings.kafka,
+        group=settings.consumer_group.group,
+        max_records=settings.read_back.max_records,
+        timeout_s=settings.read_back.timeout_s,
+    )
     reconciler = Reconciler(
         ReservationStore(client),
         CouponLocks(client),
         SqlCouponCatalog(make_engine(settings.database)),
+        in_flight,
         retention_ms=settings.retention.state_ms,
         skew_ms=settings.reconcile.skew_ms,
     )

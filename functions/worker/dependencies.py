@@ -21,7 +21,6 @@ def persister() -> IssuePersister:
     client = connect(settings.redis.url, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
     return IssuePersister(
         SqlLedger(make_engine(settings.database)),
-        ReservationStore(client),
         CouponLocks(client),
         SqsDeadLetterQueue(settings.dlq.url),
         LockTimes(lease_s=settings.lock.lease_s, wait_s=settings.lock.wait_s),

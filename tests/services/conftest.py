@@ -50,13 +50,13 @@ def pipeline(
             "KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap_servers,
             "KAFKA_TOPIC": topic,
             "DLQ_URL": dlq_url,
-            "RECONCILE_SKEW_MS": "1",
+            "KAFKA_CONSUMER_GROUP": f"coupon-worker-{topic}",
             "KAFKA_PRODUCE_TIMEOUT_MS": "2000",
             "WORKER_LOCK_WAIT_S": "1",
         }.items():
             monkeypatch.setenv(name, value)
         _reset_functions()
-        yield Pipeline(kafka_bootstrap_servers, topic, sqs, dlq_url)
+        yield Pipeline(kafka_bootstrap_servers, topic, sqs, dlq_url, f"coupon-worker-{topic}")
         _reset_functions()
 
 

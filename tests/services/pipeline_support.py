@@ -8,7 +8,7 @@ from typing import Any
 from functions.rebuild import app as rebuild_app
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
-from local.kafka_topics import read_all
+from local.kafka_topics import commit_offsets, read_all
 from local.lambda_events import InProcessContext, msk_event, sqs_event
 
 
@@ -18,10 +18,12 @@ class Pipeline:
     topic: str
     sqs: Any
     dlq_url: str
+    group: str
     next_offset: dict[int, int] = field(default_factory=dict)
 
     def run_worker(self, limit: int | None = None) -> int:
-        """Hand the records not yet processed (at most ``limit``) to the worker, in one batch."""
+        """Hand the records not yet processed (at most ``limit``) to the worker, in one batch, and
+        commit the worker group's offsets past them once it succeeded."""
         pending = [
             record
             for record in read_all(self.bootstrap_servers, self.topic)
@@ -36,6 +38,7 @@ class Pipeline:
         assert response == {"batchItemFailures": []}, response
         for record in pending:
             self.next_offset[record.partition] = max(self.next_offset.get(record.partition, 0), record.offset + 1)
+        commit_offsets(self.bootstrap_servers, self.topic, self.group, self.next_offset)  # as the mapping does
         return len(pending)
 
     def run_dlq_handler(self) -> int:

@@ -8,7 +8,7 @@ from tests.services.support import open_coupon
 
 
 def test_20000_distinct_users_get_exactly_the_quantity(store, redis_url):
-    store.reconcile(open_coupon(total=1_000), {}, watermark=None, skew_ms=0)
+    store.reconcile(open_coupon(total=1_000), {}, release_before=None)
 
     result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=20_000, processes=4, threads=8))
 
@@ -19,7 +19,7 @@ def test_20000_distinct_users_get_exactly_the_quantity(store, redis_url):
 
 
 def test_double_clicks_never_book_a_user_twice(store, redis_url):
-    store.reconcile(open_coupon(total=1_000), {}, watermark=None, skew_ms=0)
+    store.reconcile(open_coupon(total=1_000), {}, release_before=None)
 
     result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=10_000, clicks=2, processes=4, threads=8))
 
@@ -31,7 +31,7 @@ def test_double_clicks_never_book_a_user_twice(store, redis_url):
 
 def test_with_stock_for_everyone_each_double_click_is_one_success_and_one_duplicate(redis_client, redis_url):
     store = ReservationStore(redis_client)
-    store.reconcile(open_coupon(total=20_000), {}, watermark=None, skew_ms=0)
+    store.reconcile(open_coupon(total=20_000), {}, release_before=None)
 
     result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=10_000, clicks=2, processes=4, threads=8))
 

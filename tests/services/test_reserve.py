@@ -17,12 +17,12 @@ from lua_redis import (
     StateUnavailableError,
     connect,
 )
-from lua_redis.keys import meta_key, requests_key, reserved_key, watermark_key
+from lua_redis.keys import meta_key, requests_key, reserved_key
 from tests.services.support import HOUR_MS, command_calls, now_ms, open_coupon
 
 
 def install(store: ReservationStore, **kwargs: int) -> None:
-    store.reconcile(open_coupon(**kwargs), {}, watermark=None, skew_ms=0)
+    store.reconcile(open_coupon(**kwargs), {}, release_before=None)
 
 
 def test_reserve_without_state_asks_for_initialisation_and_writes_nothing(store, redis_client):
@@ -77,7 +77,7 @@ def test_reserve_after_the_window_has_ended_and_writes_nothing(store, redis_clie
 
 def test_reservations_expire_with_the_coupon_state(store, redis_client):
     coupon = open_coupon(total=5)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=0)
+    store.reconcile(coupon, {}, release_before=None)
     store.reserve(1, 10)
     assert redis_client.pexpiretime(reserved_key(1)) == coupon.expires_at
     assert redis_client.pexpiretime(meta_key(1)) == coupon.expires_at
@@ -177,15 +177,6 @@ def test_unreachable_redis_raises_state_unavailable():
         store.release(1, 1, 1)
 
 
-def test_watermark_only_moves_forward(store):
-    install(store)
-    assert store.watermark(1) is None
-    assert store.advance_watermark(1, 1_000) == 1_000
-    assert store.advance_watermark(1, 900) == 1_000
-    assert store.advance_watermark(1, 1_500) == 1_500
-    assert store.watermark(1) == 1_500
-
-
 def test_the_same_request_sent_again_gets_its_own_success_another_request_is_duplicate(store, redis_client):
     install(store, total=1)
     request = uuid.uuid4()
@@ -211,6 +202,8 @@ def test_a_release_forgets_the_request_so_that_its_copy_is_anyones_again(store, 
     assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
 
 
-def test_a_watermark_expires_even_when_the_coupons_meta_hash_is_gone(store, redis_client):
-    store.advance_watermark(1, 1_000)
-    assert 0 < redis_client.pttl(watermark_key(1)) <= 7 * 24 * HOUR_MS
+def test_the_server_clock_is_the_one_reservations_are_stamped_with(store):
+    install(store)
+    before = store.server_time_ms()
+    reserved_at = store.reserve(1, 10).reserved_at
+    assert before <= reserved_at <= store.server_time_ms()

@@ -10,8 +10,6 @@ from lua_redis import InvalidInputError, ReservationStore, ReserveOutcome
 from lua_redis.keys import meta_key, reserved_key
 from tests.services.support import now_ms, open_coupon
 
-SKEW_MS = 60_000
-
 
 def reserve_all(store: ReservationStore, coupon_id: int, users: range) -> dict[int, int]:
     reservations = {user: store.reserve(coupon_id, user) for user in users}
@@ -19,11 +17,11 @@ def reserve_all(store: ReservationStore, coupon_id: int, users: range) -> dict[i
     return {user: r.reserved_at for user, r in reservations.items()}
 
 
-def test_missing_state_is_rebuilt_from_the_database(store, redis_client):
+def test_missing_state_is_rebuilt_from_the_holders(store, redis_client):
     coupon = open_coupon(total=10)
     issued = {100: 1_000, 101: 2_000, 102: 3_000}
 
-    report = store.reconcile(coupon, issued, watermark=None, skew_ms=SKEW_MS)
+    report = store.reconcile(coupon, issued, release_before=None)
 
     assert report.installed
     assert (report.added, report.released, report.reserved) == (3, 0, 3)
@@ -38,55 +36,55 @@ def test_missing_state_is_rebuilt_from_the_database(store, redis_client):
     assert redis_client.keys("coupon:{1}:staging:*") == []
 
 
-def test_issued_users_missing_from_redis_are_added_back(store, redis_client):
+def test_holders_missing_from_redis_are_added_back(store, redis_client):
     coupon = open_coupon(total=10)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
+    store.reconcile(coupon, {}, release_before=None)
     reserve_all(store, 1, range(1, 4))
 
-    report = store.reconcile(coupon, {1: 5, 50: 6, 51: 7}, watermark=None, skew_ms=SKEW_MS)
+    report = store.reconcile(coupon, {1: 5, 50: 6, 51: 7}, release_before=None)
 
     assert not report.installed
     assert (report.added, report.released, report.deferred, report.reserved) == (2, 0, 0, 5)
     assert store.reserve(1, 50).outcome is ReserveOutcome.DUPLICATE
 
 
-def test_leaked_reservations_older_than_the_watermark_are_released_newer_ones_kept(store):
+def test_stray_reservations_older_than_the_cutoff_are_released_newer_ones_kept(store):
     coupon = open_coupon(total=10)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
-    old = reserve_all(store, 1, range(1, 3))  # user 1 issued, user 2 leaked
+    store.reconcile(coupon, {}, release_before=None)
+    old = reserve_all(store, 1, range(1, 3))  # user 1 holds a copy, user 2 is stray
     cutoff = max(old.values()) + 1
     while now_ms() <= cutoff:
         time.sleep(0.001)
-    reserve_all(store, 1, range(3, 4))  # user 3 newer than the cutoff: maybe still in flight
+    reserve_all(store, 1, range(3, 4))  # user 3 newer than the cutoff: maybe still on its way to Kafka
 
-    report = store.reconcile(coupon, {1: old[1]}, watermark=cutoff + SKEW_MS, skew_ms=SKEW_MS)
+    report = store.reconcile(coupon, {1: old[1]}, release_before=cutoff)
 
-    assert (report.released, report.added, report.reserved) == (1, 0, 2)
+    assert (report.released, report.added, report.stray, report.reserved) == (1, 0, 2, 2)
     assert store.reservation_time(1, 1) == old[1]
     assert store.reservation_time(1, 2) is None
     assert store.reservation_time(1, 3) is not None
 
 
-def test_without_a_watermark_nothing_is_released(store):
+def test_without_a_cutoff_nothing_is_released(store):
     coupon = open_coupon(total=10)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
+    store.reconcile(coupon, {}, release_before=None)
     reserve_all(store, 1, range(1, 4))
 
-    report = store.reconcile(coupon, {}, watermark=None, skew_ms=0)
+    report = store.reconcile(coupon, {}, release_before=None)
 
     assert (report.released, report.reserved) == (0, 3)
 
 
 def test_reconcile_twice_changes_nothing_the_second_time(store, redis_client):
     coupon = open_coupon(total=10)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
+    store.reconcile(coupon, {}, release_before=None)
     times = reserve_all(store, 1, range(1, 6))
     issued = {1: times[1], 2: times[2], 90: 1}
-    watermark = max(times.values()) + SKEW_MS + 1
+    cutoff = max(times.values()) + 1
 
-    first = store.reconcile(coupon, issued, watermark=watermark, skew_ms=SKEW_MS)
+    first = store.reconcile(coupon, issued, release_before=cutoff)
     state = redis_client.zrange(reserved_key(1), 0, -1, withscores=True)
-    second = store.reconcile(coupon, issued, watermark=watermark, skew_ms=SKEW_MS)
+    second = store.reconcile(coupon, issued, release_before=cutoff)
 
     assert (first.added, first.released) == (1, 3)
     assert (second.added, second.released, second.reserved) == (0, 0, 3)
@@ -95,21 +93,21 @@ def test_reconcile_twice_changes_nothing_the_second_time(store, redis_client):
 
 def test_reconcile_never_pushes_redis_past_the_total(store):
     coupon = open_coupon(total=3)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
+    store.reconcile(coupon, {}, release_before=None)
     reserve_all(store, 1, range(1, 4))  # full, all in flight
 
-    report = store.reconcile(coupon, {7: 1, 8: 2}, watermark=None, skew_ms=SKEW_MS)
+    report = store.reconcile(coupon, {7: 1, 8: 2}, release_before=None)
 
     assert (report.added, report.deferred, report.reserved) == (0, 2, 3)
 
 
 def test_a_surviving_reservation_set_is_merged_not_replaced(store, redis_client):
     coupon = open_coupon(total=10)
-    store.reconcile(coupon, {}, watermark=None, skew_ms=SKEW_MS)
+    store.reconcile(coupon, {}, release_before=None)
     times = reserve_all(store, 1, range(1, 3))
     redis_client.delete(meta_key(1))  # the meta hash lost alone (eviction, operator)
 
-    report = store.reconcile(coupon, {5: 1}, watermark=None, skew_ms=SKEW_MS)
+    report = store.reconcile(coupon, {5: 1}, release_before=None)
 
     assert not report.installed
     assert (report.added, report.reserved) == (1, 3)
@@ -121,13 +119,13 @@ def test_reconcile_handles_100_000_users_in_bounded_calls(redis_client):
     coupon = open_coupon(total=150_000)
     issued = {user: 1_000 + user for user in range(1, 100_001)}
 
-    installed = store.reconcile(coupon, issued, watermark=None, skew_ms=SKEW_MS)
+    installed = store.reconcile(coupon, issued, release_before=None)
     for user in range(1, 1_001):  # lost from Redis
         redis_client.zrem(reserved_key(1), user)
     redis_client.zadd(reserved_key(1), {str(user): 500 for user in range(200_001, 202_001)})  # leaked
     redis_client.slowlog_reset()
     redis_client.config_set("slowlog-log-slower-than", 50_000)
-    repaired = store.reconcile(coupon, issued, watermark=10_000_000, skew_ms=SKEW_MS)
+    repaired = store.reconcile(coupon, issued, release_before=10_000_000)
 
     assert (installed.installed, installed.reserved) == (True, 100_000)
     assert (repaired.added, repaired.released, repaired.reserved) == (1_000, 2_000, 100_000)
@@ -138,9 +136,9 @@ def test_reconcile_handles_100_000_users_in_bounded_calls(redis_client):
     ("issued", "message"),
     [({0: 1}, "userId"), ({"1": 1}, "userId"), ({1: -1}, "reservedAt"), ({1: 1.5}, "reservedAt")],
 )
-def test_bad_issued_users_are_refused_before_redis(store, redis_client, issued, message):
+def test_bad_holders_are_refused_before_redis(store, redis_client, issued, message):
     with pytest.raises(InvalidInputError, match=message):
-        store.reconcile(open_coupon(), issued, watermark=None, skew_ms=SKEW_MS)
+        store.reconcile(open_coupon(), issued, release_before=None)
     assert redis_client.keys("*") == []
 
 

@@ -29,7 +29,7 @@ def open_coupon(engine: Engine, store: ReservationStore, total: int, *, redis_to
     window = (now - timedelta(hours=1), now + timedelta(hours=1))
     coupon = SqlCouponCatalog(engine).create(NewCoupon("worker test", total, *window))
     state = coupon.state(RETENTION_MS)
-    store.reconcile(replace(state, total=redis_total or total), {}, watermark=None, skew_ms=0)
+    store.reconcile(replace(state, total=redis_total or total), {}, release_before=None)
     return coupon.coupon_id
 
 

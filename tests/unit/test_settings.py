@@ -78,8 +78,25 @@ def test_worker_dlq_and_rebuild_settings_name_their_bad_variables():
         )
     with pytest.raises(ConfigError, match="KAFKA_BOOTSTRAP_SERVERS is required"):
         DlqHandlerSettings.from_env(base)
+    with pytest.raises(ConfigError, match="KAFKA_BOOTSTRAP_SERVERS is required"):
+        RebuildSettings.from_env(base)
+    rebuild = VALID | {"KAFKA_CONSUMER_GROUP": "coupon-worker-dev"}
+    with pytest.raises(ConfigError, match="KAFKA_CONSUMER_GROUP is required"):
+        RebuildSettings.from_env(VALID)
+    with pytest.raises(ConfigError, match="KAFKA_CONSUMER_GROUP must be a consumer group name"):
+        RebuildSettings.from_env(VALID | {"KAFKA_CONSUMER_GROUP": "no spaces"})
     with pytest.raises(ConfigError, match="RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS"):
-        RebuildSettings.from_env(base | {"STATE_RETENTION_HOURS": "24", "RECONCILE_LOOKBACK_HOURS": "24"})
+        RebuildSettings.from_env(rebuild | {"STATE_RETENTION_HOURS": "24", "RECONCILE_LOOKBACK_HOURS": "24"})
     with pytest.raises(ConfigError, match="RECONCILE_SKEW_MS must be an integer"):
-        RebuildSettings.from_env(base | {"RECONCILE_SKEW_MS": "1m"})
-    assert RebuildSettings.from_env(base).reconcile.skew_ms == 60_000
+        RebuildSettings.from_env(rebuild | {"RECONCILE_SKEW_MS": "1m"})
+    settings = RebuildSettings.from_env(rebuild)
+    assert (settings.reconcile.skew_ms, settings.consumer_group.group) == (15_000, "coupon-worker-dev")
+
+
+@pytest.mark.parametrize("settings", [IntakeSettings, RebuildSettings])
+def test_a_produce_timeout_that_could_outlast_the_reconcile_skew_is_refused(settings):
+    """Reconcile releases a reservation older than the skew whose record is nowhere in Kafka: a
+    produce allowed to take longer could still land after that release."""
+    env = VALID | {"KAFKA_CONSUMER_GROUP": "g", "KAFKA_PRODUCE_TIMEOUT_MS": "20000", "RECONCILE_SKEW_MS": "20000"}
+    with pytest.raises(ConfigError, match=r"KAFKA_PRODUCE_TIMEOUT_MS \(20000\) must be shorter than RECONCILE_SKEW_MS"):
+        settings.from_env(env)

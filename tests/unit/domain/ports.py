@@ -33,10 +33,8 @@ class Reservations:
 
     answers: list[Reservation] = field(default_factory=list)
     release_answer: ReleaseOutcome | Exception = ReleaseOutcome.RELEASED
-    watermark_error: Exception | None = None
     reserves: list[tuple[int, int]] = field(default_factory=list)
     releases: list[tuple[int, int, int]] = field(default_factory=list)
-    watermarks: list[tuple[int, int]] = field(default_factory=list)
     installed: list[CouponState] = field(default_factory=list)
 
     def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
@@ -55,17 +53,11 @@ class Reservations:
     def has_state(self, coupon_id: int) -> bool:
         return bool(self.installed)
 
-    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int:
-        if self.watermark_error is not None:
-            raise self.watermark_error
-        self.watermarks.append((coupon_id, reserved_at))
-        return reserved_at
-
     def reconcile(
-        self, state: CouponState, issued: Mapping[int, int], *, watermark: int | None, skew_ms: int
+        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
     ) -> ReconcileChanges:
         self.installed.append(state)
-        return ReconcileChanges(state.coupon_id, True, len(issued), 0, 0, len(issued))
+        return ReconcileChanges(state.coupon_id, True, len(holders), 0, 0, 0, len(holders))
 
 
 @dataclass

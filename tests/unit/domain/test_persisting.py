@@ -7,7 +7,6 @@ import uuid
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Verdict
 from coupon_core.domain.ports import GroupOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
-from lua_redis import StateUnavailableError
 from tests.unit.domain import ports
 
 TOPIC = "coupon.issue.v1"
@@ -22,14 +21,9 @@ def malformed(partition: int, offset: int) -> Delivered:
 
 
 def persister(
-    ledger: ports.IssueLedger,
-    store: ports.Reservations | None = None,
-    locks: ports.Locks | None = None,
-    dlq: ports.DeadLetterQueue | None = None,
+    ledger: ports.IssueLedger, locks: ports.Locks | None = None, dlq: ports.DeadLetterQueue | None = None
 ) -> IssuePersister:
-    return IssuePersister(
-        ledger, store or ports.Reservations(), locks or ports.Locks(), dlq or ports.DeadLetterQueue(), LockTimes(5, 1)
-    )
+    return IssuePersister(ledger, locks or ports.Locks(), dlq or ports.DeadLetterQueue(), LockTimes(5, 1))
 
 
 def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
@@ -68,22 +62,21 @@ def test_a_malformed_record_is_rejected_alone_and_the_others_persist():
     assert [r.record.position for r in dlq.sent] == [batch[0].position]
 
 
-def test_a_group_goes_to_the_ledger_in_kafka_order_and_the_watermark_follows_its_newest_reservation():
+def test_a_group_goes_to_the_ledger_in_kafka_order():
     batch = [record(0, 2, 1, 12, 300), record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 200)]
-    ledger, store = ports.IssueLedger({1: [GroupOutcome.ISSUED] * 3}), ports.Reservations()
+    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED] * 3})
 
-    persister(ledger, store).persist(batch)
+    persister(ledger).persist(batch)
 
     assert [m.user_id for m in ledger.groups[1]] == [10, 11, 12]
-    assert store.watermarks == [(1, 300)]
 
 
-def test_a_held_lock_or_a_database_outage_makes_only_that_group_transient_and_leaves_its_watermark():
+def test_a_held_lock_or_a_database_outage_makes_only_that_group_transient():
     batch = [record(0, 0, 1, 10, 100), record(1, 0, 2, 20, 200), record(2, 0, 3, 30, 300)]
     ledger = ports.IssueLedger({3: [GroupOutcome.ISSUED]}, down={2})
-    store, dlq = ports.Reservations(), ports.DeadLetterQueue()
+    dlq = ports.DeadLetterQueue()
 
-    verdicts = persister(ledger, store, ports.Locks(held={1}), dlq).persist(batch)
+    verdicts = persister(ledger, ports.Locks(held={1}), dlq).persist(batch)
 
     assert [verdicts[r.position].outcome for r in batch] == [
         RecordOutcome.TRANSIENT,
@@ -92,7 +85,6 @@ def test_a_held_lock_or_a_database_outage_makes_only_that_group_transient_and_le
     ]
     assert "held" in verdicts[batch[0].position].reason
     assert "could not write" in verdicts[batch[1].position].reason
-    assert store.watermarks == [(3, 300)]
     assert dlq.sent == []
 
 
@@ -111,10 +103,3 @@ def test_a_rejection_the_dlq_refuses_is_transient_so_that_the_mapping_retries_it
 
     assert verdicts[batch[0].position] == Verdict(RecordOutcome.REJECTED, "NO_STOCK")
     assert verdicts[batch[1].position] == Verdict(RecordOutcome.TRANSIENT, "dead letter not accepted by the DLQ")
-
-
-def test_a_watermark_that_cannot_be_advanced_changes_no_verdict():
-    batch = [record(0, 0, 1, 10, 100)]
-    store = ports.Reservations(watermark_error=StateUnavailableError("Redis gone"))
-    verdicts = persister(ports.IssueLedger({1: [GroupOutcome.ISSUED]}), store).persist(batch)
-    assert verdicts[batch[0].position] == Verdict(RecordOutcome.ISSUED)

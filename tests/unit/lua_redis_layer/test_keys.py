@@ -15,7 +15,6 @@ from lua_redis.keys import (
     reserved_key,
     staging_key,
     state_lock_name,
-    watermark_key,
 )
 
 
@@ -31,7 +30,6 @@ def test_all_keys_of_a_coupon_share_its_hash_tag(coupon_id):
         reserved_key(coupon_id),
         meta_key(coupon_id),
         requests_key(coupon_id),
-        watermark_key(coupon_id),
         staging_key(coupon_id, "t"),
         "lock:" + state_lock_name(coupon_id),
         "lock-signal:" + issue_lock_name(coupon_id),
@@ -42,5 +40,4 @@ def test_all_keys_of_a_coupon_share_its_hash_tag(coupon_id):
 def test_key_names_follow_the_design():
     assert reserved_key(42) == "coupon:{42}:reserved"
     assert meta_key(42) == "coupon:{42}:meta"
-    assert watermark_key(42) == "coupon:{42}:watermark"
     assert "lock:" + state_lock_name(42) == "lock:coupon-state:{42}"

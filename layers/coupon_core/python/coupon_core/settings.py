@@ -148,6 +148,22 @@ class RetentionSettings:
         return cls(state_ms=_int(environ, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS)
 
 
+def _produce_bounds(environ: Environ) -> tuple[int, int]:
+    """KAFKA_PRODUCE_TIMEOUT_MS and RECONCILE_SKEW_MS, which must agree wherever either is read.
+
+    Reconcile takes a reservation older than the skew whose record is in neither Kafka nor the
+    database for one that never reached Kafka, and releases it: a produce that could take
+    longer than the skew could still land after that release.
+    """
+    produce_timeout_ms = _int(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000)
+    skew_ms = _int(environ, "RECONCILE_SKEW_MS", 15_000, low=1_000, high=3_600_000)
+    if produce_timeout_ms >= skew_ms:
+        raise ConfigError(
+            f"KAFKA_PRODUCE_TIMEOUT_MS ({produce_timeout_ms}) must be shorter than RECONCILE_SKEW_MS ({skew_ms})"
+        )
+    return produce_timeout_ms, skew_ms
+
+
 @dataclass(frozen=True)
 class IssuingSettings:
     """The intake's own: where the user id comes from, and the bound on every produce."""
@@ -159,8 +175,22 @@ class IssuingSettings:
     def from_env(cls, environ: Environ) -> IssuingSettings:
         return cls(
             user_id_source=cast(UserIdSource, _choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
-            produce_timeout_ms=_int(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000),
+            produce_timeout_ms=_produce_bounds(environ)[0],
         )
+
+
+@dataclass(frozen=True)
+class ConsumerGroupSettings:
+    """The worker's consumer group, whose committed offsets tell which records are in flight."""
+
+    group: str
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> ConsumerGroupSettings:
+        group = _required(environ, "KAFKA_CONSUMER_GROUP")
+        if not re.fullmatch(r"[A-Za-z0-9._-]{1,255}", group):
+            raise ConfigError(f"KAFKA_CONSUMER_GROUP must be a consumer group name; got {group!r}")
+        return cls(group=group)
 
 
 @dataclass(frozen=True)
@@ -204,7 +234,7 @@ class ReadBackSettings:
 
 @dataclass(frozen=True)
 class ReconcileSettings:
-    """Which coupons the schedule reconciles, and how old a reservation must be to count as leaked."""
+    """Which coupons the schedule reconciles, and how old a stray reservation must be to be released."""
 
     skew_ms: int
     lookback_ms: int
@@ -216,7 +246,7 @@ class ReconcileSettings:
         if lookback_ms >= RetentionSettings.from_env(environ).state_ms:
             raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
         return cls(
-            skew_ms=_int(environ, "RECONCILE_SKEW_MS", 60_000, low=0, high=3_600_000),
+            skew_ms=_produce_bounds(environ)[1],
             lookback_ms=lookback_ms,
             lookahead_ms=_int(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
         )
@@ -264,5 +294,10 @@ class DlqHandlerSettings(FunctionSettings):
 
 @dataclass(frozen=True)
 class RebuildSettings(FunctionSettings):
+    """Kafka to read the records in flight: the topic's tail after the worker group's offsets."""
+
     retention: RetentionSettings
     reconcile: ReconcileSettings
+    kafka: KafkaSettings
+    consumer_group: ConsumerGroupSettings
+    read_back: ReadBackSettings

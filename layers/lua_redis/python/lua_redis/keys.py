@@ -26,11 +26,6 @@ def requests_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:requests"
 
 
-def watermark_key(coupon_id: int) -> str:
-    """Newest reservation time the worker has processed for the coupon."""
-    return f"{_tag(coupon_id)}:watermark"
-
-
 def staging_key(coupon_id: int, token: str) -> str:
     """Temporary set a state is built in before it is swapped in."""
     return f"{_tag(coupon_id)}:staging:{token}"

@@ -87,9 +87,11 @@ class CouponState:
 class ReconcileChanges:
     """What one reconcile changed in Redis.
 
-    ``installed`` is true when the state was missing and was rebuilt from the database;
-    ``deferred`` counts issued users not added back because the set was full (a later run adds
-    them once dead letters have released their places); ``reserved`` is the final count.
+    ``installed`` is true when the state was missing and was rebuilt from the holders;
+    ``added`` counts holders put back; ``deferred`` holders not added back because the set was
+    full (a later run adds them once dead letters have released their places); ``stray``
+    members that hold no copy (released now if old enough, else left for a later run);
+    ``reserved`` is the final count.
     """
 
     coupon_id: int
@@ -97,4 +99,5 @@ class ReconcileChanges:
     added: int
     released: int
     deferred: int
+    stray: int
     reserved: int

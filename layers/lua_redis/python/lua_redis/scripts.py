@@ -23,16 +23,14 @@ class Scripts:
 
     reserve: Script
     release: Script
-    add_issued: Script
+    add_holders: Script
     install: Script
-    advance_watermark: Script
 
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
         return cls(
             reserve=client.register_script(_source("reserve")),
             release=client.register_script(_source("release")),
-            add_issued=client.register_script(_source("add_issued")),
+            add_holders=client.register_script(_source("add_holders")),
             install=client.register_script(_source("install")),
-            advance_watermark=client.register_script(_source("advance_watermark")),
         )

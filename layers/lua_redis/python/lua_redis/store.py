@@ -23,7 +23,6 @@ from lua_redis.models import (
 from lua_redis.scripts import Scripts
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
-WATERMARK_FALLBACK_TTL_MS = 7 * 24 * 3_600_000  # a watermark whose coupon's meta hash is gone
 
 
 def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
@@ -115,87 +114,70 @@ class ReservationStore:
         return bool(self._client.exists(keys.meta_key(coupon_id)))
 
     @redis_unavailable
-    def watermark(self, coupon_id: int) -> int | None:
-        """The newest reservation time the worker has processed, or ``None``."""
-        validate_id("couponId", coupon_id)
-        value = self._client.get(keys.watermark_key(coupon_id))
-        return None if value is None else int(value)
-
-    @redis_unavailable
-    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int:
-        """Move the watermark up to ``reserved_at`` (never down); return the new watermark."""
-        validate_id("couponId", coupon_id)
-        validate_millis("reservedAt", reserved_at)
-        return int(
-            self._scripts.advance_watermark(
-                keys=[keys.watermark_key(coupon_id), keys.meta_key(coupon_id)],
-                args=[reserved_at, WATERMARK_FALLBACK_TTL_MS],
-            )
-        )
+    def server_time_ms(self) -> int:
+        """The Redis server's clock, the one every reservation time comes from (epoch ms)."""
+        seconds, micros = self._client.time()
+        return int(seconds) * 1000 + int(micros) // 1000
 
     @redis_unavailable
     def reconcile(
-        self,
-        state: CouponState,
-        issued: Mapping[int, int],
-        *,
-        watermark: int | None,
-        skew_ms: int,
+        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
     ) -> ReconcileChanges:
-        """Make Redis agree with the database for one coupon.
+        """Make a coupon's reservations agree with who holds the coupon.
 
-        ``issued`` maps each user the database has issued to its reservation time (ms).
-        ``watermark`` must be read *before* the database snapshot that gave ``issued``: then
-        every reservation older than ``watermark - skew_ms`` has had its Kafka record processed,
-        so a member that old and absent from ``issued`` is leaked and is released (fenced by its
-        time). Newer members may still be in flight and are left alone; with no watermark
-        nothing is released.
+        ``holders`` maps each user who holds a copy to its reservation time (ms): the users the
+        database has issued, and those whose record is still in Kafka, not yet persisted. A
+        member of the set that is not a holder is *stray*: its request was released, failed, or
+        never reached Kafka. Stray members reserved before ``release_before`` are released
+        (fenced by their time): the caller has made sure that the record of a reservation that
+        old is either among the holders or will never be written. Younger stray members may
+        still be on their way to Kafka and stay; with no ``release_before`` none is released.
 
-        When the state is missing it is built in a staging set in chunks and swapped in with one
-        atomic RENAME (the seed's rebuild). Otherwise the meta hash is rewritten, leaked members
-        are released, then missing issued users are added back (never past the total).
-        Safe to run twice, and concurrently with reserves; callers serialise reconciles of one
-        coupon with the state lock.
+        When the state is missing it is built from the holders in a staging set in chunks and
+        swapped in with one atomic RENAME (the seed's rebuild). Otherwise the meta hash is
+        rewritten, stray members are released, and missing holders are added back (never past
+        the total). Safe to run twice, and concurrently with reserves; callers serialise
+        reconciles of one coupon with the state lock.
         """
-        issued_pairs = self._validated_issued(state.coupon_id, issued)
-        validate_millis("skewMs", skew_ms)
-        if watermark is not None:
-            validate_millis("watermark", watermark)
-        if not self.has_state(state.coupon_id) and self._install(state, issued_pairs):
+        holder_pairs = self._validated_holders(state.coupon_id, holders)
+        if release_before is not None:
+            validate_millis("releaseBefore", release_before)
+        if not self.has_state(state.coupon_id) and self._install(state, holder_pairs):
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
                 installed=True,
-                added=len(issued_pairs),
+                added=len(holder_pairs),
                 released=0,
                 deferred=0,
+                stray=0,
                 reserved=self.reserved_count(state.coupon_id),
             )
         self._write_meta(state)
         snapshot = self._snapshot(state.coupon_id)
+        stray = [(user, at) for user, at in snapshot.items() if user not in holders]
         released = 0
-        if watermark is not None:
-            cutoff = watermark - skew_ms
-            leaked = [(user, at) for user, at in snapshot.items() if at < cutoff and user not in issued]
-            released = self._release_many(state.coupon_id, leaked)
-        missing = [(user, at) for user, at in issued_pairs if user not in snapshot]
-        added, deferred = self._add_issued(state.coupon_id, missing)
+        if release_before is not None:
+            released = self._release_many(state.coupon_id, [(user, at) for user, at in stray if at < release_before])
+        missing = [(user, at) for user, at in holder_pairs if user not in snapshot]
+        added, deferred = self._add_holders(state.coupon_id, missing)
         return ReconcileChanges(
             coupon_id=state.coupon_id,
             installed=False,
             added=added,
             released=released,
             deferred=deferred,
+            stray=len(stray),
             reserved=self.reserved_count(state.coupon_id),
         )
 
     @staticmethod
-    def _validated_issued(coupon_id: int, issued: Mapping[int, int]) -> list[tuple[int, int]]:
+    def _validated_holders(coupon_id: int, holders: Mapping[int, int]) -> list[tuple[int, int]]:
         validate_id("couponId", coupon_id)
-        return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in issued.items()]
+        return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in holders.items()]
 
-    def _install(self, state: CouponState, issued: list[tuple[int, int]]) -> bool:
+    def _install(self, state: CouponState, holders: list[tuple[int, int]]) -> bool:
         staging = keys.staging_key(state.coupon_id, uuid.uuid4().hex)
-        for chunk in _chunks(issued, self._chunk_size):
+        for chunk in _chunks(holders, self._chunk_size):
             pipe = self._client.pipeline(transaction=False)
             pipe.zadd(staging, {str(user): at for user, at in chunk})
             pipe.pexpire(staging, STAGING_TTL_MS)
@@ -229,10 +211,10 @@ class ReservationStore:
     def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
         return sum(1 for outcome in self.release_all(coupon_id, pairs) if outcome is ReleaseOutcome.RELEASED)
 
-    def _add_issued(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
+    def _add_holders(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0
         for chunk in _chunks(pairs, self._chunk_size):
-            chunk_added, chunk_deferred = self._scripts.add_issued(
+            chunk_added, chunk_deferred = self._scripts.add_holders(
                 keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id)], args=_flatten(chunk)
             )
             added += chunk_added

@@ -86,7 +86,7 @@ class StateInitialiser:
             state = snapshot.coupon.state(self._retention_ms)
             if state.expires_at <= time.time() * 1000:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
-            report = self._store.reconcile(state, snapshot.reserved_at, watermark=None, skew_ms=0)
+            report = self._store.reconcile(state, snapshot.reserved_at, release_before=None)
             logger.info(
                 "coupon state initialised from the database",
                 extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "installed": report.installed},

@@ -1,7 +1,7 @@
 """Persisting a batch of accepted requests: the worker's domain.
 
 Records are grouped by coupon. For each coupon the worker takes the coupon's Redis lock once and
-writes the whole group in one database transaction, then advances the coupon's watermark.
+writes the whole group in one database transaction.
 Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), ALREADY_FAILED (a replay of a
 request the DLQ handler settled: never issued), REJECTED (terminal: sent to the DLQ as a
 rejection letter) or TRANSIENT (retried by the event source mapping).
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from coupon_core.domain.dead_letters import Rejection
-from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, Reservations
+from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger
 from coupon_core.domain.records import Delivered, Position
 from coupon_core.errors import DatabaseUnavailableError
 from lua_redis import LockUnavailableError, StateUnavailableError
@@ -54,11 +54,8 @@ class LockTimes:
 
 
 class IssuePersister:
-    def __init__(
-        self, ledger: IssueLedger, store: Reservations, locks: CouponLocks, dlq: DeadLetterQueue, lock: LockTimes
-    ) -> None:
+    def __init__(self, ledger: IssueLedger, locks: CouponLocks, dlq: DeadLetterQueue, lock: LockTimes) -> None:
         self._ledger = ledger
-        self._store = store
         self._locks = locks
         self._dlq = dlq
         self._lock = lock
@@ -95,13 +92,4 @@ class IssuePersister:
         except (LockUnavailableError, StateUnavailableError, DatabaseUnavailableError) as exc:
             logger.warning("coupon group will be retried", extra={"couponId": coupon_id, "detail": str(exc)})
             return {record.position: Verdict(RecordOutcome.TRANSIENT, str(exc)) for record in group}
-        self._advance_watermark(coupon_id, max(message.reserved_at for message in messages))
         return {record.position: _GROUP_VERDICTS[outcome] for record, outcome in zip(group, outcomes, strict=True)}
-
-    def _advance_watermark(self, coupon_id: int, reserved_at: int) -> None:
-        # Only after the commit: every reservation up to here has its outcome in the database or
-        # in a dead letter. A watermark left behind makes reconcile more careful, never wrong.
-        try:
-            self._store.advance_watermark(coupon_id, reserved_at)
-        except StateUnavailableError:
-            logger.warning("watermark not advanced", extra={"couponId": coupon_id, "reservedAt": reserved_at})

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
 from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
@@ -40,12 +40,10 @@ class Reservations(Protocol):
 
     def reserved_count(self, coupon_id: int) -> int: ...
 
-    def watermark(self, coupon_id: int) -> int | None: ...
-
-    def advance_watermark(self, coupon_id: int, reserved_at: int) -> int: ...
+    def server_time_ms(self) -> int: ...
 
     def reconcile(
-        self, state: CouponState, issued: Mapping[int, int], *, watermark: int | None, skew_ms: int
+        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
     ) -> ReconcileChanges: ...
 
 
@@ -131,6 +129,17 @@ class FailureLedger(Protocol):
     def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
         """Keep what the release of each recorded request found, where it is not kept yet."""
         ...
+
+
+class InFlightReader(Protocol):
+    """Reads the records in Kafka the worker has not processed yet; raises ``ReadBackError``.
+
+    The worker group's committed offsets are read first, the ends of the partitions after them:
+    a caller that reads the database after ``read`` returns sees every record before the
+    committed offsets, and every record acknowledged before the call is in one of the two.
+    """
+
+    def read(self) -> InFlight: ...
 
 
 class RangeReader(Protocol):

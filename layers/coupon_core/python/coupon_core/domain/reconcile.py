@@ -1,10 +1,23 @@
-"""Reconciling Redis with the database, coupon by coupon: the domain of the rebuild function.
+"""Reconciling Redis with the database and Kafka, coupon by coupon: the domain of the rebuild function.
 
-For each coupon, under its state lock: read the watermark first, then the database snapshot,
-then let ``ReservationStore.reconcile`` write the meta hash, add issued users missing from Redis
-(never past the total), release leaked reservations older than the watermark minus the skew
-margin, or rebuild a missing state from scratch. The order matters: a watermark read after the
-snapshot could cover a record persisted after it, and its user would look leaked.
+Who holds a copy of a coupon is known without Redis: the users the database has issued, and
+the users whose record is in Kafka but not yet processed by the worker (the records after the
+worker group's committed offsets, the *in-flight* tail). A run reads, in this order:
+
+1. the Redis server's clock, ``now``: every reservation time comes from it;
+2. the in-flight tail: the committed offsets, then the ends of the partitions;
+3. for each coupon, under its state lock, the database snapshot of its issued users.
+
+Then ``ReservationStore.reconcile`` adds every holder missing from Redis (never past the total)
+and releases the *stray* members, who hold no copy, reserved before ``now - skew``. The order
+is what makes that safe. A request reserved at ``t < now - skew`` had finished its produce
+before ``now`` (``skew`` exceeds every produce's bound), so its record, if it was written at
+all, lies before the ends read in step 2: either in the tail, or before the committed offsets
+and therefore in the database read in step 3. A member that old in neither never reached
+Kafka (its intake died, or publish and release both failed) and is released, with no traffic
+on the coupon needed. Younger stray members may still be on their way and are left for the
+next run. If the tail cannot be read, nothing is released and only the database's users are
+added back.
 """
 
 from __future__ import annotations
@@ -15,8 +28,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
-from coupon_core.errors import UnknownCouponsError
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Reservations
+from coupon_core.domain.records import InFlight
+from coupon_core.errors import ReadBackError, UnknownCouponsError
 from lua_redis import ReconcileChanges
 
 logger = logging.getLogger(__name__)
@@ -29,22 +43,38 @@ STATE_LOCK_WAIT_S = 10
 class CouponReconciled:
     couponId: int  # noqa: N815 - the report is returned as JSON
     installed: bool
+    inFlight: int  # noqa: N815 - holders whose record is not persisted yet
     added: int
     released: int
     deferred: int
+    stray: int  # members who hold no copy: released now if old enough, else later
     reserved: int
     durationMs: float  # noqa: N815
 
 
 @dataclass
 class ReconcileReport:
-    """What one reconcile run did: per coupon, and the coupons it could not reconcile."""
+    """What one reconcile run did: per coupon, the coupons it could not reconcile, and why the
+    in-flight tail could not be read (then nothing was released)."""
 
     reconciled: list[CouponReconciled] = field(default_factory=list)
     failed: list[dict[str, Any]] = field(default_factory=list)
+    inFlightError: str | None = None  # noqa: N815
 
     def as_dict(self) -> dict[str, Any]:
-        return {"reconciled": [asdict(r) for r in self.reconciled], "failed": self.failed}
+        return {
+            "reconciled": [asdict(r) for r in self.reconciled],
+            "failed": self.failed,
+            "inFlightError": self.inFlightError,
+        }
+
+
+@dataclass(frozen=True)
+class _Holders:
+    """Read once per run, before any coupon's snapshot: see the module's docstring."""
+
+    in_flight: InFlight
+    release_before: int | None
 
 
 class Reconciler:
@@ -53,6 +83,7 @@ class Reconciler:
         store: Reservations,
         locks: CouponLocks,
         catalog: CouponCatalog,
+        in_flight: InFlightReader,
         *,
         retention_ms: int,
         skew_ms: int,
@@ -60,6 +91,7 @@ class Reconciler:
         self._store = store
         self._locks = locks
         self._catalog = catalog
+        self._in_flight = in_flight
         self._retention_ms = retention_ms
         self._skew_ms = skew_ms
 
@@ -78,10 +110,11 @@ class Reconciler:
     def reconcile(self, coupon_ids: list[int]) -> ReconcileReport:
         """Reconcile each coupon; one that fails is reported and does not stop the others."""
         report = ReconcileReport()
+        holders = self._read_holders(report)
         for coupon_id in coupon_ids:
             started = time.perf_counter()
             try:
-                changes = self._reconcile(coupon_id)
+                changes = self._reconcile(coupon_id, holders)
             except Exception as exc:  # report every failure, whatever it is, and go on
                 logger.exception("coupon not reconciled", extra={"couponId": coupon_id})
                 report.failed.append({"couponId": coupon_id, "error": f"{type(exc).__name__}: {exc}"})
@@ -93,24 +126,33 @@ class Reconciler:
                 CouponReconciled(
                     couponId=coupon_id,
                     installed=changes.installed,
+                    inFlight=len(holders.in_flight.of(coupon_id)),
                     added=changes.added,
                     released=changes.released,
                     deferred=changes.deferred,
+                    stray=changes.stray,
                     reserved=changes.reserved,
                     durationMs=round((time.perf_counter() - started) * 1000, 3),
                 )
             )
         return report
 
-    def _reconcile(self, coupon_id: int) -> ReconcileChanges | None:
+    def _read_holders(self, report: ReconcileReport) -> _Holders:
+        now = self._store.server_time_ms()  # before the tail's ends: see the module's docstring
+        try:
+            return _Holders(self._in_flight.read(), now - self._skew_ms)
+        except ReadBackError as exc:
+            logger.warning("in-flight records unknown: nothing is released this run", extra={"detail": str(exc)})
+            report.inFlightError = str(exc)
+            return _Holders(InFlight({}), None)
+
+    def _reconcile(self, coupon_id: int, holders: _Holders) -> ReconcileChanges | None:
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
-            watermark = self._store.watermark(coupon_id)  # before the snapshot, see the module's docstring
-            snapshot = self._catalog.issued_users(coupon_id)
+            snapshot = self._catalog.issued_users(coupon_id)  # after the committed offsets were read
             if snapshot is None:
                 return None
             return self._store.reconcile(
                 snapshot.coupon.state(self._retention_ms),
-                snapshot.reserved_at,
-                watermark=watermark,
-                skew_ms=self._skew_ms,
+                holders.in_flight.of(coupon_id) | snapshot.reserved_at,
+                release_before=holders.release_before,
             )

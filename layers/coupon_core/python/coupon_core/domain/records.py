@@ -11,6 +11,7 @@ import base64
 import binascii
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,3 +124,27 @@ class Delivered:
             return cls(position, IssueMessage.decode(raw), raw_value=encoded)
         except MalformedMessageError as exc:
             return cls(position, None, str(exc), encoded)
+
+
+@dataclass(frozen=True)
+class InFlight:
+    """Accepted requests whose record is in Kafka but not yet processed by the worker.
+
+    ``holders`` maps a coupon id to its users and their reservation times (ms): together with
+    the users the database has issued, they are every user who holds a copy of the coupon.
+    """
+
+    holders: dict[int, dict[int, int]]
+
+    def of(self, coupon_id: int) -> dict[int, int]:
+        return self.holders.get(coupon_id, {})
+
+    @classmethod
+    def of_records(cls, records: Sequence[Delivered]) -> InFlight:
+        """The holders in a run of records; a malformed record holds nothing."""
+        holders: dict[int, dict[int, int]] = {}
+        for record in records:
+            if record.message is not None:
+                users = holders.setdefault(record.message.coupon_id, {})
+                users[record.message.user_id] = max(record.message.reserved_at, users.get(record.message.user_id, 0))
+        return cls(holders)

@@ -1,12 +1,12 @@
 -- install: publish a coupon state built from the database, atomically.
 -- KEYS[1] coupon:{id}:meta
 -- KEYS[2] coupon:{id}:reserved
--- KEYS[3] coupon:{id}:staging:<token>  the issued users, written beforehand in chunks
+-- KEYS[3] coupon:{id}:staging:<token>  the holders, written beforehand in chunks
 -- ARGV    total, startsAt, endsAt, expiresAt (epoch ms)
 -- Reserve answers STATE_MISSING until the meta hash exists, so nothing can reserve before the
 -- swap; RENAME makes the whole set visible at once in O(1).
 -- Returns 1 when installed, 0 when a reservation set already existed (it is kept, the meta is
--- written, and the caller merges the database users into it with add_issued instead).
+-- written, and the caller merges the holders into it with add_holders instead).
 local function write_meta()
   redis.call('HSET', KEYS[1], 'total', ARGV[1], 'startsAt', ARGV[2], 'endsAt', ARGV[3],
     'expiresAt', ARGV[4])

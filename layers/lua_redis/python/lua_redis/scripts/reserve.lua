@@ -9,8 +9,8 @@
 -- The same request sent again (a client retry after a dropped connection, when the first
 -- call ran but its answer was lost) gets its own SUCCESS back, with the same time; another
 -- request of a user who holds a reservation is DUPLICATE.
--- The clock is the server's (TIME), so every reservation time and watermark of a coupon
--- comes from one clock, whatever the skew between the callers' hosts.
+-- The clock is the server's (TIME), so every reservation time of a coupon comes from one
+-- clock, whatever the skew between the callers' hosts.
 local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt')
 if not meta[1] then
   return {5, 0}

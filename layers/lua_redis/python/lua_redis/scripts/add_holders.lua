@@ -1,7 +1,8 @@
--- add_issued: put users the database has issued back into the reservation set.
+-- add_holders: put users who hold a copy back into the reservation set: the users the database
+-- has issued, and those whose record is still in Kafka.
 -- KEYS[1] coupon:{id}:reserved
 -- KEYS[2] coupon:{id}:meta
--- ARGV    pairs of (user id, reservation time in ms from the database)
+-- ARGV    pairs of (user id, reservation time in ms)
 -- A user already present is left alone. A user is added only while the set holds fewer
 -- members than the coupon's total, so reconcile itself never pushes Redis past it; the rest
 -- is deferred to a later run, once dead letters have freed their places.
