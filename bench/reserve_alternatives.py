@@ -32,7 +32,7 @@ def _decide(client: redis.Redis, coupon_id: int, user_id: int) -> tuple[str | No
         return "ENDED", now
     if client.zscore(reserved_key(coupon_id), user_id) is not None:
         return "DUPLICATE", now
-    if client.zcard(reserved_key(coupon_id)) >= int(total):
+    if client.zcount(reserved_key(coupon_id), 1, "+inf") >= int(total):
         return "SOLD_OUT", now
     return None, now
 

@@ -43,7 +43,7 @@ def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
         issued_users={row.user_id for row in issues},
         issued_requests={str(row.request_id) for row in issues},
         failed_requests={str(row.request_id) for row in failures},
-        reserved_users={int(str(user)) for user in client.zrange(reserved_key(coupon_id), 0, -1)},
+        reserved_users={int(str(user)) for user in client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True)},
     )
 
 

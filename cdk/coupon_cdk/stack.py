@@ -70,11 +70,13 @@ class CouponStack(Stack):
             )  # fmt: skip
 
         topic_env = {**kafka_env, "KAFKA_TOPIC": TOPIC}
+        in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
         self.intake = function(
             FunctionSpec(
                 "intake", "functions/intake/app.handler", "HTTP API: reserve and publish", config.intake_memory_mb, 10
             ),
-            topic_env | {"USER_ID_SOURCE": config.api.user_id_source},
+            # a coupon's state is built from the database and the records in flight, within its 10 s
+            topic_env | in_flight_env | {"USER_ID_SOURCE": config.api.user_id_source, "READ_BACK_TIMEOUT_S": "4"},
         )
         self.worker = function(
             FunctionSpec(
@@ -90,7 +92,7 @@ class CouponStack(Stack):
         )
         self.rebuild = function(
             FunctionSpec("rebuild", "functions/rebuild/app.handler", "reconcile Redis with PostgreSQL", 1024, 300),
-            topic_env | {"KAFKA_CONSUMER_GROUP": worker_group(config.name)},  # the records in flight
+            topic_env | in_flight_env,
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
         self.dlq_handler.function.add_event_source(
@@ -140,19 +142,20 @@ class CouponStack(Stack):
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):
             database.secret.grant_read(fn.role)
         cluster = [kafka.cluster_arn]
+        group = worker_group(config.name)
         self.intake.allow(["kafka-cluster:Connect"], cluster)
         self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.topic_arn])
+        # The intake and the rebuild read the topic's tail after the worker group's committed offsets.
+        for reader in (self.intake, self.rebuild):
+            reader.allow(["kafka-cluster:Connect"], cluster)
+            reader.allow(KAFKA_READ[1:], [kafka.topic_arn])
+            reader.allow(["kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
         self.dlq_handler.allow(["kafka-cluster:Connect"], cluster)
         self.dlq_handler.allow(KAFKA_READ[1:], [kafka.topic_arn])
         # What the MSK event source mapping does with the worker's role.
         self.worker.allow(["kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"], cluster)
         self.worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
         self.worker.allow(KAFKA_READ[1:], [kafka.topic_arn])
-        group = worker_group(config.name)
-        # The rebuild reads the topic's tail after the worker group's committed offsets.
-        self.rebuild.allow(["kafka-cluster:Connect"], cluster)
-        self.rebuild.allow(KAFKA_READ[1:], [kafka.topic_arn])
-        self.rebuild.allow(["kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
         self.worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
         mapping = lambda_.CfnEventSourceMapping(
             self,

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 import redis
 
+from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
-from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
 
@@ -39,6 +40,15 @@ def _catalog(settings: IntakeSettings) -> CouponCatalog:
 
 
 @functools.cache
+def _in_flight(settings: IntakeSettings) -> InFlightReader:
+    read_back = settings.read_back
+    group = settings.consumer_group.group
+    return KafkaInFlightReader(
+        settings.kafka, group=group, max_records=read_back.max_records, timeout_s=read_back.timeout_s
+    )
+
+
+@functools.cache
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
@@ -46,7 +56,11 @@ def wiring() -> Wiring:
     store = ReservationStore(client)
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
     initialiser = StateInitialiser(
-        store, CouponLocks(client), lambda: _catalog(settings), retention_ms=settings.retention.state_ms
+        store,
+        CouponLocks(client),
+        lambda: _catalog(settings),
+        lambda: _in_flight(settings),
+        retention_ms=settings.retention.state_ms,
     )
     return Wiring(settings, client, store, publisher, IssueService(store, publisher, initialiser))
 
@@ -74,3 +88,4 @@ def reset() -> None:
         wiring().client.close()
     wiring.cache_clear()
     _catalog.cache_clear()
+    _in_flight.cache_clear()

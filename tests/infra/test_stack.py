@@ -70,12 +70,14 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     assert "kafka-cluster:ReadData" in every["dlq"]
     assert "kafka-cluster:AlterGroup" in every["worker"]
     # the rebuild reads the records in flight: the topic, and the worker group's offsets, nothing more
-    assert {a for a in every["rebuild"] if a.startswith("kafka")} == {
+    reads_in_flight = {
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeTopic",
         "kafka-cluster:ReadData",
         "kafka-cluster:DescribeGroup",
     }
+    assert {a for a in every["rebuild"] if a.startswith("kafka")} == reads_in_flight
+    assert {a for a in every["intake"] if a.startswith("kafka")} == reads_in_flight | {"kafka-cluster:WriteData"}
     for name in FUNCTIONS:
         assert "secretsmanager:GetSecretValue" in every[name]
         assert not any(action.endswith("*") for action in every[name]), (name, every[name])

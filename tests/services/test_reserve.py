@@ -66,13 +66,13 @@ def test_coupons_are_independent(store):
 def test_reserve_before_the_window_is_not_open_and_writes_nothing(store, redis_client):
     install(store, starts_in_ms=HOUR_MS)
     assert store.reserve(1, 10).outcome is ReserveOutcome.NOT_OPEN
-    assert not redis_client.exists(reserved_key(1))
+    assert store.reserved_count(1) == 0
 
 
 def test_reserve_after_the_window_has_ended_and_writes_nothing(store, redis_client):
     install(store, starts_in_ms=-2 * HOUR_MS, lasts_ms=HOUR_MS)
     assert store.reserve(1, 10).outcome is ReserveOutcome.ENDED
-    assert not redis_client.exists(reserved_key(1))
+    assert store.reserved_count(1) == 0
 
 
 def test_reservations_expire_with_the_coupon_state(store, redis_client):
@@ -198,7 +198,7 @@ def test_a_release_forgets_the_request_so_that_its_copy_is_anyones_again(store, 
 
     assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.RELEASED
 
-    assert redis_client.hgetall(requests_key(1)) == {}
+    assert redis_client.hgetall(requests_key(1)) == {"0": "sentinel"}
     assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
 
 
@@ -207,3 +207,16 @@ def test_the_server_clock_is_the_one_reservations_are_stamped_with(store):
     before = store.server_time_ms()
     reserved_at = store.reserve(1, 10).reserved_at
     assert before <= reserved_at <= store.server_time_ms()
+
+
+@pytest.mark.parametrize("lost", [reserved_key(1), meta_key(1), requests_key(1)])
+def test_the_loss_of_any_one_key_is_seen_by_the_next_reserve(store, redis_client, lost):
+    """Eviction, a flush or a failover that drops one key: reserve asks for the state to be
+    rebuilt instead of answering from what is left (an empty set would sell every copy again)."""
+    install(store, total=5)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    redis_client.delete(lost)
+
+    assert not store.has_state(1)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.STATE_MISSING
+    assert store.reserve(1, 11).outcome is ReserveOutcome.STATE_MISSING

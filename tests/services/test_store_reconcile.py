@@ -25,7 +25,9 @@ def test_missing_state_is_rebuilt_from_the_holders(store, redis_client):
 
     assert report.installed
     assert (report.added, report.released, report.reserved) == (3, 0, 3)
-    assert {int(u): int(s) for u, s in redis_client.zrange(reserved_key(1), 0, -1, withscores=True)} == issued
+    assert {
+        int(u): int(s) for u, s in redis_client.zrange(reserved_key(1), 1, "+inf", byscore=True, withscores=True)
+    } == issued
     assert redis_client.hgetall(meta_key(1)) == {
         "total": "10",
         "startsAt": str(coupon.starts_at),
@@ -83,12 +85,12 @@ def test_reconcile_twice_changes_nothing_the_second_time(store, redis_client):
     cutoff = max(times.values()) + 1
 
     first = store.reconcile(coupon, issued, release_before=cutoff)
-    state = redis_client.zrange(reserved_key(1), 0, -1, withscores=True)
+    state = redis_client.zrange(reserved_key(1), 1, "+inf", byscore=True, withscores=True)
     second = store.reconcile(coupon, issued, release_before=cutoff)
 
     assert (first.added, first.released) == (1, 3)
     assert (second.added, second.released, second.reserved) == (0, 0, 3)
-    assert redis_client.zrange(reserved_key(1), 0, -1, withscores=True) == state
+    assert redis_client.zrange(reserved_key(1), 1, "+inf", byscore=True, withscores=True) == state
 
 
 def test_reconcile_never_pushes_redis_past_the_total(store):

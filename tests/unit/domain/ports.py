@@ -12,10 +12,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from coupon_core.domain.coupons import IssuedUsers
+from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
 from coupon_core.errors import DatabaseUnavailableError, PublishError
 from lua_redis import (
     CouponState,
@@ -35,7 +35,7 @@ class Reservations:
     release_answer: ReleaseOutcome | Exception = ReleaseOutcome.RELEASED
     reserves: list[tuple[int, int]] = field(default_factory=list)
     releases: list[tuple[int, int, int]] = field(default_factory=list)
-    installed: list[CouponState] = field(default_factory=list)
+    installed: list[tuple[CouponState, dict[int, int]]] = field(default_factory=list)
 
     def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
         self.reserves.append((coupon_id, user_id))
@@ -56,7 +56,7 @@ class Reservations:
     def reconcile(
         self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
     ) -> ReconcileChanges:
-        self.installed.append(state)
+        self.installed.append((state, dict(holders)))
         return ReconcileChanges(state.coupon_id, True, len(holders), 0, 0, 0, len(holders))
 
 
@@ -98,11 +98,28 @@ class Publisher:
 @dataclass
 class Catalog:
     snapshot: IssuedUsers | None = None
-    reads: int = 0
+    reads: list[str] = field(default_factory=list)
+
+    def find(self, coupon_id: int) -> Coupon | None:
+        self.reads.append("find")
+        return None if self.snapshot is None else self.snapshot.coupon
 
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
-        self.reads += 1
+        self.reads.append("issued_users")
         return self.snapshot
+
+
+@dataclass
+class InFlightReader:
+    """The records in flight: ``holders`` per coupon; ``log`` shared with a Catalog shows the order."""
+
+    holders: dict[int, dict[int, int]] = field(default_factory=dict)
+    log: list[str] | None = None
+
+    def read(self) -> InFlight:
+        if self.log is not None:
+            self.log.append("in_flight")
+        return InFlight(self.holders)
 
 
 @dataclass

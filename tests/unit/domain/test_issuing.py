@@ -24,9 +24,13 @@ def service(
     publisher: ports.Publisher | None = None,
     catalog: ports.Catalog | None = None,
     locks: ports.Locks | None = None,
+    in_flight: ports.InFlightReader | None = None,
 ) -> IssueService:
     catalog = catalog or ports.Catalog()
-    initialiser = StateInitialiser(store, locks or ports.Locks(), lambda: catalog, retention_ms=3_600_000)
+    reader = in_flight or ports.InFlightReader()
+    initialiser = StateInitialiser(
+        store, locks or ports.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000
+    )
     return IssueService(store, publisher or ports.Publisher(), initialiser)
 
 
@@ -83,8 +87,22 @@ def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again()
 
     assert result.outcome is IssueOutcome.SUCCESS
     assert locks.taken == [("state", 3)]
-    assert [state.coupon_id for state in store.installed] == [3]
+    assert [state.coupon_id for state, _ in store.installed] == [3]
     assert store.reserves == [(3, 7), (3, 7)]
+
+
+def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_database():
+    """After a flush: user 1 is issued, user 2's record still waits in Kafka; both hold a copy."""
+    now = datetime.now(UTC)
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.DUPLICATE, 222)])
+    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
+    reader = ports.InFlightReader({3: {2: 222}, 4: {9: 999}}, log=catalog.reads)
+
+    result = service(store, catalog=catalog, in_flight=reader).issue(3, 2)
+
+    assert result.outcome is IssueOutcome.DUPLICATE
+    assert [holders for _, holders in store.installed] == [{1: 111, 2: 222}]
+    assert catalog.reads == ["find", "in_flight", "issued_users"]
 
 
 def test_an_unknown_cold_coupon_is_not_found_and_nothing_is_installed():
@@ -105,7 +123,7 @@ def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
     store, catalog = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), ports.Catalog()
     result = service(store, catalog=catalog, locks=ports.Locks(held={3})).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
-    assert catalog.reads == 0
+    assert catalog.reads == []
 
 
 def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():

@@ -273,9 +273,13 @@ class FunctionSettings:
 
 @dataclass(frozen=True)
 class IntakeSettings(FunctionSettings):
+    """Kafka to produce, and to read the records in flight when a coupon's state is built."""
+
     kafka: KafkaSettings
     issuing: IssuingSettings
     retention: RetentionSettings
+    consumer_group: ConsumerGroupSettings
+    read_back: ReadBackSettings
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from lua_redis.models import (
 from lua_redis.scripts import Scripts
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
+SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
 
 
 def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
@@ -105,13 +106,19 @@ class ReservationStore:
     def reserved_count(self, coupon_id: int) -> int:
         """How many reservations the coupon holds."""
         validate_id("couponId", coupon_id)
-        return int(self._client.zcard(keys.reserved_key(coupon_id)))
+        return int(self._client.zcount(keys.reserved_key(coupon_id), 1, "+inf"))  # not the sentinel (score 0)
 
     @redis_unavailable
     def has_state(self, coupon_id: int) -> bool:
-        """Whether the coupon's meta hash exists (reserve answers STATE_MISSING otherwise)."""
+        """Whether the coupon's state is whole: its meta hash, and the sentinels of its set and its
+        requests hash (reserve answers STATE_MISSING otherwise)."""
         validate_id("couponId", coupon_id)
-        return bool(self._client.exists(keys.meta_key(coupon_id)))
+        pipe = self._client.pipeline(transaction=False)
+        pipe.exists(keys.meta_key(coupon_id))
+        pipe.zscore(keys.reserved_key(coupon_id), SENTINEL)
+        pipe.hexists(keys.requests_key(coupon_id), SENTINEL)
+        meta, member, field = pipe.execute()
+        return bool(meta) and member is not None and bool(field)
 
     @redis_unavailable
     def server_time_ms(self) -> int:
@@ -133,16 +140,17 @@ class ReservationStore:
         old is either among the holders or will never be written. Younger stray members may
         still be on their way to Kafka and stay; with no ``release_before`` none is released.
 
-        When the state is missing it is built from the holders in a staging set in chunks and
-        swapped in with one atomic RENAME (the seed's rebuild). Otherwise the meta hash is
-        rewritten, stray members are released, and missing holders are added back (never past
-        the total). Safe to run twice, and concurrently with reserves; callers serialise
-        reconciles of one coupon with the state lock.
+        When the state is missing (any of its keys lost) and the set is gone, it is built from the
+        holders in a staging set in chunks and swapped in with one atomic RENAME (the seed's
+        rebuild). Otherwise the meta hash and the sentinels are rewritten, stray members are
+        released, and missing holders are added back (never past the total). Safe to run twice,
+        and concurrently with reserves; callers serialise reconciles of one coupon with the state
+        lock.
         """
         holder_pairs = self._validated_holders(state.coupon_id, holders)
         if release_before is not None:
             validate_millis("releaseBefore", release_before)
-        if not self.has_state(state.coupon_id) and self._install(state, holder_pairs):
+        if self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs):
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
                 installed=True,
@@ -152,7 +160,6 @@ class ReservationStore:
                 stray=0,
                 reserved=self.reserved_count(state.coupon_id),
             )
-        self._write_meta(state)
         snapshot = self._snapshot(state.coupon_id)
         stray = [(user, at) for user, at in snapshot.items() if user not in holders]
         released = 0
@@ -176,6 +183,8 @@ class ReservationStore:
         return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in holders.items()]
 
     def _install(self, state: CouponState, holders: list[tuple[int, int]]) -> bool:
+        """Build the set from ``holders`` and swap it in, unless a set exists; either way write the
+        meta hash, the sentinels and the expiry. True if the set was built here."""
         staging = keys.staging_key(state.coupon_id, uuid.uuid4().hex)
         for chunk in _chunks(holders, self._chunk_size):
             pipe = self._client.pipeline(transaction=False)
@@ -183,30 +192,19 @@ class ReservationStore:
             pipe.pexpire(staging, STAGING_TTL_MS)
             pipe.execute()
         installed = self._scripts.install(
-            keys=[keys.meta_key(state.coupon_id), keys.reserved_key(state.coupon_id), staging],
+            keys=[
+                keys.meta_key(state.coupon_id),
+                keys.reserved_key(state.coupon_id),
+                staging,
+                keys.requests_key(state.coupon_id),
+            ],
             args=[state.total, state.starts_at, state.ends_at, state.expires_at],
         )
         return bool(installed)
 
-    def _write_meta(self, state: CouponState) -> None:
-        meta = keys.meta_key(state.coupon_id)
-        pipe = self._client.pipeline(transaction=True)
-        pipe.hset(
-            meta,
-            mapping={
-                "total": state.total,
-                "startsAt": state.starts_at,
-                "endsAt": state.ends_at,
-                "expiresAt": state.expires_at,
-            },
-        )
-        pipe.pexpireat(meta, state.expires_at)
-        pipe.pexpireat(keys.reserved_key(state.coupon_id), state.expires_at)
-        pipe.execute()
-
     def _snapshot(self, coupon_id: int) -> dict[int, int]:
         members = self._client.zscan_iter(keys.reserved_key(coupon_id), count=self._chunk_size)
-        return {int(user): int(at) for user, at in members}
+        return {int(user): int(at) for user, at in members if user != SENTINEL}
 
     def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
         return sum(1 for outcome in self.release_all(coupon_id, pairs) if outcome is ReleaseOutcome.RELEASED)

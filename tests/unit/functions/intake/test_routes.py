@@ -22,6 +22,7 @@ ENV = {
     "DATABASE_URL": "postgresql+pg8000://postgres@127.0.0.1:1/coupons",
     "KAFKA_BOOTSTRAP_SERVERS": "127.0.0.1:1",
     "KAFKA_TOPIC": "coupon.issue.v1",
+    "KAFKA_CONSUMER_GROUP": "coupon-worker-test",
     "POWERTOOLS_SERVICE_NAME": "coupon-intake",
     "POWERTOOLS_METRICS_NAMESPACE": "CouponSystemTests",
 }

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, Publisher, Reservations
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Publisher, Reservations
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import PublishError
 from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableError
@@ -56,11 +56,18 @@ class InitOutcome(StrEnum):
 
 
 class StateInitialiser:
-    """Builds a coupon's Redis state from the database when reserve finds it missing.
+    """Builds a coupon's Redis state from its holders when reserve finds it missing.
+
+    Missing means cold (a coupon's first request) or lost (a flush, an eviction, a failover
+    that dropped a key: reserve sees the loss of any one key). Either way the state is built
+    from every user who holds a copy: the records in flight (read first: the worker group's
+    committed offsets, then the tail after them) and then the database's issued users. So no
+    user who reserved before a loss can reserve again, and the copies sold never exceed the
+    quantity, whatever the worker had persisted when Redis lost its keys.
 
     Under the state lock, and only if the state is still missing once the lock is held: of many
-    concurrent first requests for a cold coupon, one reads the database, the others wait for the
-    lock and find the state ready. The catalog is built on first use (it imports SQLAlchemy).
+    concurrent first requests, one reads, the others wait for the lock and find the state ready.
+    The catalog and the Kafka reader are built on first use (SQLAlchemy stays off cold start).
     """
 
     def __init__(
@@ -68,29 +75,37 @@ class StateInitialiser:
         store: Reservations,
         locks: CouponLocks,
         catalog: Callable[[], CouponCatalog],
+        in_flight: Callable[[], InFlightReader],
         *,
         retention_ms: int,
     ) -> None:
         self._store = store
         self._locks = locks
         self._catalog = catalog
+        self._in_flight = in_flight
         self._retention_ms = retention_ms
 
     def initialise(self, coupon_id: int) -> InitOutcome:
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             if self._store.has_state(coupon_id):
                 return InitOutcome.READY
+            coupon = self._catalog().find(coupon_id)
+            if coupon is None:
+                return InitOutcome.NOT_FOUND
+            if coupon.state(self._retention_ms).expires_at <= time.time() * 1000:
+                return InitOutcome.ENDED  # its keys would expire at once; answer from the database
+            in_flight = self._in_flight().read().of(coupon_id)  # before the snapshot: see the class
             snapshot = self._catalog().issued_users(coupon_id)
             if snapshot is None:
                 return InitOutcome.NOT_FOUND
-            state = snapshot.coupon.state(self._retention_ms)
-            if state.expires_at <= time.time() * 1000:
-                return InitOutcome.ENDED  # its keys would expire at once; answer from the database
-            report = self._store.reconcile(state, snapshot.reserved_at, release_before=None)
-            logger.info(
-                "coupon state initialised from the database",
-                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "installed": report.installed},
+            report = self._store.reconcile(
+                snapshot.coupon.state(self._retention_ms), in_flight | snapshot.reserved_at, release_before=None
             )
+            logger.info(
+                "coupon state built from its holders",
+                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "inFlight": len(in_flight),
+                       "installed": report.installed},
+            )  # fmt: skip
             return InitOutcome.READY
 
 

@@ -11,7 +11,7 @@ local total = tonumber(redis.call('HGET', KEYS[2], 'total'))
 if not total then
   return redis.error_reply('coupon state missing: ' .. KEYS[2])
 end
-local occupied = redis.call('ZCARD', KEYS[1])
+local occupied = redis.call('ZCOUNT', KEYS[1], 1, '+inf')  -- not the sentinel (score 0)
 local added, deferred = 0, 0
 for i = 1, #ARGV, 2 do
   if not redis.call('ZSCORE', KEYS[1], ARGV[i]) then

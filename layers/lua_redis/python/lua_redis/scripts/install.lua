@@ -1,25 +1,30 @@
--- install: publish a coupon state built from the database, atomically.
+-- install: publish a coupon state built from its holders, atomically.
 -- KEYS[1] coupon:{id}:meta
 -- KEYS[2] coupon:{id}:reserved
 -- KEYS[3] coupon:{id}:staging:<token>  the holders, written beforehand in chunks
+-- KEYS[4] coupon:{id}:requests
 -- ARGV    total, startsAt, endsAt, expiresAt (epoch ms)
--- Reserve answers STATE_MISSING until the meta hash exists, so nothing can reserve before the
--- swap; RENAME makes the whole set visible at once in O(1).
--- Returns 1 when installed, 0 when a reservation set already existed (it is kept, the meta is
--- written, and the caller merges the holders into it with add_holders instead).
-local function write_meta()
+-- Reserve answers STATE_MISSING until the meta hash and both sentinels exist (member 0 of the
+-- set, field 0 of the requests hash), so nothing can reserve before the swap; RENAME makes
+-- the whole set visible at once in O(1). Every key expires at expiresAt.
+-- Returns 1 when installed, 0 when a reservation set already existed (it is kept, the meta and
+-- the sentinels are written, and the caller merges the holders into it with add_holders).
+local function finish()
   redis.call('HSET', KEYS[1], 'total', ARGV[1], 'startsAt', ARGV[2], 'endsAt', ARGV[3],
     'expiresAt', ARGV[4])
-  redis.call('PEXPIREAT', KEYS[1], ARGV[4])
+  redis.call('ZADD', KEYS[2], 'NX', 0, '0')
+  redis.call('HSETNX', KEYS[4], '0', 'sentinel')
+  for _, key in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
+    redis.call('PEXPIREAT', key, ARGV[4])
+  end
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('DEL', KEYS[3])
-  write_meta()
+  finish()
   return 0
 end
 if redis.call('EXISTS', KEYS[3]) == 1 then
   redis.call('RENAME', KEYS[3], KEYS[2])
-  redis.call('PEXPIREAT', KEYS[2], ARGV[4])
 end
-write_meta()
+finish()
 return 1

@@ -5,14 +5,17 @@
 -- ARGV[1] user id
 -- ARGV[2] request id
 -- Returns {code, reservedAt}: 0 SUCCESS, 1 DUPLICATE, 2 SOLD_OUT, 3 NOT_OPEN, 4 ENDED,
--- 5 STATE_MISSING (meta absent: the caller initialises it from the database and retries).
+-- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries).
+-- Each of the three keys carries a sentinel written by install (member 0, score 0; field 0),
+-- so that the loss of any one of them (eviction, a flush, a failover) is seen here, on the hot
+-- path, without another round trip: an empty set and a lost one look alike otherwise.
 -- The same request sent again (a client retry after a dropped connection, when the first
 -- call ran but its answer was lost) gets its own SUCCESS back, with the same time; another
 -- request of a user who holds a reservation is DUPLICATE.
 -- The clock is the server's (TIME), so every reservation time of a coupon comes from one
 -- clock, whatever the skew between the callers' hosts.
 local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt')
-if not meta[1] then
+if not meta[1] or not redis.call('ZSCORE', KEYS[1], '0') or redis.call('HEXISTS', KEYS[3], '0') == 0 then
   return {5, 0}
 end
 local t = redis.call('TIME')
@@ -30,15 +33,10 @@ if held then
   end
   return {1, tonumber(held)}
 end
-local occupied = redis.call('ZCARD', KEYS[1])
+local occupied = redis.call('ZCARD', KEYS[1]) - 1  -- the sentinel holds no copy
 if occupied >= tonumber(meta[1]) then
   return {2, 0}
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1])
-if redis.call('HSET', KEYS[3], ARGV[1], ARGV[2]) == 1 and redis.call('PTTL', KEYS[3]) == -1 then
-  redis.call('PEXPIREAT', KEYS[3], meta[4])
-end
-if occupied == 0 then
-  redis.call('PEXPIREAT', KEYS[1], meta[4])
-end
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 return {0, now}
