@@ -67,17 +67,17 @@ class ApiClient:
         """``POST /coupon-issues`` as the API asks clients to behave.
 
         503 UNAVAILABLE means nothing was reserved, and 429 that the gateway throttled the request
-        before the function saw it: wait ``Retry-After`` (1 s without one) and try again. No answer,
-        or a gateway error (the function failed or timed out), means the request may have been
-        handled: ask the status route; if the user holds nothing, try again, otherwise answer
-        ``ANSWER_LOST`` with what the status route said (PENDING, ISSUED or FAILED). After
-        ``ISSUE_ATTEMPTS`` tries, the last answer.
+        before the function saw it: wait ``Retry-After`` (1 s without one) and try again. 503
+        UNCONFIRMED, no answer, or a gateway error (the function failed or timed out) mean the
+        request may have been handled: ask the status route; if the user holds nothing, try
+        again, otherwise answer ``ANSWER_LOST`` with what the status route said (PENDING, ISSUED
+        or FAILED). After ``ISSUE_ATTEMPTS`` tries, the last answer.
         """
         path, body = "/coupon-issues", {"couponId": coupon_id, "userId": user_id}
         started = time.perf_counter()
         answer = self.request("POST", path, body)
         for _ in range(ISSUE_ATTEMPTS - 1):
-            if answer.status_code in RETRY_LATER:
+            if answer.status_code in RETRY_LATER and answer.status != "UNCONFIRMED":
                 time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
             elif answer.status_code == NO_ANSWER or answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR:
                 held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")

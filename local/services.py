@@ -135,8 +135,11 @@ def start_valkey(scratch: Path, port: int | None = None) -> Service:
     return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)
 
 
-def start_tansu(scratch: Path, port: int | None = None) -> Service:
-    """Tansu, an Apache Kafka compatible broker, with in-memory storage (on ``port`` if given)."""
+def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int | None = None) -> Service:
+    """Tansu, an Apache Kafka compatible broker, with in-memory storage (on ``port`` if given).
+
+    ``advertised_port`` is the port clients are told to connect to (a proxy in front of it).
+    """
     port = port or free_port()
     folder = scratch / "tansu"
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,7 +148,7 @@ def start_tansu(scratch: Path, port: int | None = None) -> Service:
     command = [
         str(binary), "broker",
         "--listener-url", f"tcp://127.0.0.1:{port}",
-        "--advertised-listener-url", f"tcp://127.0.0.1:{port}",
+        "--advertised-listener-url", f"tcp://127.0.0.1:{advertised_port or port}",
         "--storage-engine", "memory://tansu/",
     ]  # fmt: skip
     process = spawn(command, log, cwd=folder)

@@ -3,7 +3,9 @@
 ``lose_reply_to(marker)`` arms it: the next request that contains ``marker`` reaches the server
 and runs there, but its reply never reaches the client, whose connection is dropped instead.
 That is a failover or a reset at the worst moment: the client cannot know whether its command
-ran. Everything else is forwarded untouched, in both directions.
+ran. ``delay_reply_to(marker, seconds)`` holds that reply back instead (a slow or partitioned
+network), then forwards it. ``times`` arms it for that many requests. Everything else is
+forwarded untouched, in both directions.
 """
 
 from __future__ import annotations
@@ -21,19 +23,28 @@ class FaultProxy:
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self._marker: bytes | None = None
+        self._delay_s = 0.0  # 0: lose the reply; else hold it back that long
+        self._times = 0
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sockets: list[socket.socket] = []
         self.replies_lost = 0
+        self.replies_delayed = 0
 
     @property
     def port(self) -> int:
         return int(self._listener.getsockname()[1])
 
-    def lose_reply_to(self, marker: bytes) -> None:
+    def lose_reply_to(self, marker: bytes, *, times: int = 1) -> None:
+        self._arm(marker, 0.0, times)
+
+    def delay_reply_to(self, marker: bytes, seconds: float, *, times: int = 1) -> None:
+        self._arm(marker, seconds, times)
+
+    def _arm(self, marker: bytes, delay_s: float, times: int) -> None:
         with self._lock:
-            self._marker = marker
+            self._marker, self._delay_s, self._times = marker, delay_s, times
 
     def __enter__(self) -> FaultProxy:
         self._spawn(self._accept)
@@ -64,26 +75,30 @@ class FaultProxy:
                 return
             server = socket.create_connection(self._target)
             self._sockets += [client, server]
-            doomed = threading.Event()  # set when this connection's next reply must be lost
-            self._spawn(self._client_to_server, client, server, doomed)
-            self._spawn(self._server_to_client, server, client, doomed)
+            fault: list[float] = []  # what to do to this connection's next reply, once armed
+            self._spawn(self._client_to_server, client, server, fault)
+            self._spawn(self._server_to_client, server, client, fault)
 
-    def _client_to_server(self, client: socket.socket, server: socket.socket, doomed: threading.Event) -> None:
+    def _client_to_server(self, client: socket.socket, server: socket.socket, fault: list[float]) -> None:
         with contextlib.suppress(OSError):
             while chunk := client.recv(65536):
                 with self._lock:
-                    if self._marker is not None and self._marker in chunk:
-                        self._marker = None
-                        doomed.set()
+                    if self._times > 0 and self._marker is not None and self._marker in chunk:
+                        self._times -= 1
+                        fault.append(self._delay_s)
                 server.sendall(chunk)
         _close(client, server)
 
-    def _server_to_client(self, server: socket.socket, client: socket.socket, doomed: threading.Event) -> None:
+    def _server_to_client(self, server: socket.socket, client: socket.socket, fault: list[float]) -> None:
         with contextlib.suppress(OSError):
             while chunk := server.recv(65536):
-                if doomed.is_set():  # the request ran on the server; its reply is lost with the connection
-                    self.replies_lost += 1
-                    break
+                if fault:
+                    delay_s = fault.pop()
+                    if not delay_s:  # the request ran on the server; its reply is lost with the connection
+                        self.replies_lost += 1
+                        break
+                    self.replies_delayed += 1
+                    self._stopping.wait(delay_s)
                 client.sendall(chunk)
         _close(client, server)
 

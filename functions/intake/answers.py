@@ -34,6 +34,17 @@ def unavailable() -> Response:
     )
 
 
+def unconfirmed(coupon_id: int, user_id: int, request_id: str) -> Response:
+    """The record was sent but never acknowledged: the request may have been accepted."""
+    return error_answer(
+        HTTPStatus.SERVICE_UNAVAILABLE,
+        "UNCONFIRMED",
+        f"request {request_id} may have been accepted; ask GET /coupons/{coupon_id}/issues/{user_id} "
+        "before sending it again",
+        {"Retry-After": RETRY_AFTER_S},
+    )
+
+
 def documented(success: tuple[int, str, type[BaseModel]], errors: dict[int, str] | None = None) -> dict[int, Any]:
     """OpenAPI responses of a route: its success model, and ErrorBody for each error status."""
     code, description, model = success

@@ -17,10 +17,12 @@ from functions.intake.dependencies import issue_service, reset
 from local.kafka_topics import create_topic, read_all
 from local.services import free_port, start_tansu, start_valkey
 from lua_redis import ReservationStore
+from lua_redis.keys import reserved_key
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import row_counts
 from tests.fault_proxy import FaultProxy
 from tests.services.intake_support import call, create_coupon, issue
+from tests.services.pipeline_support import rebuild
 
 
 @pytest.fixture
@@ -144,7 +146,14 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, ka
     assert len(read_all(kafka_bootstrap_servers, topic)) == 50
 
 
-def test_broker_stopped_answers_503_and_leaves_no_reservation_until_it_is_back(topic, monkeypatch, store, tmp_path):
+def test_broker_stopped_answers_503_releases_what_was_never_sent_and_reconcile_the_rest(
+    topic, monkeypatch, store, redis_client, tmp_path
+):
+    """The broker dies after a SUCCESS. The next request's record sat in the producer when the
+    broker went: it may or may not have been written, so it answers UNCONFIRMED and keeps its
+    reservation. Later requests never get a record out (no broker to connect to): UNAVAILABLE,
+    released at once. Once the broker is back, reconcile finds the unconfirmed record nowhere
+    and releases its reservation (time is moved past the production skew, not slept through)."""
     broker = start_tansu(tmp_path)
     own_topic = create_topic(broker.url)
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", broker.url)
@@ -155,20 +164,26 @@ def test_broker_stopped_answers_503_and_leaves_no_reservation_until_it_is_back(t
     assert issue(coupon_id, 1).status_code == 202
     broker.stop()
 
-    answers = [issue(coupon_id, user) for user in (2, 3, 2)]
+    answers = [issue(coupon_id, user) for user in (2, 3, 4)]
 
     assert [(a.status_code, a.body["status"], a.headers["Retry-After"]) for a in answers] == [
-        (503, "UNAVAILABLE", "1")
-    ] * 3
-    assert store.reservation_time(coupon_id, 2) is None
-    assert store.reservation_time(coupon_id, 3) is None
-    assert store.reserved_count(coupon_id) == 1
+        (503, "UNCONFIRMED", "1"),
+        (503, "UNAVAILABLE", "1"),
+        (503, "UNAVAILABLE", "1"),
+    ]
+    held = store.reservation_time(coupon_id, 2)
+    assert held is not None
+    assert (store.reservation_time(coupon_id, 3), store.reservation_time(coupon_id, 4)) == (None, None)
 
     revived = start_tansu(tmp_path, port=int(broker.url.rsplit(":", 1)[1]))  # in-memory: the topic is new
     try:
         assert create_topic(revived.url, name=own_topic) == own_topic
-        assert issue(coupon_id, 2).status_code == 202
-        assert [json.loads(r.value)["userId"] for r in read_all(revived.url, own_topic)] == [2]
+        assert issue(coupon_id, 3).status_code == 202
+        redis_client.zadd(reserved_key(coupon_id), {"2": held - 20_000}, xx=True)  # 20 s later
+        (reconciled,) = rebuild({"couponId": coupon_id})["reconciled"]
+        assert reconciled["released"] == 1
+        assert store.reservation_time(coupon_id, 2) is None
+        assert [json.loads(r.value)["userId"] for r in read_all(revived.url, own_topic)] == [3]
     finally:
         revived.stop()
 
@@ -302,3 +317,62 @@ def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publish
         (7, answer.body["requestId"]),
     ]
     assert records[1]["reservedAt"] == store.reservation_time(coupon_id, 7)
+
+
+@contextlib.contextmanager
+def broker_behind_a_proxy(tmp_path) -> Iterator[tuple[FaultProxy, str]]:
+    """A broker of its own that tells its clients to connect through a fault proxy; its topic."""
+    port = free_port()
+    with FaultProxy("127.0.0.1", port) as proxy:
+        broker = start_tansu(tmp_path, port=port, advertised_port=proxy.port)
+        try:
+            yield proxy, create_topic(f"127.0.0.1:{proxy.port}")
+        finally:
+            broker.stop()
+
+
+def test_a_produce_whose_ack_comes_late_is_sent_again_and_answers_success(topic, monkeypatch, store, tmp_path):
+    """The broker appended the record but its acknowledgement outlasts the produce timeout: the
+    same record goes again on a fresh producer, and the user gets the SUCCESS that is true."""
+    with broker_behind_a_proxy(tmp_path) as (proxy, own_topic):
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("KAFKA_TOPIC", own_topic)
+        monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
+        reset()
+        coupon_id = create_coupon(10)
+        assert issue(coupon_id, 1).status_code == 202
+        proxy.delay_reply_to(b'"requestId"', 3.0)
+
+        answer = issue(coupon_id, 7)
+
+        records = [json.loads(r.value) for r in read_all(f"127.0.0.1:{proxy.port}", own_topic)]
+    assert proxy.replies_delayed == 1
+    assert (answer.status_code, answer.body["status"]) == (202, "SUCCESS")
+    assert {r["requestId"] for r in records if r["userId"] == 7} == {answer.body["requestId"]}  # once or twice
+    assert store.reservation_time(coupon_id, 7) is not None
+
+
+def test_a_produce_never_acknowledged_answers_unconfirmed_and_keeps_the_reservation(
+    topic, monkeypatch, store, tmp_path
+):
+    """Neither the send nor the resend is acknowledged in time, yet the broker has the record
+    (twice: the worker persists it once): the user is
+    told it may have been accepted (not "nothing was reserved"), and the reservation stays for
+    the worker, which issues it."""
+    with broker_behind_a_proxy(tmp_path) as (proxy, own_topic):
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("KAFKA_TOPIC", own_topic)
+        monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
+        reset()
+        coupon_id = create_coupon(10)
+        proxy.delay_reply_to(b'"requestId"', 3.0, times=2)
+
+        answer = issue(coupon_id, 7)
+        status = call("GET", f"/coupons/{coupon_id}/issues/7")
+        records = [json.loads(r.value) for r in read_all(f"127.0.0.1:{proxy.port}", own_topic)]
+
+    assert proxy.replies_delayed == 2
+    assert (answer.status_code, answer.body["status"], answer.headers["Retry-After"]) == (503, "UNCONFIRMED", "1")
+    assert f"/coupons/{coupon_id}/issues/7" in answer.body["error"]
+    assert status.body["status"] == "PENDING"
+    assert {r["userId"] for r in records} == {7}  # in the log: the worker will issue it

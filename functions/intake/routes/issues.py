@@ -16,7 +16,7 @@ from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.status import issue_status
 from coupon_core.observability import logger, metrics
 from coupon_core.timeutil import from_millis
-from functions.intake.answers import answer, documented, unavailable
+from functions.intake.answers import answer, documented, unavailable, unconfirmed
 from functions.intake.caller import Caller, caller
 from functions.intake.dependencies import catalog, issue_service, reservations
 from functions.intake.errors import RequestRefusedError, coupon_not_found
@@ -49,6 +49,8 @@ def _issue_answer(result: IssueResult, coupon_id: int, user_id: int) -> Response
     if result.outcome in _CONFLICTS:
         error = _CONFLICTS[result.outcome].format(user=user_id, coupon=coupon_id)
         raise RequestRefusedError(HTTPStatus.CONFLICT, result.outcome.value, error)
+    if result.outcome is IssueOutcome.UNCONFIRMED and result.message is not None:
+        return unconfirmed(coupon_id, user_id, str(result.message.request_id))
     logger.warning("issue request unavailable", extra={"detail": result.detail, "releaseFailed": result.release_failed})
     return unavailable()
 
@@ -69,7 +71,8 @@ def _count(result: IssueResult, started: float) -> None:
             403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
             404: "COUPON_NOT_FOUND",
             409: "DUPLICATE, SOLD_OUT, NOT_OPEN or ENDED",
-            503: "UNAVAILABLE: nothing reserved; retry after the Retry-After header",
+            503: "UNAVAILABLE: nothing reserved; retry after the Retry-After header. UNCONFIRMED: reserved, and "
+            "the request may have been accepted: ask the status route before sending it again",
         },
     ),
 )

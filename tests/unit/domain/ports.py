@@ -86,12 +86,14 @@ class Locks:
 
 @dataclass
 class Publisher:
-    fails: bool = False
+    """Publishes, or raises ``fails`` (NotPublishedError, PublishUnconfirmedError)."""
+
+    fails: type[PublishError] | None = None
     published: list[IssueMessage] = field(default_factory=list)
 
     def publish(self, message: IssueMessage) -> None:
-        if self.fails:
-            raise PublishError("Kafka did not acknowledge the record: test")
+        if self.fails is not None:
+            raise self.fails("Kafka did not acknowledge the record: test")
         self.published.append(message)
 
 

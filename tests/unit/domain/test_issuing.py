@@ -8,6 +8,7 @@ import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.issuing import IssueOutcome, IssueService, StateInitialiser
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from lua_redis import Reservation, ReserveOutcome, StateUnavailableError
 from tests.unit.domain import ports
 
@@ -55,10 +56,10 @@ def test_a_refusal_publishes_nothing(refusal):
     assert publisher.published == []
 
 
-def test_a_failed_publish_releases_the_reservation_fenced_by_its_time():
+def test_a_record_that_never_left_the_producer_releases_the_reservation_fenced_by_its_time():
     store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
 
-    result = service(store, ports.Publisher(fails=True)).issue(3, 7)
+    result = service(store, ports.Publisher(fails=NotPublishedError)).issue(3, 7)
 
     assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, False)
     assert "did not acknowledge" in result.detail
@@ -70,10 +71,20 @@ def test_a_failed_publish_whose_release_fails_too_is_unavailable_and_flagged_for
         [Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
     )
 
-    result = service(store, ports.Publisher(fails=True)).issue(3, 7)
+    result = service(store, ports.Publisher(fails=NotPublishedError)).issue(3, 7)
 
     assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, True)
     assert store.releases == [(3, 7, RESERVED_AT)]
+
+
+def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation():
+    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+
+    result = service(store, ports.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
+
+    assert result.outcome is IssueOutcome.UNCONFIRMED
+    assert result.message is not None
+    assert store.releases == []  # the worker issues it if it is in Kafka; reconcile releases it if not
 
 
 def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again():

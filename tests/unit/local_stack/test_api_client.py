@@ -75,6 +75,7 @@ SUCCESS = (202, {"status": "SUCCESS", "requestId": "r-1"}, {})
 UNAVAILABLE = (503, {"status": "UNAVAILABLE", "error": "retry later"}, {"Retry-After": "0"})
 GATEWAY_ERROR = (502, {"message": "Internal server error"}, {})
 THROTTLED = (429, {"message": "Too Many Requests"}, {"Retry-After": "0"})
+UNCONFIRMED = (503, {"status": "UNCONFIRMED", "error": "may have been accepted"}, {"Retry-After": "0"})
 
 
 @pytest.mark.parametrize("api", [([UNAVAILABLE, THROTTLED, SUCCESS], "NONE")], indirect=True)
@@ -111,3 +112,10 @@ def test_a_plain_request_reports_no_answer_instead_of_raising(api):
     client, server = api
     answer = client.request("POST", "/coupon-issues", {"couponId": 1, "userId": 7})
     assert (answer.status_code, answer.status, server.posts) == (NO_ANSWER, "NO_ANSWER", 1)
+
+
+@pytest.mark.parametrize("api", [([UNCONFIRMED], "PENDING")], indirect=True)
+def test_an_unconfirmed_503_is_not_resent_and_is_settled_by_the_status_route(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status, answer.body["issue"], server.posts, server.gets) == ("ANSWER_LOST", "PENDING", 1, 1)

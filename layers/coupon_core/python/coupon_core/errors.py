@@ -10,7 +10,9 @@
     │                                said; the transaction is undone
     └── UnavailableError             a server did not answer as it should; worth retrying later
         ├── DatabaseUnavailableError PostgreSQL unreachable, or it refused the transaction
-        ├── PublishError             Kafka did not acknowledge a record in time (it may be written)
+        ├── PublishError             Kafka did not acknowledge a record
+        │   ├── NotPublishedError    ... and it never left the producer: it is not in the log
+        │   └── PublishUnconfirmedError  ... after it was sent (and once more): it may be in the log
         └── ReadBackError            records could not be read back from Kafka by offset
 
 The Redis layer's own errors (``InvalidInputError``, ``StateUnavailableError``,
@@ -55,7 +57,15 @@ class DatabaseUnavailableError(UnavailableError):
 
 
 class PublishError(UnavailableError):
-    """The broker did not acknowledge the record in time; it may or may not be written."""
+    """The broker did not acknowledge the record; the subclass says whether it may be written."""
+
+
+class NotPublishedError(PublishError):
+    """The record never left the producer (no connection, no metadata): it is not in the log."""
+
+
+class PublishUnconfirmedError(PublishError):
+    """The record was sent but its acknowledgement never came, even for a resend: it may be in the log."""
 
 
 class ReadBackError(UnavailableError):

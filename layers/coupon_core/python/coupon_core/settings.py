@@ -153,13 +153,13 @@ def _produce_bounds(environ: Environ) -> tuple[int, int]:
 
     Reconcile takes a reservation older than the skew whose record is in neither Kafka nor the
     database for one that never reached Kafka, and releases it: a produce that could take
-    longer than the skew could still land after that release.
+    longer than the skew (a send and its resend) could still land after that release.
     """
     produce_timeout_ms = _int(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000)
     skew_ms = _int(environ, "RECONCILE_SKEW_MS", 15_000, low=1_000, high=3_600_000)
-    if produce_timeout_ms >= skew_ms:
+    if 2 * produce_timeout_ms >= skew_ms:  # a send, and its resend when the ack is lost
         raise ConfigError(
-            f"KAFKA_PRODUCE_TIMEOUT_MS ({produce_timeout_ms}) must be shorter than RECONCILE_SKEW_MS ({skew_ms})"
+            f"twice KAFKA_PRODUCE_TIMEOUT_MS ({produce_timeout_ms}) must be shorter than RECONCILE_SKEW_MS ({skew_ms})"
         )
     return produce_timeout_ms, skew_ms
 

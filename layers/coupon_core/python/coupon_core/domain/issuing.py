@@ -1,7 +1,10 @@
 """Issuing a coupon to a user: reserve in Redis, publish to Kafka, release if that fails.
 
 The domain of the intake function, free of Lambda and HTTP types. SUCCESS means "reserved and
-durably queued": the worker persists the record later.
+durably queued": the worker persists the record later. A publish that fails before the record
+left the producer is UNAVAILABLE and releases the reservation; one whose acknowledgement never
+came, even for a resend, is UNCONFIRMED and keeps it: the record may be in Kafka (then the
+worker issues it), and if it is not, reconcile releases it once it is older than the skew.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from enum import StrEnum
 
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Publisher, Reservations
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import PublishError
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableError
 
 logger = logging.getLogger(__name__)
@@ -31,16 +34,18 @@ class IssueOutcome(StrEnum):
     NOT_OPEN = "NOT_OPEN"
     ENDED = "ENDED"
     COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-    UNAVAILABLE = "UNAVAILABLE"
+    UNAVAILABLE = "UNAVAILABLE"  # nothing is reserved: retry
+    UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
 
 
 @dataclass(frozen=True)
 class IssueResult:
     """The answer to one request.
 
-    ``message`` is the record put on Kafka (SUCCESS only). ``detail`` says why a request is
-    UNAVAILABLE. ``release_failed`` marks a reservation that could not be released after a
-    failed publish: it is left for reconcile, and the caller counts it.
+    ``message`` is the record put on Kafka (SUCCESS), or possibly put (UNCONFIRMED). ``detail``
+    says why a request is UNAVAILABLE or UNCONFIRMED. ``release_failed`` marks a reservation
+    that could not be released after a failed publish: it is left for reconcile, and the caller
+    counts it.
     """
 
     outcome: IssueOutcome
@@ -140,8 +145,12 @@ class IssueService:
         message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
         try:
             self._publisher.publish(message)
-        except PublishError as exc:
+        except NotPublishedError as exc:  # known not to be in Kafka: the copy goes back at once
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(message))
+        except PublishUnconfirmedError as exc:  # maybe in Kafka: releasing could make a SUCCESS into a lie
+            logger.warning("publish unconfirmed: the reservation is left to the worker or to reconcile",
+                           extra={"couponId": coupon_id, "userId": user_id, "requestId": str(request_id)})  # fmt: skip
+            return IssueResult(IssueOutcome.UNCONFIRMED, message=message, detail=str(exc))
         return IssueResult(IssueOutcome.SUCCESS, message=message)
 
     def _reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID) -> tuple[IssueOutcome, int | None]:

@@ -17,13 +17,14 @@ from kafka.errors import KafkaError
 
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import PublishError
+from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError
 from coupon_core.settings import KafkaSettings
 from lua_redis import Reraise
 
 logger = logging.getLogger(__name__)
 
-_not_acknowledged = Reraise(PublishError, "Kafka did not acknowledge the record", (KafkaError, OSError))
+_not_sent = Reraise(NotPublishedError, "the record could not be sent to Kafka", (KafkaError, OSError))
+_not_acknowledged = Reraise(PublishUnconfirmedError, "Kafka did not acknowledge the record", (KafkaError, OSError))
 
 
 def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
@@ -48,11 +49,32 @@ class IssuePublisher:
         self._lock = threading.Lock()
 
     def publish(self, message: IssueMessage) -> None:
-        """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise."""
+        """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise.
+
+        An acknowledgement that never came (lost, or late) leaves the record possibly written:
+        the same record (same request id: the worker persists it once) is sent once more on a
+        fresh producer, and a resend that is acknowledged is a success. If the resend fails
+        too, :class:`PublishUnconfirmedError` says the record may be in the log; only a record
+        that never left the producer raises :class:`NotPublishedError`. The two attempts take
+        at most twice the timeout, which the settings keep shorter than the reconcile skew.
+        """
         try:
-            with _not_acknowledged:
+            self._send(message)
+        except PublishUnconfirmedError as unconfirmed:
+            logger.warning(
+                "no acknowledgement: the same record again, on a fresh producer", extra={"detail": str(unconfirmed)}
+            )
+            try:
+                self._send(message)
+            except NotPublishedError as exc:
+                raise PublishUnconfirmedError(f"{unconfirmed}; the resend could not be sent: {exc}") from exc
+
+    def _send(self, message: IssueMessage) -> None:
+        try:
+            with _not_sent:
                 producer = self._get_producer()
                 future = producer.send(self._settings.topic, key=message.key, value=message.encode())
+            with _not_acknowledged:
                 future.get(timeout=self._timeout_ms / 1000)
         except PublishError:
             self._discard_producer()
