@@ -1,15 +1,17 @@
 """A small HTTP client for the deployed API, and a coupon request that behaves as clients should.
 
 Built on urllib3's connection pool (thread-safe, keep-alive, and it checks that a pooled
-connection is still open before reusing it). A request is sent again only when it never reached
-the server (a connect error); once it may have been handled, a lost answer is reported as such,
-never resent: resending ``POST /coupon-issues`` would turn a lost SUCCESS into a DUPLICATE.
+connection is still open before reusing it). urllib3 sends a request again only when it never
+reached the server (a connect error). ``request_coupon`` sends ``POST /coupon-issues`` with an
+``Idempotency-Key``, so that it may send it again after a lost answer: the API answers the
+request's own SUCCESS again instead of DUPLICATE.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from dataclasses import dataclass, replace
 from http import HTTPStatus
 from typing import Any
@@ -45,12 +47,23 @@ class ApiClient:
             maxsize=connections, block=False, retries=retries, timeout=urllib3.Timeout(connect=5, read=timeout_s)
         )
 
-    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None) -> Answer:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        *,
+        raw: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> Answer:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         started = time.perf_counter()
         try:
             response = self._pool.request(
-                method, self._base_url + path, body=data, headers={"Content-Type": "application/json"}
+                method,
+                self._base_url + path,
+                body=data,
+                headers={"Content-Type": "application/json", **(headers or {})},
             )
         except urllib3.exceptions.HTTPError as exc:
             return Answer(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
@@ -66,25 +79,38 @@ class ApiClient:
     def request_coupon(self, coupon_id: int, user_id: int) -> Answer:
         """``POST /coupon-issues`` as the API asks clients to behave.
 
-        503 UNAVAILABLE means nothing was reserved, and 429 that the gateway throttled the request
-        before the function saw it: wait ``Retry-After`` (1 s without one) and try again. 503
-        UNCONFIRMED, no answer, or a gateway error (the function failed or timed out) mean the
-        request may have been handled: ask the status route; if the user holds nothing, try
-        again, otherwise answer ``ANSWER_LOST`` with what the status route said (PENDING, ISSUED
-        or FAILED). After ``ISSUE_ATTEMPTS`` tries, the last answer.
+        Every attempt carries the same ``Idempotency-Key``. 503 UNAVAILABLE (nothing reserved) and
+        429 (throttled at the gateway) are tried again after ``Retry-After`` (1 s without one);
+        503 UNCONFIRMED, no answer, or a gateway error (the function failed or timed out) mean the
+        request may have been handled, and are tried again too: with the key, a request that had
+        succeeded answers its own SUCCESS again. If the answer is still unknown after
+        ``ISSUE_ATTEMPTS`` tries, the status route settles it: ``ANSWER_LOST`` with what it said
+        (PENDING, ISSUED or FAILED) when the user holds a copy, else the last answer.
         """
         path, body = "/coupon-issues", {"couponId": coupon_id, "userId": user_id}
+        headers = {"Idempotency-Key": uuid.uuid4().hex}
         started = time.perf_counter()
-        answer = self.request("POST", path, body)
+        answer = self.request("POST", path, body, headers=headers)
         for _ in range(ISSUE_ATTEMPTS - 1):
-            if answer.status_code in RETRY_LATER and answer.status != "UNCONFIRMED":
-                time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
-            elif answer.status_code == NO_ANSWER or answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR:
-                held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")
-                if held.status_code != HTTPStatus.OK or held.status != "NONE":
-                    lost = {"status": "ANSWER_LOST", "issue": held.status, "answer": answer.body}
-                    return replace(answer, body=lost, seconds=time.perf_counter() - started)
-            else:
+            if not _try_again(answer):
                 break
-            answer = self.request("POST", path, body)
+            if answer.status_code != NO_ANSWER:
+                time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
+            answer = self.request("POST", path, body, headers=headers)
+        if _unknown(answer):
+            held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")
+            if held.status_code != HTTPStatus.OK or held.status != "NONE":
+                lost = {"status": "ANSWER_LOST", "issue": held.status, "answer": answer.body}
+                return replace(answer, body=lost, seconds=time.perf_counter() - started)
         return replace(answer, seconds=time.perf_counter() - started)
+
+
+def _unknown(answer: Answer) -> bool:
+    """The request may or may not have been handled."""
+    return answer.status_code == NO_ANSWER or (
+        answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR and answer.status != "UNAVAILABLE"
+    )
+
+
+def _try_again(answer: Answer) -> bool:
+    return answer.status_code in RETRY_LATER or _unknown(answer)

@@ -28,14 +28,16 @@ def api_event(
     *,
     raw_body: str | None = None,
     claims: dict[str, str] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An API Gateway REST proxy event; ``body`` is sent as JSON, ``raw_body`` as it is."""
+    all_headers = {"Content-Type": "application/json", "X-Amzn-Trace-Id": "Root=1-test", **(headers or {})}
     return {
         "resource": path,
         "path": path,
         "httpMethod": method,
-        "headers": {"Content-Type": "application/json", "X-Amzn-Trace-Id": "Root=1-test"},
-        "multiValueHeaders": {},
+        "headers": all_headers,
+        "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
         "queryStringParameters": None,
         "multiValueQueryStringParameters": None,
         "pathParameters": None,

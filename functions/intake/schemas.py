@@ -6,13 +6,24 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
 from lua_redis import MAX_BIGINT
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 PathId = Annotated[int, Path(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        alias="Idempotency-Key",
+        min_length=1,
+        max_length=255,
+        pattern=r"^[\x21-\x7e]+$",
+        description="optional; the same key with the same body, within the coupon's window, answers the "
+        "same (202 with the same requestId); with another body, 422 KEY_REUSED",
+    ),
+]
 
 
 class _Strict(BaseModel):

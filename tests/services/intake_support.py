@@ -42,5 +42,6 @@ def create_coupon(
     return int(answer.body["couponId"])
 
 
-def issue(coupon_id: int, user_id: int) -> Answer:
-    return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id})
+def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -> Answer:
+    headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
+    return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers=headers)

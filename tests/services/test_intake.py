@@ -376,3 +376,24 @@ def test_a_produce_never_acknowledged_answers_unconfirmed_and_keeps_the_reservat
     assert f"/coupons/{coupon_id}/issues/7" in answer.body["error"]
     assert status.body["status"] == "PENDING"
     assert {r["userId"] for r in records} == {7}  # in the log: the worker will issue it
+
+
+def test_the_same_idempotency_key_and_body_answer_the_same_and_another_body_is_refused(
+    topic, kafka_bootstrap_servers, store
+):
+    """A client that lost its answer sends the request again with its Idempotency-Key: it gets
+    its own SUCCESS back (same requestId, same time); the key with another body is 422."""
+    coupon_id = create_coupon(10)
+
+    first = issue(coupon_id, 7, idempotency_key="order-7-a")
+    again = issue(coupon_id, 7, idempotency_key="order-7-a")
+    other_body = issue(coupon_id, 8, idempotency_key="order-7-a")
+    new_key = issue(coupon_id, 7, idempotency_key="order-7-b")
+
+    assert (first.status_code, again.status_code) == (202, 202)
+    assert again.body == first.body
+    assert (other_body.status_code, other_body.body["status"]) == (422, "KEY_REUSED")
+    assert (new_key.status_code, new_key.body["status"]) == (409, "DUPLICATE")
+    assert store.reservation_time(coupon_id, 8) is None  # the refused request changed nothing
+    records = [json.loads(r.value) for r in read_all(kafka_bootstrap_servers, topic)]
+    assert {(r["userId"], r["requestId"]) for r in records} == {(7, first.body["requestId"])}

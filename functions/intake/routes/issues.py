@@ -20,7 +20,7 @@ from functions.intake.answers import answer, documented, unavailable, unconfirme
 from functions.intake.caller import Caller, caller
 from functions.intake.dependencies import catalog, issue_service, reservations
 from functions.intake.errors import RequestRefusedError, coupon_not_found
-from functions.intake.schemas import IssueAccepted, IssueRequest, IssueStatusBody, PathId
+from functions.intake.schemas import IdempotencyKey, IssueAccepted, IssueRequest, IssueStatusBody, PathId
 
 router = Router()
 
@@ -46,6 +46,12 @@ def _issue_answer(result: IssueResult, coupon_id: int, user_id: int) -> Response
         return answer(HTTPStatus.ACCEPTED, accepted)
     if result.outcome is IssueOutcome.COUPON_NOT_FOUND:
         raise coupon_not_found(coupon_id)
+    if result.outcome is IssueOutcome.KEY_REUSED:
+        raise RequestRefusedError(
+            HTTPStatus.UNPROCESSABLE_ENTITY,
+            "KEY_REUSED",
+            f"this Idempotency-Key was used for another request to coupon {coupon_id}; use a new key",
+        )
     if result.outcome in _CONFLICTS:
         error = _CONFLICTS[result.outcome].format(user=user_id, coupon=coupon_id)
         raise RequestRefusedError(HTTPStatus.CONFLICT, result.outcome.value, error)
@@ -71,6 +77,8 @@ def _count(result: IssueResult, started: float) -> None:
             403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
             404: "COUPON_NOT_FOUND",
             409: "DUPLICATE, SOLD_OUT, NOT_OPEN or ENDED",
+            422: "INVALID_REQUEST: the request is malformed; KEY_REUSED: the Idempotency-Key was used with "
+            "another body",
             503: "UNAVAILABLE: nothing reserved; retry after the Retry-After header. UNCONFIRMED: reserved, and "
             "the request may have been accepted: ask the status route before sending it again",
         },
@@ -80,10 +88,11 @@ def request_coupon(
     request: Annotated[IssueRequest, Body()],
     asker: Asker,
     service: Annotated[IssueService, Depends(issue_service)],
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
     user_id = asker.user_id(request.userId)
     started = time.perf_counter()
-    result = service.issue(request.couponId, user_id)
+    result = service.issue(request.couponId, user_id, idempotency_key)
     _count(result, started)
     logger.append_keys(couponId=request.couponId, userId=user_id)
     return _issue_answer(result, request.couponId, user_id)

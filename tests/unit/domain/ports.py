@@ -37,7 +37,9 @@ class Reservations:
     releases: list[tuple[int, int, int]] = field(default_factory=list)
     installed: list[tuple[CouponState, dict[int, int]]] = field(default_factory=list)
 
-    def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation:
         self.reserves.append((coupon_id, user_id))
         return self.answers.pop(0)
 

@@ -1,8 +1,9 @@
 """The demo's and the integration run's HTTP client, against a real HTTP server that plays the API.
 
-What matters: a request that may have reached the server is never sent again (a resent POST would
-turn a lost SUCCESS into a DUPLICATE), a 503 is retried after its Retry-After, and a lost answer
-is settled with the status route.
+What matters: every attempt of one coupon request carries the same Idempotency-Key (so that a
+request sent again after a lost answer gets its own SUCCESS back, not DUPLICATE), a 503 is
+retried after its Retry-After, and an answer still unknown after the attempts is settled with the
+status route.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ class ScriptedApi(ThreadingHTTPServer):
         self.script, self.held = list(script), held
         self.posts = 0
         self.gets = 0
+        self.keys: list[str | None] = []
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -48,6 +50,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
         self.server.posts += 1
+        self.server.keys.append(self.headers.get("Idempotency-Key"))
         step = self.server.script.pop(0)
         if step == DROP:
             self.close_connection = True
@@ -92,19 +95,35 @@ def test_503s_give_up_after_the_attempts(api):
     assert (answer.status_code, answer.retry_after_s, server.posts) == (503, 0, 5)
 
 
-@pytest.mark.parametrize("api", [([DROP], "PENDING")], indirect=True)
-def test_a_lost_answer_is_not_resent_and_is_settled_by_the_status_route(api):
+@pytest.mark.parametrize("api", [([DROP, GATEWAY_ERROR, SUCCESS], "NONE")], indirect=True)
+def test_a_lost_answer_is_sent_again_with_the_same_idempotency_key(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status_code, answer.status, server.posts, server.gets) == (202, "SUCCESS", 3, 0)
+    assert len(set(server.keys)) == 1
+    assert server.keys[0]
+
+
+@pytest.mark.parametrize("api", [([DROP] * 5, "PENDING")], indirect=True)
+def test_an_answer_still_unknown_after_the_attempts_is_settled_by_the_status_route(api):
     client, server = api
     answer = client.request_coupon(1, 7)
     assert (answer.status_code, answer.status, answer.body["issue"]) == (NO_ANSWER, "ANSWER_LOST", "PENDING")
-    assert (server.posts, server.gets) == (1, 1)
+    assert (server.posts, server.gets) == (5, 1)
 
 
-@pytest.mark.parametrize("api", [([GATEWAY_ERROR, SUCCESS], "NONE")], indirect=True)
-def test_a_gateway_error_with_nothing_held_is_tried_again(api):
-    client, server = api
-    answer = client.request_coupon(1, 7)
-    assert (answer.status, server.posts, server.gets) == ("SUCCESS", 2, 1)
+def test_two_requests_carry_two_keys():
+    server = ScriptedApi([SUCCESS, SUCCESS])
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        client = ApiClient(f"http://127.0.0.1:{server.server_address[1]}/prod", timeout_s=5)
+        client.request_coupon(1, 7)
+        client.request_coupon(1, 8)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(set(server.keys)) == 2
 
 
 @pytest.mark.parametrize("api", [([DROP], "NONE")], indirect=True)
@@ -114,8 +133,8 @@ def test_a_plain_request_reports_no_answer_instead_of_raising(api):
     assert (answer.status_code, answer.status, server.posts) == (NO_ANSWER, "NO_ANSWER", 1)
 
 
-@pytest.mark.parametrize("api", [([UNCONFIRMED], "PENDING")], indirect=True)
-def test_an_unconfirmed_503_is_not_resent_and_is_settled_by_the_status_route(api):
+@pytest.mark.parametrize("api", [([UNCONFIRMED, SUCCESS], "PENDING")], indirect=True)
+def test_an_unconfirmed_503_is_sent_again_with_its_key(api):
     client, server = api
     answer = client.request_coupon(1, 7)
-    assert (answer.status, answer.body["issue"], server.posts, server.gets) == ("ANSWER_LOST", "PENDING", 1, 1)
+    assert (answer.status, server.posts, server.gets, len(set(server.keys))) == ("SUCCESS", 2, 0, 1)

@@ -28,7 +28,7 @@ def i3(observation: Observed, successes: dict[str, int]) -> bool:
     [
         ({"r1": 1}, set(), {"r1": 1}, True),  # issued by its own request
         ({}, {"r1"}, {"r1": 1}, True),  # dead-lettered, released and recorded
-        ({"r1": 1}, set(), {"r2": 1}, True),  # a 503'd publish was persisted; the retry's record was absorbed
+        ({"r1": 1}, set(), {"r2": 1}, False),  # another request of the user was issued: this SUCCESS left no trace
         ({"r2": 1}, {"r1"}, {"r1": 1, "r2": 1}, True),  # failed, then issued on a second request
         ({}, set(), {"r1": 1}, False),  # lost
         ({"r1": 1}, {"r1"}, {"r1": 1}, False),  # both issued and recorded as failed

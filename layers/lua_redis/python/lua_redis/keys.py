@@ -26,6 +26,11 @@ def requests_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:requests"
 
 
+def idempotency_key(coupon_id: int) -> str:
+    """Hash: a client's Idempotency-Key -> the user it was first used for (keys are per coupon)."""
+    return f"{_tag(coupon_id)}:idempotency"
+
+
 def staging_key(coupon_id: int, token: str) -> str:
     """Temporary set a state is built in before it is swapped in."""
     return f"{_tag(coupon_id)}:staging:{token}"

@@ -18,6 +18,7 @@ class ReserveOutcome(StrEnum):
     NOT_OPEN = "NOT_OPEN"
     ENDED = "ENDED"
     STATE_MISSING = "STATE_MISSING"
+    KEY_REUSED = "KEY_REUSED"
 
 
 RESERVE_CODES: tuple[ReserveOutcome, ...] = (
@@ -27,6 +28,7 @@ RESERVE_CODES: tuple[ReserveOutcome, ...] = (
     ReserveOutcome.NOT_OPEN,
     ReserveOutcome.ENDED,
     ReserveOutcome.STATE_MISSING,
+    ReserveOutcome.KEY_REUSED,
 )
 
 

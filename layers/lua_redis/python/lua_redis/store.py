@@ -52,18 +52,26 @@ class ReservationStore:
         self._chunk_size = validate_id("chunk_size", chunk_size)
 
     @redis_unavailable
-    def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation:
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation:
         """Reserve one copy for one user: exactly one Redis command (EVALSHA).
 
         Idempotent per request: the same ``request_id`` sent again (the client's retry after a
         connection dropped once the script had run) gets its own SUCCESS back, same time.
-        Without one, the call is a request of its own.
+        Without one, the call is a request of its own. An ``idempotency_key`` already used for
+        another user of the coupon answers KEY_REUSED and changes nothing.
         """
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
         code, reserved_at = self._scripts.reserve(
-            keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id), keys.requests_key(coupon_id)],
-            args=[user_id, str(request_id or uuid.uuid4())],
+            keys=[
+                keys.reserved_key(coupon_id),
+                keys.meta_key(coupon_id),
+                keys.requests_key(coupon_id),
+                keys.idempotency_key(coupon_id),
+            ],
+            args=[user_id, str(request_id or uuid.uuid4()), idempotency_key],
         )
         outcome = RESERVE_CODES[code]
         if outcome in (ReserveOutcome.SUCCESS, ReserveOutcome.DUPLICATE):

@@ -33,8 +33,11 @@ class FakeService:
     result: IssueResult
     calls: list[tuple[int, int]] = field(default_factory=list)
 
-    def issue(self, coupon_id: int, user_id: int) -> IssueResult:
+    keys: list[str | None] = field(default_factory=list)
+
+    def issue(self, coupon_id: int, user_id: int, idempotency_key: str | None = None) -> IssueResult:
         self.calls.append((coupon_id, user_id))
+        self.keys.append(idempotency_key)
         return self.result
 
 
@@ -203,3 +206,27 @@ def test_a_coupon_the_database_or_redis_could_not_hold_is_422_and_never_created(
     assert (status, answer["status"]) == (422, "INVALID_REQUEST")
     assert error in answer["error"]
     assert catalog.created == []
+
+
+def test_the_idempotency_key_header_reaches_the_domain(service):
+    call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}, headers={"Idempotency-Key": "order-1"}))
+    call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}))
+    assert service.keys == ["order-1", None]
+
+
+@pytest.mark.parametrize("key", ["", "has space", "x" * 256, "caf\u00e9"])
+def test_a_malformed_idempotency_key_is_422_and_never_reaches_the_domain(service, key):
+    status, body, _ = call(
+        api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}, headers={"Idempotency-Key": key})
+    )
+    assert (status, body["status"]) == (422, "INVALID_REQUEST")
+    assert "Idempotency-Key" in body["error"] or "idempotency-key" in body["error"]
+    assert service.calls == []
+
+
+def test_a_reused_idempotency_key_is_422_key_reused(service):
+    service.result = IssueResult(IssueOutcome.KEY_REUSED)
+    status, body, _ = call(
+        api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 8}, headers={"Idempotency-Key": "k"})
+    )
+    assert (status, body["status"]) == (422, "KEY_REUSED")

@@ -23,6 +23,7 @@ from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableErro
 
 logger = logging.getLogger(__name__)
 
+IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # request ids derived from keys
 STATE_LOCK_LEASE_S = 30
 STATE_LOCK_WAIT_S = 1  # below the intake's Redis socket timeout: BLPOP waits on that socket
 
@@ -36,6 +37,7 @@ class IssueOutcome(StrEnum):
     COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
     UNAVAILABLE = "UNAVAILABLE"  # nothing is reserved: retry
     UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
+    KEY_REUSED = "KEY_REUSED"  # the Idempotency-Key was used for another request of the coupon
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ _RESERVE_TO_ISSUE = {
     ReserveOutcome.SOLD_OUT: IssueOutcome.SOLD_OUT,
     ReserveOutcome.NOT_OPEN: IssueOutcome.NOT_OPEN,
     ReserveOutcome.ENDED: IssueOutcome.ENDED,
+    ReserveOutcome.KEY_REUSED: IssueOutcome.KEY_REUSED,
 }
 
 
@@ -134,10 +137,21 @@ class IssueService:
         self._publisher = publisher
         self._initialiser = initialiser
 
-    def issue(self, coupon_id: int, user_id: int) -> IssueResult:
-        request_id = uuid.uuid4()  # chosen before the reserve, so that a retried reserve is the same request
+    def issue(self, coupon_id: int, user_id: int, idempotency_key: str | None = None) -> IssueResult:
+        """Answer one request; with ``idempotency_key``, the same key and body answer the same.
+
+        The request id is chosen before the reserve, so that a retried reserve is the same
+        request. With a key it is derived from the coupon, the user and the key: a client that
+        sends the request again after a lost answer gets its own SUCCESS back, same request id
+        and time (its record is produced again; the worker persists a request once).
+        """
+        request_id = (
+            uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{coupon_id}:{user_id}:{idempotency_key}")
+            if idempotency_key
+            else uuid.uuid4()
+        )
         try:
-            outcome, reserved_at = self._reserve(coupon_id, user_id, request_id)
+            outcome, reserved_at = self._reserve(coupon_id, user_id, request_id, idempotency_key or "")
         except (StateUnavailableError, LockUnavailableError) as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
@@ -153,14 +167,16 @@ class IssueService:
             return IssueResult(IssueOutcome.UNCONFIRMED, message=message, detail=str(exc))
         return IssueResult(IssueOutcome.SUCCESS, message=message)
 
-    def _reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID) -> tuple[IssueOutcome, int | None]:
+    def _reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID, idempotency_key: str
+    ) -> tuple[IssueOutcome, int | None]:
         """One EVALSHA; on a cold coupon, initialise its state from the database and try once more."""
-        reservation = self._store.reserve(coupon_id, user_id, request_id)
+        reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
         if reservation.outcome is ReserveOutcome.STATE_MISSING:
             initialised = self._initialiser.initialise(coupon_id)
             if initialised is not InitOutcome.READY:
                 return _INIT_TO_ISSUE[initialised], None
-            reservation = self._store.reserve(coupon_id, user_id, request_id)
+            reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
         if reservation.outcome is ReserveOutcome.STATE_MISSING:
             raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
         return _RESERVE_TO_ISSUE[reservation.outcome], reservation.reserved_at

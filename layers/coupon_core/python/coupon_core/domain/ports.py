@@ -28,7 +28,9 @@ class Reservations(Protocol):
     Raises ``StateUnavailableError`` when Redis cannot be reached.
     """
 
-    def reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None) -> Reservation: ...
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation: ...
 
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
 

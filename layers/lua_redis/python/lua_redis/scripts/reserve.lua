@@ -2,10 +2,13 @@
 -- KEYS[1] coupon:{id}:reserved  sorted set, member = user id, score = reservation time (ms)
 -- KEYS[2] coupon:{id}:meta      hash: total, startsAt, endsAt, expiresAt (epoch ms)
 -- KEYS[3] coupon:{id}:requests  hash: user id -> the request id that holds its reservation
+-- KEYS[4] coupon:{id}:idempotency  hash: Idempotency-Key -> the user it was first used for
 -- ARGV[1] user id
 -- ARGV[2] request id
+-- ARGV[3] the client's Idempotency-Key, or '' without one
 -- Returns {code, reservedAt}: 0 SUCCESS, 1 DUPLICATE, 2 SOLD_OUT, 3 NOT_OPEN, 4 ENDED,
--- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries).
+-- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries),
+-- 6 KEY_REUSED (the Idempotency-Key was used for another user of this coupon: nothing changes).
 -- Each of the three keys carries a sentinel written by install (member 0, score 0; field 0),
 -- so that the loss of any one of them (eviction, a flush, a failover) is seen here, on the hot
 -- path, without another round trip: an empty set and a lost one look alike otherwise.
@@ -26,6 +29,12 @@ end
 if now >= tonumber(meta[3]) then
   return {4, 0}
 end
+if ARGV[3] ~= '' then
+  local owner = redis.call('HGET', KEYS[4], ARGV[3])
+  if owner and owner ~= ARGV[1] then
+    return {6, 0}
+  end
+end
 local held = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if held then
   if redis.call('HGET', KEYS[3], ARGV[1]) == ARGV[2] then
@@ -39,4 +48,7 @@ if occupied >= tonumber(meta[1]) then
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
+if ARGV[3] ~= '' and redis.call('HSET', KEYS[4], ARGV[3], ARGV[1]) == 1 and redis.call('PTTL', KEYS[4]) == -1 then
+  redis.call('PEXPIREAT', KEYS[4], meta[4])
+end
 return {0, now}
