@@ -27,6 +27,7 @@ class Wiring:
     client: redis.Redis
     store: ReservationStore
     publisher: IssuePublisher
+    initialiser: StateInitialiser
     service: IssueService
 
 
@@ -61,8 +62,9 @@ def wiring() -> Wiring:
         lambda: _catalog(settings),
         lambda: _in_flight(settings),
         retention_ms=settings.retention.state_ms,
+        produce_bound_ms=2 * settings.issuing.produce_timeout_ms,  # a send, and its resend
     )
-    return Wiring(settings, client, store, publisher, IssueService(store, publisher, initialiser))
+    return Wiring(settings, client, store, publisher, initialiser, IssueService(store, publisher, initialiser))
 
 
 def settings() -> IntakeSettings:
@@ -71,6 +73,10 @@ def settings() -> IntakeSettings:
 
 def issue_service() -> IssueService:
     return wiring().service
+
+
+def state_initialiser() -> StateInitialiser:
+    return wiring().initialiser
 
 
 def reservations() -> Reservations:

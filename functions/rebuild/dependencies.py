@@ -37,5 +37,6 @@ def wiring() -> Wiring:
         in_flight,
         retention_ms=settings.retention.state_ms,
         skew_ms=settings.reconcile.skew_ms,
+        produce_bound_ms=settings.reconcile.produce_bound_ms,
     )
     return Wiring(settings, reconciler)

@@ -6,6 +6,7 @@ import contextlib
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -14,13 +15,13 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, reset
+from local.fault_proxy import FaultProxy
 from local.kafka_topics import create_topic, read_all
 from local.services import free_port, start_tansu, start_valkey
 from lua_redis import ReservationStore
-from lua_redis.keys import reserved_key
+from lua_redis.keys import rebuild_key, reserved_key
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import row_counts
-from tests.fault_proxy import FaultProxy
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 
@@ -116,8 +117,17 @@ def test_admin_read_shows_database_and_redis_counts(topic):
     }
 
 
-def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, kafka_bootstrap_servers, monkeypatch):
+def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
+    topic, kafka_bootstrap_servers, monkeypatch, redis_client, store
+):
+    """A coupon whose state Redis never got (it was down at creation), in its window: the first
+    request starts the wait for produces under way; once it is over, of 50 concurrent first
+    requests exactly one reads the database and Kafka."""
     coupon_id = create_coupon(100)
+    redis_client.flushall()
+    assert issue_service().issue(coupon_id, 999).outcome.value == "UNAVAILABLE"
+    while store.rebuild_wait_ms(coupon_id, 1):
+        time.sleep(0.2)
     loads: list[int] = []
     original = SqlCouponCatalog.issued_users
 
@@ -143,6 +153,7 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(topic, ka
 
     assert loads == [coupon_id]
     assert outcomes == dict.fromkeys(range(1, 51), "SUCCESS")
+    assert not redis_client.exists(rebuild_key(coupon_id))  # the wait is closed with the rebuild
     assert len(read_all(kafka_bootstrap_servers, topic)) == 50
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -45,6 +47,14 @@ def assert_invariants(engine, redis_client, coupon_id: int, successes: dict[str,
     assert remaining == total - len(issued)
 
 
+def issue_once_rebuilt(coupon_id: int, user: int) -> Any:
+    """The request, sent again after each 503 while a lost state waits for its rebuild."""
+    deadline = time.monotonic() + 60
+    while (answer := issue(coupon_id, user)).status_code == 503 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return answer
+
+
 def sale(coupon_id: int, users: range) -> dict[str, int]:
     """Requests from ``users``; the request id of each SUCCESS, with its user."""
     answers = {user: issue(coupon_id, user) for user in users}
@@ -68,8 +78,11 @@ def test_redis_state_lost_mid_sale_is_rebuilt_without_losing_a_reservation(
         redis_client.flushall()
     else:
         redis_client.delete(reserved_key(coupon_id))
-    again = {user: issue(coupon_id, user) for user in (1, 75, 150)}  # reserved before the loss
+    first = issue(coupon_id, 1)  # produces under way at the loss end before the rebuild reads Kafka
+    again = {user: issue_once_rebuilt(coupon_id, user) for user in (1, 75, 150)}  # reserved before the loss
     late = sale(coupon_id, range(151, 301))
+
+    assert (first.status_code, first.body["status"]) == (503, "UNAVAILABLE")
 
     assert {user: a.body["status"] for user, a in again.items()} == {1: "DUPLICATE", 75: "DUPLICATE", 150: "SOLD_OUT"}
     assert late == {}  # every copy was taken before the loss
@@ -124,13 +137,20 @@ def test_the_schedule_reconciles_coupons_near_their_window_and_rebuilds_missing_
     open_now = create_coupon(10)
     soon = create_coupon(10, starts_in=timedelta(minutes=30))
     long_ago = create_coupon(10, starts_in=timedelta(days=-10), lasts=timedelta(hours=1))
+    redis_client.flushall()  # Redis lost every state
 
     report = rebuild({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
 
-    assert sorted(c["couponId"] for c in report["reconciled"]) == [open_now, soon]
-    assert all(c["installed"] for c in report["reconciled"])
+    assert [(c["couponId"], c["installed"]) for c in report["reconciled"]] == [(soon, True)]
     assert store.has_state(soon)  # ready before the sale opens
+    (lost,) = report["failed"]  # mid-sale: rebuilt once the produces under way have ended
+    assert lost["couponId"] == open_now
+    assert "StateLostError" in lost["error"]
     assert not store.has_state(long_ago)
+    while store.rebuild_wait_ms(open_now, 1):
+        time.sleep(0.2)
+    (rebuilt,) = rebuild({"couponId": open_now})["reconciled"]
+    assert rebuilt["installed"]
 
 
 def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, redis_client, redis_url, migrated_engine):

@@ -10,10 +10,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from coupon_core.domain.coupons import Coupon, NewCoupon
+from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
 from functions.intake.answers import answer, documented
-from functions.intake.dependencies import catalog, reservations
+from functions.intake.dependencies import catalog, reservations, state_initialiser
 from functions.intake.errors import coupon_not_found
 from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
 
@@ -37,8 +38,13 @@ def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: 
 
 
 @router.post("/coupons", summary="Create a coupon (admin)", responses=documented((201, "CREATED", CouponBody)))
-def create_coupon(request: Annotated[CreateCouponRequest, Body()], coupons: Catalog) -> Response[dict[str, Any]]:
+def create_coupon(
+    request: Annotated[CreateCouponRequest, Body()],
+    coupons: Catalog,
+    initialiser: Annotated[StateInitialiser, Depends(state_initialiser)],
+) -> Response[dict[str, Any]]:
     coupon = coupons.create(NewCoupon(request.name, request.totalQuantity, request.issueStartsAt, request.issueEndsAt))
+    initialiser.prepare(coupon)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
     return answer(HTTPStatus.CREATED, _coupon_body("CREATED", coupon, reserved=0))
 

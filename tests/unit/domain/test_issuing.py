@@ -30,7 +30,7 @@ def service(
     catalog = catalog or ports.Catalog()
     reader = in_flight or ports.InFlightReader()
     initialiser = StateInitialiser(
-        store, locks or ports.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000
+        store, locks or ports.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000, produce_bound_ms=2_000
     )
     return IssueService(store, publisher or ports.Publisher(), initialiser)
 
@@ -114,6 +114,28 @@ def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_databa
     assert result.outcome is IssueOutcome.DUPLICATE
     assert [holders for _, holders in store.installed] == [{1: 111, 2: 222}]
     assert catalog.reads == ["find", "in_flight", "issued_users"]
+
+
+def test_a_state_lost_mid_sale_waits_out_the_produces_under_way_before_its_rebuild():
+    now = datetime.now(UTC)
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)], wait_ms=1_500)
+    reader = ports.InFlightReader()
+    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
+
+    result = service(store, catalog=catalog, in_flight=reader).issue(3, 7)
+
+    assert result.outcome is IssueOutcome.UNAVAILABLE  # nothing reserved: the client retries
+    assert (store.installed, store.rebuilt) == ([], [])
+    assert catalog.reads == ["find"]  # the records in flight are read only once the wait is over
+
+
+def test_a_cold_coupon_before_its_window_is_built_at_once():
+    now = datetime.now(UTC)
+    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.NOT_OPEN)])
+    store.wait_ms = 1_500
+    catalog = ports.Catalog(IssuedUsers(coupon(now + HOUR, now + 2 * HOUR), {}))
+    assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.NOT_OPEN
+    assert len(store.installed) == 1
 
 
 def test_an_unknown_cold_coupon_is_not_found_and_nothing_is_installed():

@@ -6,6 +6,7 @@
     ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
     │                                on-failure letter, or is incomplete (ValueError)
     ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
+    ├── StateLostError               a coupon's state was lost mid-sale and may not be rebuilt yet
     ├── StockMismatchError           the guarded decrement found less stock than the locked row
     │                                said; the transaction is undone
     └── UnavailableError             a server did not answer as it should; worth retrying later
@@ -42,6 +43,10 @@ class UnreadableDeadLetterError(CouponError, ValueError):
 
 class UnknownCouponsError(CouponError, ValueError):
     """An on-demand reconcile named coupons that do not exist; nothing was changed."""
+
+
+class StateLostError(CouponError):
+    """A coupon's state was lost mid-sale and may not be rebuilt yet: produces may be under way."""
 
 
 class StockMismatchError(CouponError):

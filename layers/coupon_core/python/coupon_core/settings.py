@@ -239,14 +239,17 @@ class ReconcileSettings:
     skew_ms: int
     lookback_ms: int
     lookahead_ms: int
+    produce_bound_ms: int  # a send and its resend: how long a lost state waits before its rebuild
 
     @classmethod
     def from_env(cls, environ: Environ) -> ReconcileSettings:
         lookback_ms = _int(environ, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
         if lookback_ms >= RetentionSettings.from_env(environ).state_ms:
             raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
+        produce_timeout_ms, skew_ms = _produce_bounds(environ)
         return cls(
-            skew_ms=_produce_bounds(environ)[1],
+            skew_ms=skew_ms,
+            produce_bound_ms=2 * produce_timeout_ms,
             lookback_ms=lookback_ms,
             lookahead_ms=_int(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
         )

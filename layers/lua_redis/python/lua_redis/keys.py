@@ -31,6 +31,11 @@ def idempotency_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:idempotency"
 
 
+def rebuild_key(coupon_id: int) -> str:
+    """The server time from which a lost state may be rebuilt (see ``rebuild_gate.lua``)."""
+    return f"{_tag(coupon_id)}:rebuild"
+
+
 def staging_key(coupon_id: int, token: str) -> str:
     """Temporary set a state is built in before it is swapped in."""
     return f"{_tag(coupon_id)}:staging:{token}"

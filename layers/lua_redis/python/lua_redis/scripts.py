@@ -25,6 +25,7 @@ class Scripts:
     release: Script
     add_holders: Script
     install: Script
+    rebuild_gate: Script
 
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
@@ -33,4 +34,5 @@ class Scripts:
             release=client.register_script(_source("release")),
             add_holders=client.register_script(_source("add_holders")),
             install=client.register_script(_source("install")),
+            rebuild_gate=client.register_script(_source("rebuild_gate")),
         )

@@ -129,6 +129,19 @@ class ReservationStore:
         return bool(meta) and member is not None and bool(field)
 
     @redis_unavailable
+    def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int:
+        """Milliseconds before a lost state may be rebuilt; the first call starts a wait of ``wait_ms``."""
+        validate_id("couponId", coupon_id)
+        validate_millis("waitMs", wait_ms)
+        return int(self._scripts.rebuild_gate(keys=[keys.rebuild_key(coupon_id)], args=[wait_ms]))
+
+    @redis_unavailable
+    def rebuild_done(self, coupon_id: int) -> None:
+        """Close the wait: the state is whole again (a later loss starts a wait of its own)."""
+        validate_id("couponId", coupon_id)
+        self._client.delete(keys.rebuild_key(coupon_id))
+
+    @redis_unavailable
     def server_time_ms(self) -> int:
         """The Redis server's clock, the one every reservation time comes from (epoch ms)."""
         seconds, micros = self._client.time()

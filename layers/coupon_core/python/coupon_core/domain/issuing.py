@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from coupon_core.domain.coupons import Coupon
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Publisher, Reservations
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
@@ -60,6 +61,7 @@ class InitOutcome(StrEnum):
     READY = "READY"
     NOT_FOUND = "NOT_FOUND"
     ENDED = "ENDED"
+    REBUILDING = "REBUILDING"
 
 
 class StateInitialiser:
@@ -71,6 +73,13 @@ class StateInitialiser:
     committed offsets, then the tail after them) and then the database's issued users. So no
     user who reserved before a loss can reserve again, and the copies sold never exceed the
     quantity, whatever the worker had persisted when Redis lost its keys.
+
+    A state found missing while the coupon's window is open was lost (a new coupon's state is
+    built when it is created, see :meth:`prepare`, and the rebuild's lookahead builds it again
+    before the window opens):
+    reservations made just before the loss may still be on their way to Kafka. The rebuild then
+    waits ``produce_bound_ms`` (a send and its resend), answering UNAVAILABLE meanwhile, so that
+    the records in flight read after the wait include every one of them.
 
     Under the state lock, and only if the state is still missing once the lock is held: of many
     concurrent first requests, one reads, the others wait for the lock and find the state ready.
@@ -85,12 +94,27 @@ class StateInitialiser:
         in_flight: Callable[[], InFlightReader],
         *,
         retention_ms: int,
+        produce_bound_ms: int,
     ) -> None:
         self._store = store
         self._locks = locks
         self._catalog = catalog
         self._in_flight = in_flight
         self._retention_ms = retention_ms
+        self._produce_bound_ms = produce_bound_ms
+
+    def prepare(self, coupon: Coupon) -> None:
+        """Build a new coupon's state, empty, so that a missing state in its window means a loss.
+
+        If Redis is unreachable the coupon exists all the same: its first request in the window
+        builds the state, after the wait for a lost one.
+        """
+        try:
+            self._store.reconcile(coupon.state(self._retention_ms), {}, release_before=None)
+        except StateUnavailableError:
+            logger.warning(
+                "state of a new coupon not built; its first request will", extra={"couponId": coupon.coupon_id}
+            )
 
     def initialise(self, coupon_id: int) -> InitOutcome:
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
@@ -99,8 +123,13 @@ class StateInitialiser:
             coupon = self._catalog().find(coupon_id)
             if coupon is None:
                 return InitOutcome.NOT_FOUND
-            if coupon.state(self._retention_ms).expires_at <= time.time() * 1000:
+            state = coupon.state(self._retention_ms)
+            if state.expires_at <= time.time() * 1000:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
+            if state.starts_at <= time.time() * 1000 < state.ends_at and self._store.rebuild_wait_ms(
+                coupon_id, self._produce_bound_ms
+            ):
+                return InitOutcome.REBUILDING
             in_flight = self._in_flight().read().of(coupon_id)  # before the snapshot: see the class
             snapshot = self._catalog().issued_users(coupon_id)
             if snapshot is None:
@@ -108,6 +137,7 @@ class StateInitialiser:
             report = self._store.reconcile(
                 snapshot.coupon.state(self._retention_ms), in_flight | snapshot.reserved_at, release_before=None
             )
+            self._store.rebuild_done(coupon_id)
             logger.info(
                 "coupon state built from its holders",
                 extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "inFlight": len(in_flight),
@@ -126,7 +156,11 @@ _RESERVE_TO_ISSUE = {
 }
 
 
-_INIT_TO_ISSUE = {InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND, InitOutcome.ENDED: IssueOutcome.ENDED}
+_INIT_TO_ISSUE = {
+    InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
+    InitOutcome.ENDED: IssueOutcome.ENDED,
+    InitOutcome.REBUILDING: IssueOutcome.UNAVAILABLE,  # nothing reserved: retry after Retry-After
+}
 
 
 class IssueService:

@@ -30,10 +30,11 @@ from typing import Any
 
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Reservations
 from coupon_core.domain.records import InFlight
-from coupon_core.errors import ReadBackError, UnknownCouponsError
+from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 from lua_redis import ReconcileChanges
 
 logger = logging.getLogger(__name__)
+
 
 STATE_LOCK_LEASE_S = 120
 STATE_LOCK_WAIT_S = 10
@@ -75,6 +76,7 @@ class _Holders:
 
     in_flight: InFlight
     release_before: int | None
+    now: int
 
 
 class Reconciler:
@@ -87,6 +89,7 @@ class Reconciler:
         *,
         retention_ms: int,
         skew_ms: int,
+        produce_bound_ms: int,
     ) -> None:
         self._store = store
         self._locks = locks
@@ -94,6 +97,7 @@ class Reconciler:
         self._in_flight = in_flight
         self._retention_ms = retention_ms
         self._skew_ms = skew_ms
+        self._produce_bound_ms = produce_bound_ms
 
     def coupons_near_their_window(self, lookback_ms: int, lookahead_ms: int) -> list[int]:
         """Coupons open now, ended less than ``lookback_ms`` ago, or opening within ``lookahead_ms``."""
@@ -140,19 +144,25 @@ class Reconciler:
     def _read_holders(self, report: ReconcileReport) -> _Holders:
         now = self._store.server_time_ms()  # before the tail's ends: see the module's docstring
         try:
-            return _Holders(self._in_flight.read(), now - self._skew_ms)
+            return _Holders(self._in_flight.read(), now - self._skew_ms, now)
         except ReadBackError as exc:
             logger.warning("in-flight records unknown: nothing is released this run", extra={"detail": str(exc)})
             report.inFlightError = str(exc)
-            return _Holders(InFlight({}), None)
+            return _Holders(InFlight({}), None, now)
 
     def _reconcile(self, coupon_id: int, holders: _Holders) -> ReconcileChanges | None:
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             snapshot = self._catalog.issued_users(coupon_id)  # after the committed offsets were read
             if snapshot is None:
                 return None
-            return self._store.reconcile(
-                snapshot.coupon.state(self._retention_ms),
-                holders.in_flight.of(coupon_id) | snapshot.reserved_at,
-                release_before=holders.release_before,
+            state = snapshot.coupon.state(self._retention_ms)
+            if not self._store.has_state(coupon_id) and state.starts_at <= holders.now < state.ends_at:
+                # lost mid-sale: the same wait as the intake's, see StateInitialiser
+                wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
+                if wait_ms:
+                    raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
+            changes = self._store.reconcile(
+                state, holders.in_flight.of(coupon_id) | snapshot.reserved_at, release_before=holders.release_before
             )
+            self._store.rebuild_done(coupon_id)
+            return changes

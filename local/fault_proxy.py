@@ -73,7 +73,11 @@ class FaultProxy:
                 continue
             except OSError:
                 return
-            server = socket.create_connection(self._target)
+            try:
+                server = socket.create_connection(self._target)
+            except OSError:  # the server is gone: so is this connection
+                _close(client)
+                continue
             self._sockets += [client, server]
             fault: list[float] = []  # what to do to this connection's next reply, once armed
             self._spawn(self._client_to_server, client, server, fault)
