@@ -12,7 +12,7 @@ export CDK_DISABLE_CLI_TELEMETRY := true
 ENV ?= dev
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test unit services infra integration lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: venv test unit services infra integration chaos lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -39,6 +39,11 @@ infra: venv $(CDK)
 
 integration: venv $(CDK)
 	$(BIN)/pytest tests/integration
+
+# A flash sale under random faults, in-process against the real servers, with the I1-I5 report
+# (make test runs a small one); CHAOS_ARGS="--users 1000 --quantity 300 --seed 7" for a big one.
+chaos: venv
+	$(BIN)/python -m local.chaos $(CHAOS_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .

@@ -45,3 +45,9 @@ def test_oversell_and_drift_are_reported():
     assert [held for name, held in results.items() if name.startswith(("I1", "I4"))] == [False, True]
     drifted = Observed(10, 10, {1}, {"r1"}, set(), set())
     assert [held for name, held in check(drifted, {"r1": 1}).items() if name.startswith("I4")] == [False]
+
+
+def test_more_success_answers_than_copies_break_i1_even_when_the_database_held():
+    """Each extra SUCCESS ends FAILED (I3 holds), but the API promised more copies than exist."""
+    results = check(observed({"r1": 1}, {"r2"}, total=1), {"r1": 1, "r2": 2})
+    assert [held for name, held in results.items() if name.startswith(("I1", "I3"))] == [False, True]
