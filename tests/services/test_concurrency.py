@@ -14,8 +14,7 @@ def test_20000_distinct_users_get_exactly_the_quantity(store, redis_url):
 
     assert result.requests == 20_000
     assert result.outcomes == {"SUCCESS": 1_000, "SOLD_OUT": 19_000}
-    assert store.reserved_count(1) == 1_000
-    assert max(result.successes.values()) == 1
+    assert store.reserved_count(1) == 1_000  # I1; I2 is the double-click tests' (one click each here)
 
 
 def test_double_clicks_never_book_a_user_twice(store, redis_url):
