@@ -331,13 +331,19 @@ def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publish
 
 
 @contextlib.contextmanager
-def broker_behind_a_proxy(tmp_path) -> Iterator[tuple[FaultProxy, str]]:
-    """A broker of its own that tells its clients to connect through a fault proxy; its topic."""
+def broker_behind_a_proxy(tmp_path, monkeypatch) -> Iterator[tuple[FaultProxy, str]]:
+    """The intake on a broker of its own, which tells its clients to connect through a fault
+    proxy, with a produce timeout of 1 s; the proxy and the topic."""
     port = free_port()
     with FaultProxy("127.0.0.1", port) as proxy:
         broker = start_tansu(tmp_path, port=port, advertised_port=proxy.port)
         try:
-            yield proxy, create_topic(f"127.0.0.1:{proxy.port}")
+            topic = create_topic(f"127.0.0.1:{proxy.port}")
+            monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
+            monkeypatch.setenv("KAFKA_TOPIC", topic)
+            monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
+            reset()
+            yield proxy, topic
         finally:
             broker.stop()
 
@@ -345,11 +351,7 @@ def broker_behind_a_proxy(tmp_path) -> Iterator[tuple[FaultProxy, str]]:
 def test_a_produce_whose_ack_comes_late_is_sent_again_and_answers_success(topic, monkeypatch, store, tmp_path):
     """The broker appended the record but its acknowledgement outlasts the produce timeout: the
     same record goes again on a fresh producer, and the user gets the SUCCESS that is true."""
-    with broker_behind_a_proxy(tmp_path) as (proxy, own_topic):
-        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
-        monkeypatch.setenv("KAFKA_TOPIC", own_topic)
-        monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
-        reset()
+    with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, own_topic):
         coupon_id = create_coupon(10)
         assert issue(coupon_id, 1).status_code == 202
         proxy.delay_reply_to(b'"requestId"', 3.0)
@@ -367,14 +369,9 @@ def test_a_produce_never_acknowledged_answers_unconfirmed_and_keeps_the_reservat
     topic, monkeypatch, store, tmp_path
 ):
     """Neither the send nor the resend is acknowledged in time, yet the broker has the record
-    (twice: the worker persists it once): the user is
-    told it may have been accepted (not "nothing was reserved"), and the reservation stays for
-    the worker, which issues it."""
-    with broker_behind_a_proxy(tmp_path) as (proxy, own_topic):
-        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
-        monkeypatch.setenv("KAFKA_TOPIC", own_topic)
-        monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
-        reset()
+    (twice: the worker persists it once): the user is told it may have been accepted (not
+    "nothing was reserved"), and the reservation stays for the worker, which issues it."""
+    with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, own_topic):
         coupon_id = create_coupon(10)
         proxy.delay_reply_to(b'"requestId"', 3.0, times=2)
 
