@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
 import sys
 import threading
+import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,8 +19,10 @@ from kafka import KafkaProducer
 from moto import mock_aws
 from sqlalchemy import create_engine, make_url, text
 
+from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.persisting import IssuePersister, LockTimes
 from coupon_core.domain.records import Delivered, Position
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
@@ -25,7 +30,7 @@ from functions.worker.dependencies import reset
 from local.kafka_topics import create_topic
 from local.lambda_events import InProcessContext, sqs_event
 from local.services import start_postgres
-from lua_redis import ReleaseOutcome, held_lock
+from lua_redis import CouponLocks, ReleaseOutcome, connect, held_lock
 from lua_redis.keys import issue_lock_name
 from tests.services.worker_support import (
     Batch,
@@ -36,6 +41,13 @@ from tests.services.worker_support import (
     open_coupon,
     reserve,
 )
+
+
+class NoDlq:
+    """Rejections counted, not sent: this test looks at the database."""
+
+    def send(self, rejections: Sequence[Rejection]) -> set[Position]:
+        return set()
 
 
 @dataclass
@@ -342,3 +354,56 @@ def test_a_dead_letter_racing_the_worker_never_leaves_a_request_both_issued_and_
     assert answers == [{"batchItemFailures": []}]
     assert coupon_counts(migrated_engine, coupon_id)["failures"] == 0
     assert store.reservation_time(coupon_id, 7) == message.reserved_at  # an issued user's copy stays held
+
+
+def test_two_workers_whose_lock_lease_runs_out_are_kept_apart_by_the_database(store, migrated_engine, redis_url):
+    """The issue lock is a lease: a worker stuck longer than it (here, on the coupon row the test
+    holds) loses it to the next one. Both then write the same coupon, overlapping users, and the
+    database alone keeps I1 and I2: the row lock serialises them, the unique key and the stock
+    guard do the rest."""
+    coupon_id = open_coupon(migrated_engine, store, total=50, redis_total=80)
+    messages = {message.user_id: message for message in reserve(store, coupon_id, range(1, 81))}
+    batches = {
+        name: [Delivered(Position("coupon.issue.v1", 0, user), messages[user]) for user in users]
+        for name, users in (("A", range(1, 61)), ("B", range(21, 81)))
+    }
+    events: list[tuple[str, str]] = []
+
+    class Watched(CouponLocks):
+        def __init__(self, name: str) -> None:
+            super().__init__(connect(redis_url, socket_timeout=10))
+            self._name = name
+
+        @contextlib.contextmanager
+        def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> Iterator[None]:
+            with super().issue(coupon_id, lease_s=lease_s, wait_s=wait_s):
+                events.append((self._name, "locked"))
+                yield
+            events.append((self._name, "written"))
+
+    def work(name: str) -> None:
+        persister = IssuePersister(
+            SqlLedger(create_engine(migrated_engine.url)), Watched(name), NoDlq(), LockTimes(lease_s=1, wait_s=1)
+        )
+        verdicts[name] = persister.persist(batches[name])
+
+    verdicts: dict[str, Any] = {}
+    with migrated_engine.connect() as blocker, blocker.begin():  # a slow transaction on the coupon row
+        blocker.execute(text("SELECT id FROM coupons WHERE id = :c FOR UPDATE"), {"c": coupon_id})
+        first = threading.Thread(target=work, args=("A",))
+        first.start()
+        while ("A", "locked") not in events:
+            time.sleep(0.05)
+        second = threading.Thread(target=work, args=("B",))
+        second.start()
+        while ("B", "locked") not in events:  # A's lease (1 s) runs out while A waits on the row
+            time.sleep(0.05)
+    first.join(timeout=60)
+    second.join(timeout=60)
+
+    assert events.index(("B", "locked")) < events.index(("A", "written"))  # both held "the" lock at once
+    users = issued_users(migrated_engine, coupon_id)
+    assert len(users) == len(set(users)) == 50
+    assert coupon_counts(migrated_engine, coupon_id) == {"remaining": 0, "issued": 50, "outbox": 50, "failures": 0}
+    rejected = {p.offset for name in "AB" for p, v in verdicts[name].items() if v.outcome.value == "REJECTED"}
+    assert rejected == set(range(1, 81)) - set(users)
