@@ -70,6 +70,7 @@ bench: venv
 	$(BIN)/python -m bench.intake
 	$(BIN)/python -m bench.worker
 	$(BIN)/python -m bench.reconcile
+	$(BIN)/python -m bench.replica_wait
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

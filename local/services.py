@@ -119,10 +119,13 @@ def spawn(
         )
 
 
-def start_valkey(scratch: Path, port: int | None = None) -> Service:
-    """Valkey with no persistence: the state is rebuilt from PostgreSQL anyway."""
+def start_valkey(scratch: Path, port: int | None = None, *, replica_of: str | None = None) -> Service:
+    """Valkey with no persistence: the state is rebuilt from PostgreSQL anyway.
+
+    ``replica_of`` (``host:port``) makes it an asynchronous replica of that server.
+    """
     port = port or free_port()
-    folder = scratch / "valkey"
+    folder = scratch / ("valkey" if replica_of is None else f"valkey-replica-{port}")
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "valkey.log"
     command = [
@@ -130,6 +133,8 @@ def start_valkey(scratch: Path, port: int | None = None) -> Service:
         "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
         "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
     ]  # fmt: skip
+    if replica_of is not None:
+        command += ["--replicaof", *replica_of.split(":")]
     process = spawn(command, log)
     _wait_for("valkey", lambda: _port_open(port), process, log)
     return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)

@@ -64,7 +64,11 @@ def wiring() -> Wiring:
         retention_ms=settings.retention.state_ms,
         produce_bound_ms=2 * settings.issuing.produce_timeout_ms,  # a send, and its resend
     )
-    return Wiring(settings, client, store, publisher, initialiser, IssueService(store, publisher, initialiser))
+    issuing = settings.issuing
+    service = IssueService(
+        store, publisher, initialiser, wait_replicas=issuing.wait_replicas, wait_timeout_ms=issuing.wait_timeout_ms
+    )
+    return Wiring(settings, client, store, publisher, initialiser, service)
 
 
 def settings() -> IntakeSettings:

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+import redis
 from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
@@ -18,7 +19,7 @@ from functions.intake.dependencies import issue_service, reset
 from local.fault_proxy import FaultProxy
 from local.kafka_topics import create_topic, read_all
 from local.services import free_port, start_tansu, start_valkey
-from lua_redis import ReservationStore
+from lua_redis import ReservationStore, connect
 from lua_redis.keys import rebuild_key, reserved_key
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.database_support import row_counts
@@ -405,3 +406,31 @@ def test_the_same_idempotency_key_and_body_answer_the_same_and_another_body_is_r
     assert store.reservation_time(coupon_id, 8) is None  # the refused request changed nothing
     records = [json.loads(r.value) for r in read_all(kafka_bootstrap_servers, topic)]
     assert {(r["userId"], r["requestId"]) for r in records} == {(7, first.body["requestId"])}
+
+
+def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing_is_reserved(
+    topic, monkeypatch, tmp_path
+):
+    """REDIS_WAIT_REPLICAS=1: the SUCCESS is answered once a replica has the reservation (so an
+    asynchronous failover cannot lose it); with the replica gone the request is 503 and released."""
+    primary = start_valkey(tmp_path)
+    replica = start_valkey(tmp_path, replica_of=primary.url.removeprefix("redis://").split("/")[0])
+    try:
+        replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
+        deadline = time.monotonic() + 30
+        while replica_client.info("replication").get("master_link_status") != "up" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        monkeypatch.setenv("REDIS_URL", primary.url)
+        monkeypatch.setenv("REDIS_WAIT_REPLICAS", "1")
+        reset()
+        coupon_id = create_coupon(10)
+
+        assert issue(coupon_id, 1).status_code == 202
+        assert replica_client.zscore(reserved_key(coupon_id), "1") is not None  # there before the answer
+        replica.stop()
+        answer = issue(coupon_id, 2)
+        assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
+        assert ReservationStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
+    finally:
+        replica.stop()
+        primary.stop()

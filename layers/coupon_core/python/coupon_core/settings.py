@@ -170,12 +170,16 @@ class IssuingSettings:
 
     user_id_source: UserIdSource
     produce_timeout_ms: int
+    wait_replicas: int  # 0: answer SUCCESS without waiting for Redis replicas (the default)
+    wait_timeout_ms: int
 
     @classmethod
     def from_env(cls, environ: Environ) -> IssuingSettings:
         return cls(
             user_id_source=cast(UserIdSource, _choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
             produce_timeout_ms=_produce_bounds(environ)[0],
+            wait_replicas=_int(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
+            wait_timeout_ms=_int(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),
         )
 
 

@@ -142,6 +142,16 @@ class ReservationStore:
         self._client.delete(keys.rebuild_key(coupon_id))
 
     @redis_unavailable
+    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
+        """``WAIT``: block until the writes so far reached ``replicas`` replicas, or ``timeout_ms``.
+
+        Returns how many replicas have them. A reservation they have survives a failover.
+        """
+        validate_id("replicas", replicas)
+        validate_id("timeoutMs", timeout_ms)
+        return int(self._client.wait(replicas, timeout_ms))
+
+    @redis_unavailable
     def server_time_ms(self) -> int:
         """The Redis server's clock, the one every reservation time comes from (epoch ms)."""
         seconds, micros = self._client.time()

@@ -166,10 +166,23 @@ _INIT_TO_ISSUE = {
 class IssueService:
     """Answers issue requests: one Redis call and one Kafka produce on the hot path."""
 
-    def __init__(self, store: Reservations, publisher: Publisher, initialiser: StateInitialiser) -> None:
+    def __init__(
+        self,
+        store: Reservations,
+        publisher: Publisher,
+        initialiser: StateInitialiser,
+        *,
+        wait_replicas: int = 0,
+        wait_timeout_ms: int = 100,
+    ) -> None:
+        """``wait_replicas`` > 0: a reservation is answered SUCCESS only once that many Redis
+        replicas have it (``WAIT``), so that an asynchronous failover cannot lose it; otherwise
+        it is released and the request is UNAVAILABLE. One round trip more per SUCCESS."""
         self._store = store
         self._publisher = publisher
         self._initialiser = initialiser
+        self._wait_replicas = wait_replicas
+        self._wait_timeout_ms = wait_timeout_ms
 
     def issue(self, coupon_id: int, user_id: int, idempotency_key: str | None = None) -> IssueResult:
         """Answer one request; with ``idempotency_key``, the same key and body answer the same.
@@ -191,6 +204,9 @@ class IssueService:
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return IssueResult(outcome)
         message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
+        if self._wait_replicas and not self._replicated():
+            detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(message))
         try:
             self._publisher.publish(message)
         except NotPublishedError as exc:  # known not to be in Kafka: the copy goes back at once
@@ -214,6 +230,12 @@ class IssueService:
         if reservation.outcome is ReserveOutcome.STATE_MISSING:
             raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
         return _RESERVE_TO_ISSUE[reservation.outcome], reservation.reserved_at
+
+    def _replicated(self) -> bool:
+        try:
+            return self._store.wait_for_replicas(self._wait_replicas, self._wait_timeout_ms) >= self._wait_replicas
+        except StateUnavailableError:
+            return False
 
     def _release(self, message: IssueMessage) -> bool:
         """Undo the reservation of a record that did not reach Kafka; False if Redis is gone too."""
