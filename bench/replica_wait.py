@@ -22,7 +22,9 @@ from local.services import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 
 
-def _run(url: str, coupon_id: int, users: int, threads: int, after: Callable[[ReservationStore], object]) -> list[float]:
+def _run(
+    url: str, coupon_id: int, users: int, threads: int, after: Callable[[ReservationStore], object]
+) -> list[float]:
     latencies: list[float] = []
     lock = threading.Lock()
     per_thread = users // threads
