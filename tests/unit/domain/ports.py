@@ -37,7 +37,6 @@ class Reservations:
     releases: list[tuple[int, int, int]] = field(default_factory=list)
     installed: list[tuple[CouponState, dict[int, int]]] = field(default_factory=list)
     wait_ms: int = 0  # what the rebuild gate answers
-    rebuilt: list[int] = field(default_factory=list)
 
     def reserve(
         self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
@@ -53,9 +52,6 @@ class Reservations:
 
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int:
         return self.wait_ms
-
-    def rebuild_done(self, coupon_id: int) -> None:
-        self.rebuilt.append(coupon_id)
 
     def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
         return [self.release(coupon_id, user, at) for user, at in reservations]

@@ -84,6 +84,10 @@ class CouponState:
         if self.expires_at < self.ends_at:
             raise InvalidInputError("expiresAt must not be before endsAt")
 
+    def is_open(self, now_ms: float) -> bool:
+        """Whether the issue window is open at ``now_ms``, as ``reserve.lua`` decides it."""
+        return self.starts_at <= now_ms < self.ends_at
+
 
 @dataclass(frozen=True)
 class ReconcileChanges:

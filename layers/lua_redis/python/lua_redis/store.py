@@ -136,12 +136,6 @@ class ReservationStore:
         return int(self._scripts.rebuild_gate(keys=[keys.rebuild_key(coupon_id)], args=[wait_ms]))
 
     @redis_unavailable
-    def rebuild_done(self, coupon_id: int) -> None:
-        """Close the wait: the state is whole again (a later loss starts a wait of its own)."""
-        validate_id("couponId", coupon_id)
-        self._client.delete(keys.rebuild_key(coupon_id))
-
-    @redis_unavailable
     def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
         """``WAIT``: block until the writes so far reached ``replicas`` replicas, or ``timeout_ms``.
 
@@ -228,6 +222,7 @@ class ReservationStore:
                 keys.reserved_key(state.coupon_id),
                 staging,
                 keys.requests_key(state.coupon_id),
+                keys.rebuild_key(state.coupon_id),
             ],
             args=[state.total, state.starts_at, state.ends_at, state.expires_at],
         )

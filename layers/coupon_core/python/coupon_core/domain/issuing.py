@@ -123,12 +123,10 @@ class StateInitialiser:
             coupon = self._catalog().find(coupon_id)
             if coupon is None:
                 return InitOutcome.NOT_FOUND
-            state = coupon.state(self._retention_ms)
-            if state.expires_at <= time.time() * 1000:
+            state, now_ms = coupon.state(self._retention_ms), time.time() * 1000
+            if state.expires_at <= now_ms:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
-            if state.starts_at <= time.time() * 1000 < state.ends_at and self._store.rebuild_wait_ms(
-                coupon_id, self._produce_bound_ms
-            ):
+            if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
                 return InitOutcome.REBUILDING
             in_flight = self._in_flight().read().of(coupon_id)  # before the snapshot: see the class
             snapshot = self._catalog().issued_users(coupon_id)
@@ -137,7 +135,6 @@ class StateInitialiser:
             report = self._store.reconcile(
                 snapshot.coupon.state(self._retention_ms), in_flight | snapshot.reserved_at, release_before=None
             )
-            self._store.rebuild_done(coupon_id)
             logger.info(
                 "coupon state built from its holders",
                 extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "inFlight": len(in_flight),

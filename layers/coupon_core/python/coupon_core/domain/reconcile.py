@@ -156,13 +156,11 @@ class Reconciler:
             if snapshot is None:
                 return None
             state = snapshot.coupon.state(self._retention_ms)
-            if not self._store.has_state(coupon_id) and state.starts_at <= holders.now < state.ends_at:
+            if state.is_open(holders.now) and not self._store.has_state(coupon_id):
                 # lost mid-sale: the same wait as the intake's, see StateInitialiser
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
-            changes = self._store.reconcile(
+            return self._store.reconcile(
                 state, holders.in_flight.of(coupon_id) | snapshot.reserved_at, release_before=holders.release_before
             )
-            self._store.rebuild_done(coupon_id)
-            return changes

@@ -3,6 +3,7 @@
 -- KEYS[2] coupon:{id}:reserved
 -- KEYS[3] coupon:{id}:staging:<token>  the holders, written beforehand in chunks
 -- KEYS[4] coupon:{id}:requests
+-- KEYS[5] coupon:{id}:rebuild  the wait before a lost state's rebuild: over, the state is whole
 -- ARGV    total, startsAt, endsAt, expiresAt (epoch ms)
 -- Reserve answers STATE_MISSING until the meta hash and both sentinels exist (member 0 of the
 -- set, field 0 of the requests hash), so nothing can reserve before the swap; RENAME makes
@@ -17,6 +18,7 @@ local function finish()
   for _, key in ipairs({KEYS[1], KEYS[2], KEYS[4]}) do
     redis.call('PEXPIREAT', key, ARGV[4])
   end
+  redis.call('DEL', KEYS[5])  -- a later loss starts a wait of its own
 end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   redis.call('DEL', KEYS[3])

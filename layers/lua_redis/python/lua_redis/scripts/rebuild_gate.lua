@@ -4,7 +4,8 @@
 -- The first caller after a loss starts the wait; the callers after it see what is left of it.
 -- A produce that was under way when Redis lost the state is acknowledged, or has failed, by the
 -- end of the wait, so the records in flight read after it include every reservation made
--- before the loss. Returns the milliseconds left (0: rebuild now).
+-- before the loss. install.lua ends the wait once the state is whole. Returns the milliseconds
+-- left (0: rebuild now).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local from = tonumber(redis.call('GET', KEYS[1]) or '0')
