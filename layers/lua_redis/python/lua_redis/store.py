@@ -81,13 +81,8 @@ class ReservationStore:
     @redis_unavailable
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
         """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
-        validate_id("couponId", coupon_id)
-        validate_id("userId", user_id)
-        validate_millis("reservedAt", reserved_at)
-        (code,) = self._scripts.release(
-            keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=[user_id, reserved_at]
-        )
-        return RELEASE_CODES[code]
+        (outcome,) = self.release_all(coupon_id, [(user_id, reserved_at)])
+        return outcome
 
     @redis_unavailable
     def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
