@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))  # coupon_cdk, whatever
 import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
+from coupon_cdk.api_account import ApiGatewayAccountStack
 from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
 from coupon_cdk.stack import CouponStack
 
@@ -22,12 +24,33 @@ def build(app: cdk.App) -> CouponStack:
         if (value := app.node.try_get_context(f"local:{field}"))
     }
     config = load(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("env"), overrides)
-    stack = CouponStack(app, f"Coupons-{config.name}", config=config, description=f"Coupon issuing ({config.name})")
+    env = None if config.is_local else target(app)
+    stack = CouponStack(
+        app, f"Coupons-{config.name}", config=config, env=env, description=f"Coupon issuing ({config.name})"
+    )
+    if env is not None:
+        stack.add_stack_dependency(ApiGatewayAccountStack(app, env=env))
     untaggable = ["AWS::RDS::DBProxyTargetGroup"]  # CloudFormation refuses Tags on it
     cdk.Tags.of(stack).add("project", "coupon-system", exclude_resource_types=untaggable)
     cdk.Tags.of(stack).add("environment", config.name, exclude_resource_types=untaggable)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks())
     return stack
+
+
+def target(app: cdk.App) -> cdk.Environment:
+    """The account and region to deploy to: ``-c account=... -c region=...``, else the CLI's
+    credentials (``CDK_DEFAULT_ACCOUNT``/``CDK_DEFAULT_REGION``).
+
+    An environment-agnostic stack gets two AZs whatever ``max_azs`` says, so a three-AZ network
+    (and a broker per AZ for a replication factor of three) needs them.
+    """
+    account = app.node.try_get_context("account") or os.environ.get("CDK_DEFAULT_ACCOUNT")
+    region = app.node.try_get_context("region") or os.environ.get("CDK_DEFAULT_REGION")
+    if not account or not region:
+        raise ConfigError(
+            "no target account and region: run cdk with AWS credentials, or pass -c account=ID -c region=NAME"
+        )
+    return cdk.Environment(account=str(account), region=str(region))
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cognito as cognito
 from aws_cdk import aws_lambda as lambda_
@@ -11,7 +12,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from coupon_cdk.config import ApiConfig
-from coupon_cdk.nag import APIGW_LOGS_POLICY, accept
+from coupon_cdk.nag import accept
 
 MAX_ID = 9223372036854775807
 
@@ -64,12 +65,14 @@ class Api(Construct):
         function runs; off locally, where LocalStack ignores the gateway response templates
         that put its refusals in our format (the function validates in every environment)."""
         super().__init__(scope, construct_id)
-        access_logs = logs.LogGroup(self, "AccessLogs", retention=log_retention)
+        self.access_logs = access_logs = logs.LogGroup(self, "AccessLogs", retention=log_retention)
         self.rest_api = apigw.RestApi(
             self,
             "Api",
             description="Coupon issuing API",
-            cloud_watch_role=True,
+            # The account's CloudWatch role is one per region: ApiGatewayAccountStack owns it, so
+            # two environments in one region do not fight over it.
+            cloud_watch_role=False,
             deploy_options=apigw.StageOptions(
                 stage_name=stage,
                 throttling_rate_limit=config.rate_limit,
@@ -91,7 +94,9 @@ class Api(Construct):
                 tracing_enabled=True,
             ),
         )
-        accept(self.rest_api, APIGW_LOGS_POLICY, "AwsSolutions-APIG3", "AwsSolutions-COG4")
+        accept(self.rest_api, "AwsSolutions-COG4")
+        if not config.waf_requests_per_5_min:
+            accept(self.rest_api, "AwsSolutions-APIG3")
         for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
             self.rest_api.add_gateway_response(
                 f"Gateway{status}{status_code}",
@@ -132,14 +137,24 @@ class Api(Construct):
         issue_status.add_method("GET", integration, **params, **public_auth)
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
-        """No authorizer (the user id comes from the body) or Cognito (it comes from the token)."""
-        if config.user_id_source == "body":
+        """Who may call the public routes: anyone (local), SigV4-signed callers of the account
+        (the user id from the body), or Cognito users (the user id from their ID token)."""
+        if config.public_auth == "none":
             accept(self.rest_api, "AwsSolutions-APIG4")
             return {"authorization_type": apigw.AuthorizationType.NONE}
+        if config.public_auth == "iam":
+            return {"authorization_type": apigw.AuthorizationType.IAM}
+        claim = config.user_id_claim
+        custom = (
+            {claim.removeprefix("custom:"): cognito.StringAttribute(min_len=1, max_len=19, mutable=False)}
+            if claim.startswith("custom:")
+            else {}  # a claim added by a pre token generation trigger
+        )
         pool = cognito.UserPool(
             self,
             "Users",
             self_sign_up_enabled=False,
+            custom_attributes=custom or None,
             password_policy=cognito.PasswordPolicy(
                 min_length=12, require_digits=True, require_lowercase=True, require_uppercase=True, require_symbols=True
             ),
@@ -148,5 +163,21 @@ class Api(Construct):
             feature_plan=cognito.FeaturePlan.PLUS,
             standard_threat_protection_mode=cognito.StandardThreatProtectionMode.FULL_FUNCTION,
         )
+        # The user id is set by whoever creates the user (AdminCreateUser); the app client can
+        # read it but never write it, or users could choose whose coupons they take.
+        client = pool.add_client(
+            "App",
+            auth_flows=cognito.AuthFlow(user_srp=True),
+            generate_secret=False,
+            id_token_validity=Duration.hours(1),
+            access_token_validity=Duration.hours(1),
+            prevent_user_existence_errors=True,
+            read_attributes=cognito.ClientAttributes()
+            .with_standard_attributes(email=True)
+            .with_custom_attributes(*custom),
+            write_attributes=cognito.ClientAttributes().with_standard_attributes(email=True),
+        )
+        CfnOutput(self, "UserPoolId", value=pool.user_pool_id)
+        CfnOutput(self, "AppClientId", value=client.user_pool_client_id)
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[pool])
         return {"authorization_type": apigw.AuthorizationType.COGNITO, "authorizer": authorizer}

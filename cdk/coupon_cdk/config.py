@@ -18,9 +18,20 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class ApiConfig:
+    """The stage's throttling, who may call the public routes, and where the user id comes from.
+
+    ``public_auth``: ``none`` (local only), ``iam`` (SigV4-signed callers of the account, the
+    user id from the body: a test environment nobody anonymous can fill) or ``cognito`` (end
+    users with a token; the user id is the token's ``user_id_claim``). ``waf_requests_per_5_min``
+    is the per-IP rate of the WAF web ACL in front of the stage, 0 for no web ACL.
+    """
+
     rate_limit: int
     burst_limit: int
     user_id_source: Literal["body", "claims"]
+    public_auth: Literal["none", "iam", "cognito"]
+    user_id_claim: str = "custom:user_id"
+    waf_requests_per_5_min: int = 0
 
 
 @dataclass(frozen=True)
@@ -31,14 +42,20 @@ class CacheConfig:
 
 @dataclass(frozen=True)
 class KafkaConfig:
+    """``brokers_per_az`` counts provisioned brokers (MSK places the same number in every AZ);
+    the topic gets ``replication_factor`` replicas and refuses writes below ``min_insync_replicas``."""
+
     kind: Literal["serverless", "provisioned"]
     broker_instance_type: str
     partitions: int
+    replication_factor: int
+    min_insync_replicas: int
     batch_size: int
     batching_window_s: int
     max_retry_attempts: int
     min_pollers: int
     max_pollers: int
+    brokers_per_az: int = 1
 
 
 @dataclass(frozen=True)
@@ -47,6 +64,16 @@ class DatabaseConfig:
     multi_az: bool
     backup_days: int
     deletion_protection: bool
+
+
+@dataclass(frozen=True)
+class ConcurrencyConfig:
+    """Reserved concurrency of the intake (bounded by what MSK accepts, see docs/deploy.md) and
+    the DLQ handler, and how many DLQ batches its SQS mapping runs at once (2 or more)."""
+
+    intake: int
+    dlq_handler: int
+    dlq_mapping: int
 
 
 @dataclass(frozen=True)
@@ -66,6 +93,10 @@ class EnvironmentConfig:
     intake_memory_mb: int
     worker_memory_mb: int
     api: ApiConfig
+    availability_zones: int = 2
+    removal_policy: Literal["destroy", "retain"] = "destroy"
+    alarm_emails: tuple[str, ...] = ()
+    concurrency: ConcurrencyConfig | None = None
     cache: CacheConfig | None = None
     kafka: KafkaConfig | None = None
     database: DatabaseConfig | None = None
@@ -74,6 +105,11 @@ class EnvironmentConfig:
     @property
     def is_local(self) -> bool:
         return self.local is not None
+
+    @property
+    def brokers(self) -> int:
+        """Provisioned MSK brokers: the same number in every AZ."""
+        return self.availability_zones * (self.kafka.brokers_per_az if self.kafka else 0)
 
 
 def _camel(name: str) -> str:
@@ -101,7 +137,7 @@ def _build(kind: type, raw: Any, where: str) -> Any:
 
 def _typed(hint: Any, value: Any, where: str) -> Any:
     origin = getattr(hint, "__origin__", None)
-    args = getattr(hint, "__args__", ())
+    args: tuple[Any, ...] = getattr(hint, "__args__", ())
     if origin is Literal:
         if value not in args:
             raise ConfigError(f"{where} must be one of {list(args)}, got {value!r}")
@@ -109,19 +145,23 @@ def _typed(hint: Any, value: Any, where: str) -> Any:
     if type(None) in args:  # X | None
         inner = next(arg for arg in args if arg is not type(None))
         return _build(inner, value, where)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ConfigError(f"{where} must be a non-negative integer, got {value!r}")
-        return value
-    if hint is str:
-        if not isinstance(value, str) or not value:
-            raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
-        return value
+    if origin is tuple:  # tuple[str, ...]
+        if not isinstance(value, list):
+            raise ConfigError(f"{where} must be a list, got {value!r}")
+        return tuple(_typed(args[0], item, f"{where}[{index}]") for index, item in enumerate(value))
+    if hint in (bool, int, str):
+        return _scalar(hint, value, where)
     return _build(hint, value, where)
+
+
+def _scalar(hint: type, value: Any, where: str) -> Any:
+    if hint is bool and not isinstance(value, bool):
+        raise ConfigError(f"{where} must be true or false, got {value!r}")
+    if hint is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ConfigError(f"{where} must be a non-negative integer, got {value!r}")
+    if hint is str and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
+    return value
 
 
 def load(
@@ -145,4 +185,51 @@ def load(
     aws_parts = (config.cache, config.kafka, config.database)
     if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
         raise ConfigError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")
+    _check(config)
     return config
+
+
+MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
+# The Amazon MSK quota page: TCP connections with IAM access control, per Standard broker and per
+# serverless cluster. An intake container holds a producer connection to each broker it writes
+# to and, while it builds a coupon's state, a consumer's: two per broker at most.
+MSK_IAM_CONNECTIONS = 3000
+CONNECTIONS_PER_INTAKE = 2
+
+
+def _check(config: EnvironmentConfig) -> None:
+    """Rules across fields, each the constraint of a service (docs/deploy.md names the pages)."""
+    name, api = config.name, config.api
+    if (api.user_id_source == "claims") != (api.public_auth == "cognito"):
+        raise ConfigError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
+    if api.public_auth == "none" and not config.is_local:
+        raise ConfigError(f"{name}.api.publicAuth: 'none' is for the local environment only; use 'iam' or 'cognito'")
+    if config.is_local:
+        return
+    if not 2 <= config.availability_zones <= 3:
+        raise ConfigError(f"{name}.availabilityZones must be 2 or 3, got {config.availability_zones}")
+    if config.concurrency is None:
+        raise ConfigError(f"{name}.concurrency is required")
+    if config.concurrency.intake * CONNECTIONS_PER_INTAKE > MSK_IAM_CONNECTIONS:
+        raise ConfigError(
+            f"{name}.concurrency.intake {config.concurrency.intake} could open "
+            f"{config.concurrency.intake * CONNECTIONS_PER_INTAKE} IAM connections to a broker; MSK accepts "
+            f"{MSK_IAM_CONNECTIONS} (docs/deploy.md, Sizing)"
+        )
+    if config.concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
+        raise ConfigError(f"{name}.concurrency.dlqMapping must be at least 2, got {config.concurrency.dlq_mapping}")
+    kafka = config.kafka
+    assert kafka is not None
+    if kafka.kind == "serverless":
+        if kafka.replication_factor != MSK_SERVERLESS_REPLICATION:
+            raise ConfigError(f"{name}.kafka.replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
+    elif kafka.replication_factor > config.brokers:
+        raise ConfigError(
+            f"{name}.kafka.replicationFactor {kafka.replication_factor} exceeds the {config.brokers} brokers "
+            f"({config.availability_zones} AZs x brokersPerAz {kafka.brokers_per_az})"
+        )
+    if not 1 <= kafka.min_insync_replicas < kafka.replication_factor:
+        raise ConfigError(
+            f"{name}.kafka.minInsyncReplicas must be at least 1 and below replicationFactor "
+            f"{kafka.replication_factor} (one replica may be down), got {kafka.min_insync_replicas}"
+        )

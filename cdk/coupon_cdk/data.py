@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Fn, RemovalPolicy, Stack
+from aws_cdk import Duration, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticache as elasticache
 from aws_cdk import aws_logs as logs
@@ -19,8 +19,18 @@ TOPIC = "coupon.issue.v1"
 DATABASE_NAME = "coupons"
 
 
+NO_EVICTION = {"maxmemory-policy": "noeviction"}
+
+
 class Cache(Construct):
-    """Valkey: serverless (dev) or a replication group with automatic failover (prod). TLS always."""
+    """Valkey: serverless (dev) or a replication group with automatic failover (prod). TLS always.
+
+    Every key here has a TTL, and ElastiCache's default ``volatile-lru`` evicts exactly those
+    under memory pressure: an evicted coupon state or holder set is an oversell or a double
+    booking. The replication group runs ``noeviction`` (a full cache refuses writes, and the
+    intake answers 503); the serverless cache has no data storage maximum, so it grows instead
+    of reaching a limit it would evict at.
+    """
 
     def __init__(
         self, scope: Construct, construct_id: str, *, config: CacheConfig, network: Network, name: str
@@ -40,22 +50,31 @@ class Cache(Construct):
             )
             host, port = cache.attr_endpoint_address, cache.attr_endpoint_port
         else:
+            parameters = elasticache.CfnParameterGroup(
+                self,
+                "Parameters",
+                cache_parameter_group_family="valkey8",
+                description=f"{name}: never evict a reservation",
+                properties=NO_EVICTION,
+            )
             subnet_group = elasticache.CfnSubnetGroup(
                 self, "Subnets", description=f"{name} cache subnets", subnet_ids=subnet_ids
             )
             group = elasticache.CfnReplicationGroup(
                 self,
                 "ReplicationGroup",
+                replication_group_id=name,  # the metrics' dimension (unique per environment)
                 replication_group_description=f"{name} reservations",
                 engine="valkey",
                 engine_version="8.0",
                 cache_node_type=config.node_type,
-                num_cache_clusters=2,
+                num_cache_clusters=2,  # a primary and a replica in another AZ
                 automatic_failover_enabled=True,
                 multi_az_enabled=True,
                 transit_encryption_enabled=True,
                 at_rest_encryption_enabled=True,
                 cache_subnet_group_name=subnet_group.ref,
+                cache_parameter_group_name=parameters.ref,
                 security_group_ids=[network.cache.security_group_id],
                 port=REDIS_PORT,
                 snapshot_retention_limit=7,
@@ -63,13 +82,22 @@ class Cache(Construct):
             accept(group, "AwsSolutions-AEC6")
             host, port = group.attr_primary_end_point_address, group.attr_primary_end_point_port
         self.url = f"rediss://{host}:{port}/0"
+        self.name = name
+        self.nodes = 2
 
 
 class Kafka(Construct):
-    """MSK with IAM authentication: serverless (dev) or provisioned (prod), and the topic."""
+    """MSK with IAM authentication: serverless (dev) or provisioned (prod).
+
+    Provisioned brokers are ``brokers`` over every AZ (MSK wants a multiple of the subnets),
+    with a configuration that makes the topic's durability explicit: no topic appears by
+    accident, and a write is acknowledged by ``min_insync_replicas`` of its replicas. The topic
+    itself is made by :class:`coupon_cdk.topic.KafkaTopic` (the MSK topic API and
+    ``AWS::MSK::Topic`` exist for provisioned clusters only).
+    """
 
     def __init__(
-        self, scope: Construct, construct_id: str, *, config: KafkaConfig, network: Network, name: str
+        self, scope: Construct, construct_id: str, *, config: KafkaConfig, network: Network, name: str, brokers: int
     ) -> None:
         super().__init__(scope, construct_id)
         subnet_ids = network.subnet_ids
@@ -84,13 +112,21 @@ class Kafka(Construct):
                 vpc_configs=[{"subnetIds": subnet_ids, "securityGroups": [network.kafka.security_group_id]}],
             )
         else:
-            broker_logs = logs.LogGroup(self, "BrokerLogs", retention=logs.RetentionDays.ONE_MONTH)
+            broker_logs = logs.LogGroup(self, "BrokerLogs")
+            settings = msk.CfnConfiguration(
+                self,
+                "Configuration",
+                name=name,
+                kafka_versions_list=[KAFKA_VERSION],
+                server_properties=_server_properties(config),
+            )
             cluster = msk.CfnCluster(
                 self,
                 "Provisioned",
                 cluster_name=name,
-                kafka_version="3.8.x",
-                number_of_broker_nodes=len(subnet_ids),
+                kafka_version=KAFKA_VERSION,
+                number_of_broker_nodes=brokers,
+                configuration_info={"arn": settings.attr_arn, "revision": 1},
                 broker_node_group_info={
                     "instanceType": config.broker_instance_type,
                     "clientSubnets": subnet_ids,
@@ -104,15 +140,7 @@ class Kafka(Construct):
                 },
             )
         self.cluster_arn = cluster.attr_arn
-        self.topic = msk.CfnTopic(
-            self,
-            "Topic",
-            cluster_arn=self.cluster_arn,
-            topic_name=TOPIC,
-            partition_count=config.partitions,
-            replication_factor=3,  # fixed by MSK Serverless; one replica per AZ when provisioned
-        )
-        brokers = cr.AwsCustomResource(
+        lookup = cr.AwsCustomResource(
             self,
             "BootstrapBrokers",
             on_update=cr.AwsSdkCall(
@@ -123,14 +151,29 @@ class Kafka(Construct):
             ),
             policy=cr.AwsCustomResourcePolicy.from_sdk_calls(resources=[self.cluster_arn]),
             install_latest_aws_sdk=False,
+            log_group=logs.LogGroup(self, "BootstrapBrokersLogs"),
         )
-        self.bootstrap_servers = brokers.get_response_field("BootstrapBrokerStringSaslIam")
+        self.bootstrap_servers = lookup.get_response_field("BootstrapBrokerStringSaslIam")
         # arn:aws:kafka:REGION:ACCOUNT:cluster/NAME/UUID -> the ARNs of its topics and groups
         arn_parts = Fn.split("/", self.cluster_arn)
         name_and_uuid = Fn.join("/", [Fn.select(1, arn_parts), Fn.select(2, arn_parts)])
         stack = Stack.of(self)
         self.topic_arn = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:topic/{name_and_uuid}/{TOPIC}"
         self.group_arn_prefix = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:group/{name_and_uuid}/"
+
+
+KAFKA_VERSION = "3.8.x"
+
+
+def _server_properties(config: KafkaConfig) -> str:
+    return "\n".join(
+        [
+            "auto.create.topics.enable=false",
+            f"default.replication.factor={config.replication_factor}",
+            f"min.insync.replicas={config.min_insync_replicas}",
+            "unclean.leader.election.enable=false",
+        ]
+    )
 
 
 class Database(Construct):
@@ -141,7 +184,9 @@ class Database(Construct):
     store, which the functions verify.
     """
 
-    def __init__(self, scope: Construct, construct_id: str, *, config: DatabaseConfig, network: Network) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: DatabaseConfig, network: Network, name: str
+    ) -> None:
         super().__init__(scope, construct_id)
         engine = rds.DatabaseInstanceEngine.postgres(version=rds.PostgresEngineVersion.VER_17_9)
         self.instance = rds.DatabaseInstance(
@@ -158,7 +203,6 @@ class Database(Construct):
             multi_az=config.multi_az,
             backup_retention=Duration.days(config.backup_days),
             deletion_protection=config.deletion_protection,
-            removal_policy=RemovalPolicy.SNAPSHOT if config.deletion_protection else RemovalPolicy.DESTROY,
             cloudwatch_logs_exports=["postgresql"],
             parameter_group=rds.ParameterGroup(self, "Parameters", engine=engine, parameters={"rds.force_ssl": "1"}),
         )
@@ -170,6 +214,12 @@ class Database(Construct):
         if not config.deletion_protection:
             accept(self.instance, "AwsSolutions-RDS10")
         proxy = self.instance.add_proxy(
-            "Proxy", secrets=[self.secret], vpc=network.vpc, security_groups=[network.database], require_tls=True
+            "Proxy",
+            db_proxy_name=name,  # CloudFormation requires one; unique per environment
+            secrets=[self.secret],
+            vpc=network.vpc,
+            security_groups=[network.proxy],
+            require_tls=True,
         )
         self.host = proxy.endpoint
+        self.proxy_name = name

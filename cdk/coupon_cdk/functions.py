@@ -31,6 +31,7 @@ class FunctionSpec:
     description: str
     memory_mb: int
     timeout_s: int
+    reserved_concurrency: int | None = None  # None: from the account's unreserved pool
 
 
 class Function(Construct):
@@ -55,7 +56,8 @@ class Function(Construct):
         )
         self.role.add_to_policy(
             iam.PolicyStatement(
-                actions=["logs:CreateLogStream", "logs:PutLogEvents"], resources=[self.log_group.log_group_arn]
+                actions=["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[self.log_group.log_group_arn],
             )
         )
         self.role.add_to_policy(
@@ -87,6 +89,7 @@ class Function(Construct):
             layers=layers.all,
             memory_size=spec.memory_mb,
             timeout=Duration.seconds(spec.timeout_s),
+            reserved_concurrent_executions=spec.reserved_concurrency,
             role=self.role,
             log_group=self.log_group,
             tracing=lambda_.Tracing.ACTIVE,

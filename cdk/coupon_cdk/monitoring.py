@@ -1,19 +1,44 @@
-"""Alarms on what an operator must act on, sent to one encrypted SNS topic."""
+"""Alarms on what an operator must act on, sent to one encrypted SNS topic, and one dashboard.
+
+Thresholds look at several periods (``datapoints`` of ``periods``) so that one failed request
+does not page anyone; the dead letters the DLQ handler gave up on are the exception, since
+each is an accepted request waiting for a person (docs/operations.md).
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+ONE_MINUTE = Duration.minutes(1)
 FIVE_MINUTES = Duration.minutes(5)
 DRIFT_THRESHOLD = 100  # users added or released by reconcile in five minutes
+
+
+@dataclass(frozen=True)
+class DataStores:
+    """Names the AWS metrics of the data stores use as dimensions."""
+
+    database_instance: str
+    proxy: str
+    cache_kind: str
+    cache: str  # the serverless cache's name or the replication group's id
+    cache_nodes: int
+    kafka_kind: str
+    kafka_cluster: str
+    brokers: int
 
 
 class Monitoring(Construct):
@@ -24,38 +49,189 @@ class Monitoring(Construct):
         *,
         namespace: str,
         functions: dict[str, lambda_.IFunction],
+        worker: lambda_.IFunction,
         dlq: sqs.IQueue,
         redrive: sqs.IQueue,
         api: apigw.RestApi,
+        access_logs: logs.ILogGroup,
+        stores: DataStores,
+        emails: tuple[str, ...],
     ) -> None:
         super().__init__(scope, construct_id)
         key = kms.Key(self, "AlarmsKey", enable_key_rotation=True, description="alarm topic encryption")
+        # CloudWatch publishes to the encrypted topic only if the key lets it (SNS encryption at rest)
+        key.grant(iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey*")
         self.topic = sns.Topic(self, "Alarms", master_key=key, enforce_ssl=True)
-        action = actions.SnsAction(self.topic)
+        for email in emails:
+            self.topic.add_subscription(subscriptions.EmailSubscription(email))
+        self._action = actions.SnsAction(self.topic)
+        self._graphs: list[cloudwatch.IWidget] = []
 
-        def alarm(name: str, metric: cloudwatch.IMetric, threshold: float, description: str) -> None:
-            created = cloudwatch.Alarm(
-                self,
-                name,
-                metric=metric,
-                threshold=threshold,
-                evaluation_periods=1,
-                comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-                treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
-                alarm_description=description,
-            )
-            created.add_alarm_action(action)
-
-        alarm("DlqDepth", dlq.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES), 1,
-              "dead letters waiting: the DLQ handler is failing or behind (docs/operations.md)")  # fmt: skip
-        alarm("RedriveDepth", redrive.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES), 1,
-              "dead letters the handler gave up on: read them (docs/operations.md)")  # fmt: skip
+        self._alarm(
+            "DlqDepth",
+            dlq.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
+            1,
+            "dead letters waiting for 15 minutes: the DLQ handler is failing or behind",
+            periods=3,
+        )
+        self._alarm(
+            "DlqAge",
+            dlq.metric_approximate_age_of_oldest_message(period=FIVE_MINUTES),
+            900,
+            "a dead letter older than 15 minutes: its reservation is still held",
+        )
+        self._alarm(
+            "RedriveDepth",
+            redrive.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
+            1,
+            "dead letters the handler gave up on: each is a request for a person (docs/operations.md)",
+        )
         for name, function in functions.items():
-            alarm(f"{name}Errors", function.metric_errors(period=FIVE_MINUTES), 1, f"{name} function errors")
-            alarm(f"{name}Throttles", function.metric_throttles(period=FIVE_MINUTES), 1, f"{name} function throttled")
-        drift = cloudwatch.Metric(
-            namespace=namespace, metric_name="ReconcileDrift", statistic="Sum", period=FIVE_MINUTES,
-            dimensions_map={"service": "coupon-rebuild"},
+            self._alarm(
+                f"{name}Errors",
+                function.metric_errors(period=FIVE_MINUTES),
+                10,
+                f"{name} function errors",
+                periods=3,
+                datapoints=2,
+            )
+            self._alarm(
+                f"{name}Throttles",
+                function.metric_throttles(period=FIVE_MINUTES),
+                10,
+                f"{name} function throttled: reserved concurrency reached",
+                periods=3,
+                datapoints=2,
+            )
+        self._alarm(
+            "OffsetLag",
+            _metric("AWS/Lambda", "OffsetLag", {"FunctionName": worker.function_name}, "Maximum"),
+            10_000,
+            "the worker falls behind the topic",
+            periods=3,
+        )
+        drift = _metric(namespace, "ReconcileDrift", {"service": "coupon-rebuild"}, "Sum")
+        self._alarm(
+            "ReconcileDrift", drift, DRIFT_THRESHOLD, "reconcile keeps repairing Redis: look for leaks or lost keys"
+        )
+        self._api(api, access_logs, namespace)
+        self._stores(stores)
+        cloudwatch.Dashboard(
+            self, "Dashboard", widgets=[self._graphs[i : i + 4] for i in range(0, len(self._graphs), 4)]
+        )
+
+    def _api(self, api: apigw.RestApi, access_logs: logs.ILogGroup, namespace: str) -> None:
+        self._alarm(
+            "Api5xx",
+            api.metric_server_error(period=FIVE_MINUTES, statistic="Sum"),
+            10,
+            "API answers 5xx",
+            periods=3,
+            datapoints=2,
+        )
+        self._alarm(
+            "ApiLatencyP99",
+            api.metric_latency(period=ONE_MINUTE, statistic="p99"),
+            1_000,
+            "API p99 latency above one second",
+            periods=5,
+            datapoints=4,
+        )
+        # API Gateway counts 429s among all 4xx; the access log has each answer's status
+        logs.MetricFilter(
+            self, "Throttled429", log_group=access_logs, metric_namespace=namespace, metric_name="ApiThrottled",
+            filter_pattern=logs.FilterPattern.string_value("$.status", "=", "429"), metric_value="1", default_value=0,
         )  # fmt: skip
-        alarm("ReconcileDrift", drift, DRIFT_THRESHOLD, "reconcile keeps repairing Redis: look for leaks or lost keys")
-        alarm("Api5xx", api.metric_server_error(period=FIVE_MINUTES, statistic="Sum"), 5, "API answers 5xx")
+        self._alarm(
+            "Api429",
+            _metric(namespace, "ApiThrottled", {}, "Sum"),
+            1_000,
+            "callers throttled (stage limit or reserved concurrency)",
+            periods=3,
+            datapoints=2,
+        )
+
+    def _stores(self, stores: DataStores) -> None:
+        rds = {"DBInstanceIdentifier": stores.database_instance}
+        self._alarm("DatabaseCpu", _metric("AWS/RDS", "CPUUtilization", rds, "Average"), 80, "database CPU", periods=3)
+        self._alarm(
+            "DatabaseConnections",
+            _metric("AWS/RDS", "DatabaseConnections", rds, "Maximum"),
+            400,
+            "database connections near the instance's limit",
+            periods=3,
+        )
+        borrow = _metric("AWS/RDS", "DatabaseConnectionsBorrowLatency", {"ProxyName": stores.proxy}, "Average")
+        self._alarm("ProxyBorrowLatency", borrow, 50_000, "proxy waits over 50 ms for a connection (µs)", periods=3)
+        if stores.cache_kind == "serverless":
+            serverless = {"clusterId": stores.cache}
+            self._alarm(
+                "CacheThrottled",
+                _metric("AWS/ElastiCache", "ThrottledCmds", serverless, "Sum"),
+                100,
+                "the serverless cache throttles commands while it scales",
+                periods=3,
+                datapoints=2,
+            )
+            self._graph("Cache ECPUs", _metric("AWS/ElastiCache", "ElastiCacheProcessingUnits", serverless, "Sum"))
+        else:
+            for node in range(1, stores.cache_nodes + 1):
+                member = {"CacheClusterId": f"{stores.cache}-{node:03d}"}
+                self._alarm(
+                    f"CacheCpu{node}",
+                    _metric("AWS/ElastiCache", "EngineCPUUtilization", member, "Maximum"),
+                    80,
+                    f"Valkey node {node}: engine CPU (one core runs every reserve)",
+                    periods=3,
+                )
+                self._alarm(
+                    f"CacheMemory{node}",
+                    _metric("AWS/ElastiCache", "DatabaseMemoryUsagePercentage", member, "Maximum"),
+                    80,
+                    f"Valkey node {node}: memory; at 100% (noeviction) every reserve answers 503",
+                    periods=2,
+                )
+        if stores.kafka_kind == "provisioned":
+            for broker in range(1, stores.brokers + 1):
+                dims = {"Cluster Name": stores.kafka_cluster, "Broker ID": str(broker)}
+                self._alarm(
+                    f"BrokerCpu{broker}",
+                    _metric("AWS/Kafka", "CpuUser", dims, "Average"),
+                    60,
+                    f"MSK broker {broker}: CPU",
+                    periods=3,
+                )
+                self._alarm(
+                    f"BrokerDisk{broker}",
+                    _metric("AWS/Kafka", "KafkaDataLogsDiskUsed", dims, "Maximum"),
+                    80,
+                    f"MSK broker {broker}: data disk used (%)",
+                    periods=2,
+                )
+
+    def _alarm(
+        self, name: str, metric: cloudwatch.IMetric, threshold: float, description: str, *,
+        periods: int = 1, datapoints: int | None = None,
+    ) -> None:  # fmt: skip
+        created = cloudwatch.Alarm(
+            self,
+            name,
+            metric=metric,
+            threshold=threshold,
+            evaluation_periods=periods,
+            datapoints_to_alarm=datapoints or periods,
+            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+            alarm_description=description,
+        )
+        created.add_alarm_action(self._action)
+        self._graphs.append(cloudwatch.AlarmWidget(alarm=created, title=name, width=6))
+
+    def _graph(self, title: str, metric: cloudwatch.IMetric) -> None:
+        self._graphs.append(cloudwatch.GraphWidget(title=title, left=[metric], width=6))
+
+
+def _metric(namespace: str, name: str, dimensions: dict[str, str], statistic: str) -> cloudwatch.Metric:
+    return cloudwatch.Metric(
+        namespace=namespace, metric_name=name, dimensions_map=dimensions, statistic=statistic, period=FIVE_MINUTES
+    )

@@ -16,7 +16,13 @@ APIGW_LOGS_POLICY = (
     "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]"
 )
 
+PROVIDER_INVOKES_VERSIONS = "provider framework invokes its handler"
+
 REASONS = {
+    PROVIDER_INVOKES_VERSIONS: (
+        "CDK's custom resource provider framework may invoke any version of the one handler it serves "
+        "(<handler ARN>:*); the handler is named, only its version is a wildcard."
+    ),
     "AwsSolutions-IAM5[Resource::*]": (
         "X-Ray's PutTraceSegments and PutTelemetryRecords and the ENI actions of a function in a VPC "
         "accept no resource but '*'; every data action (SQS, Kafka, secrets, logs) names its resource."
@@ -67,6 +73,9 @@ REASONS = {
 }
 
 
-def accept(scope: IConstruct, *findings: str) -> None:
-    """Acknowledge ``findings`` on ``scope`` and below, with the reasons recorded above."""
-    Validations.of(scope).acknowledge(*(Acknowledgment(id=finding, reason=REASONS[finding]) for finding in findings))
+def accept(scope: IConstruct, *findings: str, reason: str | None = None) -> None:
+    """Acknowledge ``findings`` on ``scope`` and below, with the reasons recorded above (or the
+    one named by ``reason``, for findings whose id holds a logical id)."""
+    Validations.of(scope).acknowledge(
+        *(Acknowledgment(id=finding, reason=REASONS[reason or finding]) for finding in findings)
+    )

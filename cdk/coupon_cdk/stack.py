@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import CfnOutput, Duration, Stack, triggers
+from aws_cdk import Aspects, CfnOutput, Duration, Stack, triggers
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
@@ -18,10 +19,13 @@ from coupon_cdk.code import Layers
 from coupon_cdk.config import ConfigError, EnvironmentConfig
 from coupon_cdk.data import TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
-from coupon_cdk.monitoring import Monitoring
+from coupon_cdk.lifecycle import Lifecycle
+from coupon_cdk.monitoring import DataStores, Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
 from coupon_cdk.network import Network
 from coupon_cdk.queues import DeadLetterQueues
+from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopic
+from coupon_cdk.waf import ApiFirewall
 
 DLQ_HANDLER_TIMEOUT_S = 60
 FunctionFactory = Callable[[FunctionSpec, dict[str, str]], Function]
@@ -32,18 +36,17 @@ def worker_group(environment: str) -> str:
     return f"coupon-worker-{environment}"
 
 
-KAFKA_READ = ["kafka-cluster:Connect", "kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"]
-
-
 class CouponStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: EnvironmentConfig, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
+        Aspects.of(self).add(Lifecycle(config.log_retention_days, config.removal_policy))
         retention = _retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
         common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}
         layers = Layers(self, "Layers", with_dependencies=config.local is None)
         self.queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
+        aws: AwsParts | None = None
 
         if config.local is not None:
             # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
@@ -52,16 +55,14 @@ class CouponStack(Stack):
             data_env = {"REDIS_URL": config.local.redis_url, "DATABASE_URL": config.local.database_url}
             kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": config.local.kafka_bootstrap_servers, "KAFKA_AUTH": "none"}
         else:
-            assert config.cache is not None
-            assert config.kafka is not None
-            assert config.database is not None
-            network = Network(self, "Network", max_azs=3 if config.database.multi_az else 2, log_retention=retention)
-            placement = Placement(network.vpc, network.subnets, network.functions)
-            cache = Cache(self, "Cache", config=config.cache, network=network, name=f"coupons-{config.name}")
-            kafka = Kafka(self, "Kafka", config=config.kafka, network=network, name=f"coupons-{config.name}")
-            database = Database(self, "Database", config=config.database, network=network)
-            data_env = {"REDIS_URL": cache.url, "DB_SECRET_ARN": database.secret.secret_arn, "DB_HOST": database.host}
-            kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam"}
+            aws = AwsParts.build(self, config, retention)
+            placement = Placement(aws.network.vpc, aws.network.subnets, aws.network.functions)
+            data_env = {
+                "REDIS_URL": aws.cache.url,
+                "DB_SECRET_ARN": aws.database.secret.secret_arn,
+                "DB_HOST": aws.database.host,
+            }
+            kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"}
 
         def function(spec: FunctionSpec, environment: dict[str, str]) -> Function:
             return Function(
@@ -69,34 +70,69 @@ class CouponStack(Stack):
                 layers=layers, placement=placement, log_retention=retention,
             )  # fmt: skip
 
+        sizing = config.concurrency
         topic_env = {**kafka_env, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
         self.intake = function(
             FunctionSpec(
-                "intake", "functions/intake/app.handler", "HTTP API: reserve and publish", config.intake_memory_mb, 10
+                "intake",
+                "functions/intake/app.handler",
+                "HTTP API: reserve and publish",
+                config.intake_memory_mb,
+                10,
+                sizing.intake if sizing else None,
             ),
             # a coupon's state is built from the database and the records in flight, within its 10 s
-            topic_env | in_flight_env | {"USER_ID_SOURCE": config.api.user_id_source, "READ_BACK_TIMEOUT_S": "4"},
+            topic_env
+            | in_flight_env
+            | {
+                "USER_ID_SOURCE": config.api.user_id_source,
+                "USER_ID_CLAIM": config.api.user_id_claim,
+                "READ_BACK_TIMEOUT_S": "4",
+            },
         )
         self.worker = function(
             FunctionSpec(
-                "worker", "functions/worker/app.handler", "MSK batches to PostgreSQL", config.worker_memory_mb, 120
+                "worker",
+                "functions/worker/app.handler",
+                "MSK batches to PostgreSQL",
+                config.worker_memory_mb,
+                120,
+                # the MSK mapping runs at most one batch per partition at a time
+                config.kafka.partitions if config.kafka else None,
             ),
             {"DLQ_URL": self.queues.dlq.queue_url},
         )
         self.dlq_handler = function(
             FunctionSpec(
-                "dlq", "functions/worker/dlq.handler", "release and record failed requests", 512, DLQ_HANDLER_TIMEOUT_S
+                "dlq",
+                "functions/worker/dlq.handler",
+                "release and record failed requests",
+                512,
+                DLQ_HANDLER_TIMEOUT_S,
+                sizing.dlq_handler if sizing else None,
             ),
             topic_env,
         )
         self.rebuild = function(
-            FunctionSpec("rebuild", "functions/rebuild/app.handler", "reconcile Redis with PostgreSQL", 1024, 300),
+            FunctionSpec(
+                "rebuild",
+                "functions/rebuild/app.handler",
+                "reconcile Redis with PostgreSQL",
+                1024,
+                300,
+                None if config.is_local else 1,  # one run at a time
+            ),
             topic_env | in_flight_env,
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
         self.dlq_handler.function.add_event_source(
-            sources.SqsEventSource(self.queues.dlq, batch_size=10, report_batch_item_failures=True)
+            sources.SqsEventSource(
+                self.queues.dlq,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=sizing.dlq_mapping if sizing else None,
+            )
         )
         events.Rule(
             self,
@@ -114,49 +150,57 @@ class CouponStack(Stack):
             log_retention=retention,
             edge_validation=config.local is None,
         )
-        if config.local is None:
-            self._wire_aws(kafka, database, config, function)
-        if config.local is None:  # alarms need a KMS key LocalStack's free edition cannot create
-            Monitoring(
-                self,
-                "Monitoring",
-                namespace=namespace,
-                functions={f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild)},
-                dlq=self.queues.dlq,
-                redrive=self.queues.redrive,
-                api=self.api.rest_api,
-            )
+        if aws is not None:
+            self._wire_aws(aws, config, function, namespace)
         accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
 
-    def _wire_aws(
-        self,
-        kafka: Kafka,
-        database: Database,
-        config: EnvironmentConfig,
-        function: Callable[[FunctionSpec, dict[str, str]], Function],
-    ) -> None:
-        """Grants and resources that exist only in AWS: MSK access, the mapping, the migration."""
+    def _wire_aws(self, aws: AwsParts, config: EnvironmentConfig, function: FunctionFactory, namespace: str) -> None:
+        """What exists only in AWS: MSK access, the topic, the mapping, the migration, the WAF, alarms."""
         assert config.kafka is not None
+        kafka, database = aws.kafka, aws.database
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):
             database.secret.grant_read(fn.role)
-        cluster = [kafka.cluster_arn]
-        group = worker_group(config.name)
-        self.intake.allow(["kafka-cluster:Connect"], cluster)
-        self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.topic_arn])
-        # The intake and the rebuild read the topic's tail after the worker group's committed offsets.
-        for reader in (self.intake, self.rebuild):
-            reader.allow(["kafka-cluster:Connect"], cluster)
-            reader.allow(KAFKA_READ[1:], [kafka.topic_arn])
-            reader.allow(["kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
+        cluster, topic, group = (
+            [kafka.cluster_arn],
+            [kafka.topic_arn],
+            [kafka.group_arn_prefix + worker_group(config.name)],
+        )
+        # Each client gets what its requests need (MSK's IAM access control, "common use cases").
+        # The intake's producer is idempotent (kafka-python's default with acks=all): InitProducerId
+        # needs WriteDataIdempotently on the cluster, which WriteData on the topic does not imply.
+        self.intake.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
+        self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:ReadData"], topic)
+        self.intake.allow(["kafka-cluster:DescribeGroup"], group)  # reads the worker group's offsets
+        self.rebuild.allow(["kafka-cluster:Connect"], cluster)
+        self.rebuild.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+        self.rebuild.allow(["kafka-cluster:DescribeGroup"], group)
         self.dlq_handler.allow(["kafka-cluster:Connect"], cluster)
-        self.dlq_handler.allow(KAFKA_READ[1:], [kafka.topic_arn])
-        # What the MSK event source mapping does with the worker's role.
+        self.dlq_handler.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+        # The MSK event source mapping uses the worker's role: AWSLambdaMSKExecutionRole's actions
+        # (the ENI actions come with every function in the VPC), then the consumer's own.
         self.worker.allow(["kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"], cluster)
+        self.worker.allow(["ec2:DescribeVpcs", "ec2:DescribeSecurityGroups"], ["*"])
         self.worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
-        self.worker.allow(KAFKA_READ[1:], [kafka.topic_arn])
-        self.worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], [kafka.group_arn_prefix + group])
+        self.worker.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+        self.worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], group)
+
+        topic_maker = function(
+            FunctionSpec("topic", "functions/topic/app.handler", "create or grow the Kafka topic", 256, 120),
+            {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam", "KAFKA_TOPIC": TOPIC},
+        )
+        kafka_topic = KafkaTopic(
+            self,
+            "KafkaTopic",
+            handler=topic_maker,
+            cluster_arn=kafka.cluster_arn,
+            topic_arn=kafka.topic_arn,
+            partitions=config.kafka.partitions,
+            replication_factor=CLUSTER_DEFAULT
+            if config.kafka.kind == "serverless"
+            else config.kafka.replication_factor,
+        )
         mapping = lambda_.CfnEventSourceMapping(
             self,
             "WorkerMapping",
@@ -172,24 +216,102 @@ class CouponStack(Stack):
                 minimum_pollers=config.kafka.min_pollers, maximum_pollers=config.kafka.max_pollers
             ),
             amazon_managed_kafka_event_source_config=lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty(
-                consumer_group_id=group
+                consumer_group_id=worker_group(config.name)
             ),
             destination_config=lambda_.CfnEventSourceMapping.DestinationConfigProperty(
                 on_failure=lambda_.CfnEventSourceMapping.OnFailureProperty(destination=self.queues.dlq.queue_arn)
             ),
+            metrics_config=lambda_.CfnEventSourceMapping.MetricsConfigProperty(
+                metrics=["EventCount", "ErrorCount", "KafkaMetrics"]
+            ),
         )
-        mapping.node.add_dependency(self.worker.role, kafka.topic)
+        mapping.node.add_dependency(self.worker.role, kafka_topic.resource)
+        self.intake.node.add_dependency(kafka_topic.resource)
+        # A single scheduled run at a time: an invocation that finds the one slot taken is not
+        # queued for hours behind it, the next schedule comes soon enough.
+        self.rebuild.function.configure_async_invoke(
+            retry_attempts=0, max_event_age=Duration.minutes(max(1, config.reconcile_every_minutes))
+        )
+        self._migrate_first(aws, function, mapping)
+        if config.api.waf_requests_per_5_min:
+            ApiFirewall(
+                self,
+                "Firewall",
+                stage_arn=self.api.rest_api.deployment_stage.stage_arn,
+                requests_per_5_min=config.api.waf_requests_per_5_min,
+            )
+        Monitoring(
+            self,
+            "Monitoring",
+            namespace=namespace,
+            functions={f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild)},
+            worker=self.worker.function,
+            dlq=self.queues.dlq,
+            redrive=self.queues.redrive,
+            api=self.api.rest_api,
+            access_logs=self.api.access_logs,
+            stores=aws.stores(config),
+            emails=config.alarm_emails,
+        )
+
+    def _migrate_first(self, aws: AwsParts, function: FunctionFactory, mapping: lambda_.CfnEventSourceMapping) -> None:
+        """The schema is upgraded before anything that uses it changes: the functions, the
+        mapping and the API deployment wait for the migration, on a first deploy and on each
+        upgrade (a new migration changes the layer, so the handler's version, so the trigger)."""
         migrate = function(
             FunctionSpec("migrate", "functions/migrate/app.handler", "upgrade the schema at deploy time", 512, 300), {}
         )
-        database.secret.grant_read(migrate.role)
+        aws.database.secret.grant_read(migrate.role)
+        deployment = self.api.rest_api.latest_deployment
+        assert deployment is not None
         triggers.Trigger(
             self,
             "MigrateOnDeploy",
             handler=migrate.function,
-            execute_after=[database.instance],
+            execute_after=[aws.database.instance],
+            execute_before=[
+                self.intake, self.worker, self.dlq_handler, self.rebuild, mapping, deployment
+            ],
             execute_on_handler_change=True,
             timeout=Duration.minutes(5),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AwsParts:
+    """The managed services of an AWS environment."""
+
+    network: Network
+    cache: Cache
+    kafka: Kafka
+    database: Database
+
+    @classmethod
+    def build(cls, stack: Stack, config: EnvironmentConfig, retention: logs.RetentionDays) -> AwsParts:
+        assert config.cache is not None
+        assert config.kafka is not None
+        assert config.database is not None
+        name = f"coupons-{config.name}"
+        network = Network(stack, "Network", max_azs=config.availability_zones, log_retention=retention)
+        return cls(
+            network=network,
+            cache=Cache(stack, "Cache", config=config.cache, network=network, name=name),
+            kafka=Kafka(stack, "Kafka", config=config.kafka, network=network, name=name, brokers=config.brokers),
+            database=Database(stack, "Database", config=config.database, network=network, name=name),
+        )
+
+    def stores(self, config: EnvironmentConfig) -> DataStores:
+        assert config.cache is not None
+        assert config.kafka is not None
+        return DataStores(
+            database_instance=self.database.instance.instance_identifier,
+            proxy=self.database.proxy_name,
+            cache_kind=config.cache.kind,
+            cache=self.cache.name,
+            cache_nodes=self.cache.nodes,
+            kafka_kind=config.kafka.kind,
+            kafka_cluster=f"coupons-{config.name}",
+            brokers=config.brokers,
         )
 
 

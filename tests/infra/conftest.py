@@ -16,14 +16,31 @@ ROOT = Path(__file__).resolve().parents[2]
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 
+ACCOUNT, REGION = "123456789012", "eu-west-1"
+# What `cdk synth` with credentials looks up once and keeps in cdk.context.json
+LOOKUPS = {f"availability-zones:account={ACCOUNT}:region={REGION}": [f"{REGION}{az}" for az in "abc"]}
+
+
 def context(env: str) -> dict:
-    return {**json.loads((ROOT / "cdk.json").read_text())["context"], "env": env, "aws:cdk:bundling-stacks": []}
+    return {
+        **json.loads((ROOT / "cdk.json").read_text())["context"],
+        **LOOKUPS,
+        "env": env,
+        "account": ACCOUNT,
+        "region": REGION,
+        "aws:cdk:bundling-stacks": [],
+    }
+
+
+ASSEMBLIES: dict[str, Path] = {}  # env -> the cloud assembly synthesized for it
 
 
 def synthesize(env: str, tmp_path_factory: pytest.TempPathFactory) -> Template:
-    app = cdk.App(context=context(env), outdir=str(tmp_path_factory.mktemp(f"cdk-{env}")))
+    outdir = tmp_path_factory.mktemp(f"cdk-{env}")
+    app = cdk.App(context=context(env), outdir=str(outdir))
     stack = build(app)
     app.synth()  # raises if cdk-nag or CloudFormation validation reports an error
+    ASSEMBLIES[env] = outdir
     return Template.from_stack(stack)
 
 

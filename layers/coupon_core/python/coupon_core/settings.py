@@ -164,11 +164,23 @@ def _produce_bounds(environ: Environ) -> tuple[int, int]:
     return produce_timeout_ms, skew_ms
 
 
+def _claim_name(value: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_:.-]{1,128}", value):
+        raise ConfigError(f"USER_ID_CLAIM must be a claim name (letters, digits, _ : . -); got {value!r}")
+    return value
+
+
 @dataclass(frozen=True)
 class IssuingSettings:
-    """The intake's own: where the user id comes from, and the bound on every produce."""
+    """The intake's own: where the user id comes from, and the bound on every produce.
+
+    With ``USER_ID_SOURCE=claims`` the user id is the token's ``USER_ID_CLAIM`` (default
+    ``custom:user_id``, an immutable Cognito attribute set when the user is created: Cognito's
+    own ``sub`` is a UUID, not the numeric id the API works with).
+    """
 
     user_id_source: UserIdSource
+    user_id_claim: str
     produce_timeout_ms: int
     wait_replicas: int  # 0: answer SUCCESS without waiting for Redis replicas (the default)
     wait_timeout_ms: int
@@ -177,6 +189,7 @@ class IssuingSettings:
     def from_env(cls, environ: Environ) -> IssuingSettings:
         return cls(
             user_id_source=cast(UserIdSource, _choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
+            user_id_claim=_claim_name(environ.get("USER_ID_CLAIM", "custom:user_id").strip() or "custom:user_id"),
             produce_timeout_ms=_produce_bounds(environ)[0],
             wait_replicas=_int(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
             wait_timeout_ms=_int(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),

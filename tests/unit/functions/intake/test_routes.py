@@ -141,21 +141,46 @@ def test_bad_path_ids_are_422(service, bad):
     assert body["error"].startswith("path.couponId")
 
 
-def test_claims_mode_takes_the_user_from_the_token(claims_service):
-    call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": "42"}))
+COGNITO_SUB = "7d8e3c1a-51b2-4f0e-9d3c-2b6a1f0e9c44"  # what Cognito puts in sub: never the user id
+
+
+def test_claims_mode_takes_the_user_from_the_configured_claim(claims_service):
+    call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": COGNITO_SUB, "custom:user_id": "42"}))
     assert claims_service.calls == [(3, 42)]
 
 
+def test_the_claim_is_configurable(monkeypatch, service):
+    settings = IntakeSettings.from_env({**ENV, "USER_ID_SOURCE": "claims", "USER_ID_CLAIM": "member_no"})
+    override(monkeypatch, dependencies.settings, settings)
+    call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"custom:user_id": "1", "member_no": "42"}))
+    assert service.calls == [(3, 42)]
+
+
 def test_claims_mode_refuses_a_different_body_user(claims_service):
-    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}, claims={"sub": "42"}))
+    claims = {"custom:user_id": "42"}
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}, claims=claims))
     assert (status, body["status"]) == (403, "FORBIDDEN")
     assert body["error"] == "userId differs from the user id in the token"
     assert claims_service.calls == []
 
 
-def test_claims_mode_refuses_a_token_without_a_numeric_subject(claims_service):
-    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims={"sub": "alice"}))
+@pytest.mark.parametrize(
+    "claims",
+    [
+        {"sub": COGNITO_SUB},  # Cognito's own subject, and no user id claim
+        {"custom:user_id": "alice"},
+        {"custom:user_id": "\u00b2"},  # superscript two: str.isdigit() says yes, int() fails
+        {"custom:user_id": "\u0661\u0662"},  # Arabic-Indic 12: int() reads it as 12
+        {"custom:user_id": "0"},
+        {"custom:user_id": "9223372036854775808"},
+        {"custom:user_id": " 42"},
+        {"custom:user_id": 42},  # not the string an authorizer passes
+    ],
+)
+def test_claims_mode_refuses_a_token_without_an_ascii_numeric_user_id(claims_service, claims):
+    status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3}, claims=claims))
     assert (status, body["status"]) == (403, "FORBIDDEN")
+    assert body["error"] == "the token carries no numeric user id (claim custom:user_id)"
     assert claims_service.calls == []
 
 

@@ -1,0 +1,54 @@
+"""A WAF web ACL in front of the API stage: a per-IP rate limit and AWS's common rule set.
+
+Stage throttling caps the whole API; the rate-based rule stops one address from taking a sale
+for itself, and the common rule set drops well-known bad requests before they cost an intake
+invocation.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_wafv2 as wafv2
+from constructs import Construct
+
+
+def _visibility(name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
+    return wafv2.CfnWebACL.VisibilityConfigProperty(
+        cloud_watch_metrics_enabled=True, metric_name=name, sampled_requests_enabled=True
+    )
+
+
+class ApiFirewall(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, stage_arn: str, requests_per_5_min: int) -> None:
+        super().__init__(scope, construct_id)
+        self.acl = wafv2.CfnWebACL(
+            self,
+            "Acl",
+            scope="REGIONAL",
+            default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
+            visibility_config=_visibility("coupon-api"),
+            rules=[
+                wafv2.CfnWebACL.RuleProperty(
+                    name="RatePerIp",
+                    priority=0,
+                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                            limit=requests_per_5_min, aggregate_key_type="IP", evaluation_window_sec=300
+                        )
+                    ),
+                    visibility_config=_visibility("coupon-api-rate-per-ip"),
+                ),
+                wafv2.CfnWebACL.RuleProperty(
+                    name="AwsCommonRules",
+                    priority=1,
+                    override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
+                            vendor_name="AWS", name="AWSManagedRulesCommonRuleSet"
+                        )
+                    ),
+                    visibility_config=_visibility("coupon-api-common-rules"),
+                ),
+            ],
+        )
+        wafv2.CfnWebACLAssociation(self, "Association", resource_arn=stage_arn, web_acl_arn=self.acl.attr_arn)

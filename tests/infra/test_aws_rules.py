@@ -1,0 +1,399 @@
+"""Rules AWS applies when it deploys or runs the templates, each checked on the synthesized ones.
+
+Every test names the documentation the rule comes from. Each failed on the templates of before
+issue 12 (a stack that would not deploy, or that would fail every produce once deployed).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import pytest
+from app import build
+from aws_cdk.assertions import Template
+
+from coupon_cdk.config import ConfigError, load
+from tests.infra.conftest import ASSEMBLIES, context
+from tests.infra.template_support import actions, function_id, resources, resources_of
+
+ENVIRONMENTS = ("dev", "prod")
+CONFIG = {env: load(context(env)["coupon:environments"], env) for env in ENVIRONMENTS}
+
+
+def only(template: Template, kind: str) -> tuple[str, dict[str, Any]]:
+    (found,) = resources(template, kind).items()
+    return found
+
+
+def depends_on(template: Template, logical_id: str, prerequisite: str) -> bool:
+    body = template.to_json()["Resources"]
+    todo, seen = [logical_id], set()
+    while todo:
+        current = todo.pop()
+        resource = body[current]
+        referenced = {other for other in body if f'"{other}"' in json.dumps(resource.get("Properties", {}))}
+        for other in set(resource.get("DependsOn", [])) | referenced:
+            if other == prerequisite:
+                return True
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return False
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_topic_is_made_with_the_kafka_protocol_before_anything_uses_it(env, request):
+    """MSK Developer Guide, "Create topics in an Amazon MSK cluster", and the CloudFormation
+    reference of AWS::MSK::Topic: the MSK topic API serves MSK Provisioned (Kafka 3.6 or later)
+    only; dev runs MSK Serverless. MSK "Common use cases": creating a topic needs CreateTopic."""
+    template = request.getfixturevalue(env)
+    assert not resources(template, "AWS::MSK::Topic")
+    topic_id, topic = only(template, "Custom::KafkaTopic")
+    kafka = CONFIG[env].kafka
+    assert kafka is not None
+    assert topic["Properties"]["Partitions"] == str(kafka.partitions)
+    assert topic["Properties"]["ReplicationFactor"] == ("-1" if env == "dev" else str(kafka.replication_factor))
+    maker = resources(template, "AWS::Lambda::Function")[function_id(template, "topic")]
+    assert maker["Properties"]["VpcConfig"]["SubnetIds"]  # the brokers are reachable from the VPC only
+    assert {"kafka-cluster:Connect", "kafka-cluster:CreateTopic", "kafka-cluster:AlterTopic"} <= actions(
+        template, "topic"
+    )
+    mapping_id, _ = next(
+        (i, m) for i, m in resources(template, "AWS::Lambda::EventSourceMapping").items() if "Topics" in m["Properties"]
+    )
+    for consumer in (mapping_id, function_id(template, "intake")):
+        assert depends_on(template, consumer, topic_id), consumer
+
+
+def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
+    """MSK Developer Guide, "Best practices for Standard brokers": replication factor 3 and
+    min.insync.replicas = RF - 1, brokers in three AZs. A stack without an account and region
+    gets two AZs from CDK whatever max_azs says (CDK Vpc reference, maxAzs)."""
+    _, cluster = only(prod, "AWS::MSK::Cluster")
+    brokers = cluster["Properties"]["NumberOfBrokerNodes"]
+    subnets = cluster["Properties"]["BrokerNodeGroupInfo"]["ClientSubnets"]
+    assert len(subnets) == 3
+    assert brokers % len(subnets) == 0  # MSK spreads brokers evenly over the client subnets
+    configuration_id, configuration = only(prod, "AWS::MSK::Configuration")
+    assert configuration_id in json.dumps(cluster["Properties"]["ConfigurationInfo"])
+    server = dict(line.split("=", 1) for line in configuration["Properties"]["ServerProperties"].splitlines())
+    replicas, quorum = int(server["default.replication.factor"]), int(server["min.insync.replicas"])
+    _, topic = only(prod, "Custom::KafkaTopic")
+    assert int(topic["Properties"]["ReplicationFactor"]) == replicas <= brokers
+    assert 2 <= quorum < replicas
+    assert server["auto.create.topics.enable"] == "false"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"availabilityZones": 2}, "replicationFactor 3 exceeds the 2 brokers"),
+        ({"kafka": {"minInsyncReplicas": 3}}, "minInsyncReplicas must be at least 1 and below replicationFactor 3"),
+        ({"concurrency": {"intake": 2000}}, "could open 4000 IAM connections to a broker; MSK accepts 3000"),
+        ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
+        ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
+    ],
+)
+def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
+    environments = copy.deepcopy(context("prod")["coupon:environments"])
+    for key, value in change.items():
+        target = environments["prod"]
+        target[key] = {**target[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ConfigError, match=message):
+        load(environments, "prod")
+
+
+def test_an_aws_environment_without_an_account_and_region_is_refused(tmp_path, monkeypatch):
+    monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
+    monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
+    values = {k: v for k, v in context("prod").items() if k not in ("account", "region")}
+    with pytest.raises(ConfigError, match="no target account and region"):
+        build(cdk.App(context=values, outdir=str(tmp_path)))
+
+
+def test_two_environments_in_one_account_and_region_name_nothing_alike(dev, prod):
+    """CloudFormation: a named resource's name is unique in its account and region; API Gateway's
+    account settings (AWS::ApiGateway::Account) are one per region, so they live in a stack of
+    their own that both environments share."""
+    physical = {"FunctionName", "DBProxyName", "ClusterName", "ServerlessCacheName", "ReplicationGroupId"}
+
+    def names(template: Template) -> set[str]:
+        return {
+            value
+            for resource in template.to_json()["Resources"].values()
+            for key, value in resource.get("Properties", {}).items()
+            if (key in physical or (key, resource["Type"]) == ("Name", "AWS::MSK::Configuration"))
+            and isinstance(value, str)
+        }
+
+    assert names(dev)
+    assert not names(dev) & names(prod)
+    for template in (dev, prod):
+        assert not resources(template, "AWS::ApiGateway::Account")
+    shared = Template.from_json(
+        json.loads((ASSEMBLIES["prod"] / "Coupons-ApiGatewayAccount.template.json").read_text())
+    )
+    _, account = only(shared, "AWS::ApiGateway::Account")
+    assert "CloudWatchRoleArn" in account["Properties"]
+
+
+def test_every_recommended_feature_flag_is_set(dev):
+    """CDK Developer Guide, "Feature flags": `cdk init` writes the recommended flags of its
+    version; an unset flag keeps the behaviour of an old project (`cdk synth` counts them)."""
+    manifest = json.loads((ASSEMBLIES["dev"] / "manifest.json").read_text())
+    report = manifest["artifacts"]["aws-cdk-lib/feature-flag-report"]["properties"]["flags"]
+    unset = [
+        flag
+        for flag, state in report.items()
+        if "userValue" not in state
+        and "recommendedValue" in state
+        and state.get("unconfiguredBehavesLike", {}).get("v2", False) != state["recommendedValue"]
+    ]
+    assert unset == []
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_migration_runs_before_anything_that_uses_the_schema(env, request):
+    """CDK API reference, triggers.Trigger (executeBefore): CloudFormation updates a resource
+    after the ones it depends on, on a first deploy and on every upgrade."""
+    template = request.getfixturevalue(env)
+    trigger_id, _ = only(template, "Custom::Trigger")
+    users = [function_id(template, name) for name in ("intake", "worker", "dlq", "rebuild")]
+    users += list(resources(template, "AWS::Lambda::EventSourceMapping"))
+    users += list(resources(template, "AWS::ApiGateway::Deployment"))
+    assert len(users) == 7
+    for user in users:
+        assert depends_on(template, user, trigger_id), user
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_intake_may_produce_idempotently(env, request):
+    """MSK Developer Guide, "Common use cases for client authorization policy": producing
+    idempotently (kafka-python's default with acks=all) needs kafka-cluster:WriteDataIdempotently
+    on the cluster, besides WriteData on the topic."""
+    template = request.getfixturevalue(env)
+    (granted,) = resources_of(template, "intake", "kafka-cluster:WriteDataIdempotently")
+    assert "Kafka" in granted
+    assert "topic/" not in granted
+    assert "topic/" in " ".join(resources_of(template, "intake", "kafka-cluster:WriteData"))
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_msk_mapping_role_has_the_documented_minimum(env, request):
+    """Lambda Developer Guide, "Configuring Lambda permissions for Amazon MSK event source
+    mappings": the AWSLambdaMSKExecutionRole actions (kafka:DescribeClusterV2 serves both kinds)."""
+    template = request.getfixturevalue(env)
+    minimum = {
+        "kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers", "ec2:CreateNetworkInterface",
+        "ec2:DescribeNetworkInterfaces", "ec2:DescribeVpcs", "ec2:DeleteNetworkInterface", "ec2:DescribeSubnets",
+        "ec2:DescribeSecurityGroups", "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents",
+    }  # fmt: skip
+    assert minimum <= actions(template, "worker")
+
+
+def test_prod_users_sign_in_with_an_app_client_and_carry_a_numeric_user_id(prod):
+    """Cognito Developer Guide, "Understanding the identity token": ``sub`` is a UUID; a custom
+    attribute arrives as the ``custom:<name>`` claim; an app client is how users sign in. The
+    attribute is immutable and the client cannot write it: users cannot choose their id."""
+    _, pool = only(prod, "AWS::Cognito::UserPool")
+    (attribute,) = [a for a in pool["Properties"]["Schema"] if a["Name"] == "user_id"]
+    assert (attribute["AttributeDataType"], attribute["Mutable"]) == ("String", False)
+    _, client = only(prod, "AWS::Cognito::UserPoolClient")
+    assert "ALLOW_USER_SRP_AUTH" in client["Properties"]["ExplicitAuthFlows"]
+    assert client["Properties"]["GenerateSecret"] is False
+    assert "custom:user_id" in client["Properties"]["ReadAttributes"]
+    assert "custom:user_id" not in client["Properties"]["WriteAttributes"]
+    intake = resources(prod, "AWS::Lambda::Function")[function_id(prod, "intake")]
+    variables = intake["Properties"]["Environment"]["Variables"]
+    assert (variables["USER_ID_SOURCE"], variables["USER_ID_CLAIM"]) == ("claims", "custom:user_id")
+
+
+def test_alarms_reach_the_configured_subscribers_through_the_encrypted_topic(tmp_path):
+    """SNS Developer Guide, "Encryption at rest" (key policy for AWS service event sources):
+    CloudWatch publishes to an encrypted topic only with kms:Decrypt and kms:GenerateDataKey*."""
+    values = context("prod")
+    values["coupon:environments"]["prod"]["alarmEmails"] = ["oncall@example.com"]
+    app = cdk.App(context=values, outdir=str(tmp_path))
+    template = Template.from_stack(build(app))
+    _, key = only(template, "AWS::KMS::Key")
+    allowed = [
+        set([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+        for s in key["Properties"]["KeyPolicy"]["Statement"]
+        if s.get("Principal", {}).get("Service") == "cloudwatch.amazonaws.com"
+    ]
+    assert any({"kms:Decrypt", "kms:GenerateDataKey*"} <= granted for granted in allowed)
+    _, subscription = only(template, "AWS::SNS::Subscription")
+    assert (subscription["Properties"]["Protocol"], subscription["Properties"]["Endpoint"]) == (
+        "email",
+        "oncall@example.com",
+    )
+
+
+def test_valkey_never_evicts_a_reservation(dev, prod):
+    """ElastiCache User Guide, "Valkey and Redis OSS parameters": the default maxmemory-policy
+    volatile-lru evicts keys with a TTL, and every key here has one. ElastiCache Serverless
+    evicts only at a data storage maximum, and dev sets none."""
+    _, group = only(prod, "AWS::ElastiCache::ReplicationGroup")
+    parameters_id, parameters = only(prod, "AWS::ElastiCache::ParameterGroup")
+    assert group["Properties"]["CacheParameterGroupName"] == {"Ref": parameters_id}
+    assert parameters["Properties"]["Properties"] == {"maxmemory-policy": "noeviction"}
+    assert parameters["Properties"]["CacheParameterGroupFamily"] == "valkey8"
+    _, serverless = only(dev, "AWS::ElastiCache::ServerlessCache")
+    assert "CacheUsageLimits" not in serverless["Properties"]
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_operators_see_lag_dead_letters_the_api_and_the_data_stores(env, request):
+    """Lambda Developer Guide, "Event source mapping metrics" (MetricsConfig) and the metric
+    pages of SQS, API Gateway, RDS Proxy, ElastiCache and MSK; thresholds span several periods
+    so that one failed request pages nobody."""
+    template = request.getfixturevalue(env)
+    mapping = next(
+        m for m in resources(template, "AWS::Lambda::EventSourceMapping").values() if "Topics" in m["Properties"]
+    )
+    assert set(mapping["Properties"]["MetricsConfig"]["Metrics"]) == {"EventCount", "ErrorCount", "KafkaMetrics"}
+    alarms = resources(template, "AWS::CloudWatch::Alarm").values()
+    metrics = {a["Properties"]["MetricName"] for a in alarms}
+    expected = {
+        "OffsetLag", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "5XXError", "Latency",
+        "ApiThrottled", "CPUUtilization", "DatabaseConnections", "DatabaseConnectionsBorrowLatency",
+    }  # fmt: skip
+    expected |= {"ThrottledCmds"} if env == "dev" else {"EngineCPUUtilization", "DatabaseMemoryUsagePercentage"}
+    expected |= {"CpuUser", "KafkaDataLogsDiskUsed"} if env == "prod" else set()
+    assert expected <= metrics
+    for alarm in alarms:
+        props = alarm["Properties"]
+        if props["MetricName"] in ("Errors", "Throttles", "5XXError"):
+            assert props["Threshold"] > 1, props["AlarmDescription"]
+            assert props["EvaluationPeriods"] > 1, props["AlarmDescription"]
+    only(template, "AWS::CloudWatch::Dashboard")
+    _, throttled = only(template, "AWS::Logs::MetricFilter")
+    assert "429" in throttled["Properties"]["FilterPattern"]
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_concurrency_is_bounded_where_it_must_be(env, request):
+    """Lambda Developer Guide, "Configuring reserved concurrency" and "Configuring maximum
+    concurrency for Amazon SQS event sources" (2 to 1000); the MSK quota page (IAM connections
+    per broker) for the intake, sized in docs/deploy.md."""
+    template = request.getfixturevalue(env)
+    config = CONFIG[env]
+    assert config.concurrency is not None
+    assert config.kafka is not None
+    functions = resources(template, "AWS::Lambda::Function")
+
+    def reserved(name: str) -> int:
+        return functions[function_id(template, name)]["Properties"]["ReservedConcurrentExecutions"]
+
+    assert reserved("intake") == config.concurrency.intake
+    assert reserved("worker") == config.kafka.partitions
+    assert reserved("dlq") == config.concurrency.dlq_handler
+    assert reserved("rebuild") == 1
+    _, invoke = only(template, "AWS::Lambda::EventInvokeConfig")
+    assert invoke["Properties"]["MaximumRetryAttempts"] == 0  # an overlapping run is dropped, not queued
+    sqs_mapping = next(
+        m for m in resources(template, "AWS::Lambda::EventSourceMapping").values() if "Topics" not in m["Properties"]
+    )
+    assert sqs_mapping["Properties"]["ScalingConfig"]["MaximumConcurrency"] == config.concurrency.dlq_mapping
+
+
+def test_prod_has_a_web_acl_and_dev_refuses_anonymous_callers(dev, prod):
+    """AWS WAF Developer Guide, "Rate-based rule statement" and "Baseline rule groups"
+    (AWSManagedRulesCommonRuleSet); API Gateway, "Using AWS WAF to protect your REST APIs"."""
+    _, acl = only(prod, "AWS::WAFv2::WebACL")
+    rules = {rule["Name"]: rule["Statement"] for rule in acl["Properties"]["Rules"]}
+    rate = rules["RatePerIp"]["RateBasedStatement"]
+    assert (rate["AggregateKeyType"], rate["Limit"]) == ("IP", CONFIG["prod"].api.waf_requests_per_5_min)
+    assert rules["AwsCommonRules"]["ManagedRuleGroupStatement"]["Name"] == "AWSManagedRulesCommonRuleSet"
+    _, association = only(prod, "AWS::WAFv2::WebACLAssociation")
+    stage_id, _ = only(prod, "AWS::ApiGateway::Stage")
+    assert stage_id in json.dumps(association["Properties"]["ResourceArn"])
+    assert all(
+        method["Properties"]["AuthorizationType"] != "NONE"
+        for method in resources(dev, "AWS::ApiGateway::Method").values()
+    )
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_functions_reach_the_database_through_the_proxy_only(env, request):
+    """RDS User Guide, "Planning for RDS Proxy" (security groups): the database accepts the
+    proxy's group, the proxy the functions'; nothing else reaches PostgreSQL's port."""
+    template = request.getfixturevalue(env)
+    _, proxy = only(template, "AWS::RDS::DBProxy")
+    _, instance = only(template, "AWS::RDS::DBInstance")
+    (proxy_group,) = proxy["Properties"]["VpcSecurityGroupIds"]
+    (database_group,) = instance["Properties"]["VPCSecurityGroups"]
+    assert proxy_group != database_group
+    into_database = [
+        rule["Properties"]["SourceSecurityGroupId"]
+        for rule in resources(template, "AWS::EC2::SecurityGroupIngress").values()
+        if rule["Properties"]["GroupId"] == database_group
+    ]
+    assert into_database
+    assert all(source == proxy_group for source in into_database)
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_data_is_kept_in_prod_and_nothing_is_left_behind_by_dev(env, request):
+    """CloudFormation User Guide, "DeletionPolicy attribute": Snapshot for RDS instances and
+    ElastiCache replication groups, Retain for the rest of the data."""
+    template = request.getfixturevalue(env)
+    retain = env == "prod"
+    expected = {
+        "AWS::RDS::DBInstance": "Snapshot" if retain else "Delete",
+        "AWS::SQS::Queue": "Retain" if retain else "Delete",
+        "AWS::SecretsManager::Secret": "Retain" if retain else "Delete",
+        "AWS::Logs::LogGroup": "Retain" if retain else "Delete",
+        "AWS::KMS::Key": "Retain" if retain else "Delete",
+    }
+    expected |= (
+        {"AWS::ElastiCache::ReplicationGroup": "Snapshot", "AWS::MSK::Cluster": "Retain"}
+        if retain
+        else {"AWS::ElastiCache::ServerlessCache": "Delete", "AWS::MSK::ServerlessCluster": "Delete"}
+    )
+    for kind, policy in expected.items():
+        found = {r.get("DeletionPolicy") for r in resources(template, kind).values()}
+        assert found == {policy}, kind
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_function_logs_to_a_group_with_the_environments_retention(env, request):
+    """CloudWatch Logs User Guide, "Change log data retention": a log group a function creates
+    for itself (CDK's provider functions do) keeps its events forever."""
+    template = request.getfixturevalue(env)
+    groups = resources(template, "AWS::Logs::LogGroup")
+    assert {g["Properties"]["RetentionInDays"] for g in groups.values()} == {CONFIG[env].log_retention_days}
+    for logical_id, function in resources(template, "AWS::Lambda::Function").items():
+        target = function["Properties"].get("LoggingConfig", {}).get("LogGroup", {})
+        assert target.get("Ref") in groups, logical_id
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_cfn_lint_finds_no_error(env, request):
+    """cfn-lint checks every template against the CloudFormation resource specification."""
+    request.getfixturevalue(env)
+    templates = sorted(str(path) for path in ASSEMBLIES[env].glob("*.template.json"))
+    assert len(templates) == 2
+    run = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "cfn-lint"),
+            "--format",
+            "parseable",
+            "--regions",
+            "eu-west-1",
+            "--",
+            *templates,
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    errors = [line for line in run.stdout.splitlines() if ":E" in line]
+    assert errors == [], run.stdout
+    assert run.returncode in (0, 4), run.stderr  # 4: warnings only
