@@ -18,6 +18,8 @@ from typing import Any
 
 import urllib3
 
+from local.aws_auth import Signer
+
 NO_ANSWER = 0
 """``Answer.status_code`` when nothing came back: the request may or may not have been handled."""
 
@@ -40,8 +42,14 @@ class Answer:
 
 
 class ApiClient:
-    def __init__(self, base_url: str, timeout_s: float = 60, connections: int = 16) -> None:
+    """``sign`` adds the headers that authenticate a request (``local.aws_auth``): SigV4 for the
+    IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
+
+    def __init__(
+        self, base_url: str, timeout_s: float = 60, connections: int = 16, *, sign: Signer | None = None
+    ) -> None:
         self._base_url = base_url.rstrip("/")
+        self._sign = sign
         retries = urllib3.Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, backoff_factor=0.1)
         self._pool = urllib3.PoolManager(
             maxsize=connections, block=False, retries=retries, timeout=urllib3.Timeout(connect=5, read=timeout_s)
@@ -57,14 +65,13 @@ class ApiClient:
         headers: dict[str, str] | None = None,
     ) -> Answer:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        url = self._base_url + path
+        all_headers = {"Content-Type": "application/json", **(headers or {})}
+        if self._sign is not None:
+            all_headers |= self._sign(method, url, data, all_headers)
         started = time.perf_counter()
         try:
-            response = self._pool.request(
-                method,
-                self._base_url + path,
-                body=data,
-                headers={"Content-Type": "application/json", **(headers or {})},
-            )
+            response = self._pool.request(method, url, body=data, headers=all_headers)
         except urllib3.exceptions.HTTPError as exc:
             return Answer(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
         text = response.data.decode()

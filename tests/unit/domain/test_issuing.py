@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import logging
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -166,3 +168,26 @@ def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():
     result = service(store, catalog=catalog).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
     assert "vanished" in result.detail
+
+
+USER = 918_273_645  # a user id that would stand out in a log line
+
+
+@pytest.mark.parametrize(
+    ("publisher", "release_answer"),
+    [
+        (ports.Publisher(fails=PublishUnconfirmedError), None),  # logs a warning
+        (ports.Publisher(fails=NotPublishedError), StateUnavailableError("Redis gone")),  # logs the exception
+    ],
+)
+def test_the_logs_name_the_request_never_the_user(caplog, publisher, release_answer):
+    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=release_answer)
+
+    with caplog.at_level(logging.INFO, logger="coupon_core"):
+        service(store, publisher).issue(3, USER)
+
+    assert caplog.records
+    for record in caplog.records:
+        fields = {**vars(record), "message": record.getMessage()}
+        assert fields["requestId"]
+        assert str(USER) not in json.dumps(fields, default=str)

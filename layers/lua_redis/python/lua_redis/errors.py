@@ -1,8 +1,9 @@
 """Every exception of the Redis state layer, and the one way Redis errors become them.
 
     InvalidInputError (ValueError)  an argument is malformed; raised before Redis is touched
-    StateUnavailableError           Redis could not be reached or did not answer in time:
-                                    callers answer 503 or retry later
+    StateUnavailableError           Redis could not be reached, did not answer in time, or is
+                                    full (``noeviction`` refuses writes): callers answer 503
+                                    or retry later
     LockUnavailableError            a lock was still held by another owner when the wait ran out
 
 redis-py's connection and timeout errors never leave this layer: every call that reaches Redis
@@ -24,7 +25,7 @@ class InvalidInputError(ValueError):
 
 
 class StateUnavailableError(Exception):
-    """Redis could not be reached or did not answer in time; the original error is ``__cause__``."""
+    """Redis could not be reached, did not answer in time, or is full; the original error is ``__cause__``."""
 
 
 class LockUnavailableError(Exception):
@@ -52,4 +53,6 @@ class Reraise(ContextDecorator):
             raise self._error(f"{self._context}: {exc!r}") from exc
 
 
-redis_unavailable = Reraise(StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError))
+redis_unavailable = Reraise(
+    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
+)

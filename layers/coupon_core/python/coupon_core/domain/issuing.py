@@ -210,7 +210,7 @@ class IssueService:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(message))
         except PublishUnconfirmedError as exc:  # maybe in Kafka: releasing could make a SUCCESS into a lie
             logger.warning("publish unconfirmed: the reservation is left to the worker or to reconcile",
-                           extra={"couponId": coupon_id, "userId": user_id, "requestId": str(request_id)})  # fmt: skip
+                           extra={"couponId": coupon_id, "requestId": str(request_id)})  # fmt: skip
             return IssueResult(IssueOutcome.UNCONFIRMED, message=message, detail=str(exc))
         return IssueResult(IssueOutcome.SUCCESS, message=message)
 
@@ -241,7 +241,7 @@ class IssueService:
         except StateUnavailableError:
             logger.exception(
                 "could not release a reservation after a failed publish; reconcile will",
-                extra={"couponId": message.coupon_id, "userId": message.user_id, "reservedAt": message.reserved_at},
+                extra={"couponId": message.coupon_id, "requestId": str(message.request_id)},
             )
             return False
         return True

@@ -1,0 +1,51 @@
+"""A full Valkey under ``noeviction`` (the policy the stack sets): reserve is refused as
+unavailable, nothing is half written, and the intake answers 503 with Retry-After."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from lua_redis import ReservationStore, ReserveOutcome, StateUnavailableError
+from lua_redis.keys import reserved_key
+from tests.services.intake_support import call, create_coupon
+from tests.services.support import open_coupon
+
+
+@pytest.fixture
+def noeviction(redis_client: redis.Redis) -> Iterator[redis.Redis]:
+    policy = redis_client.config_get("maxmemory-policy")["maxmemory-policy"]
+    redis_client.config_set("maxmemory-policy", "noeviction")
+    redis_client.set("ballast", "x" * 1_000_000)  # so that the cap below stays above the server's floor
+    yield redis_client
+    redis_client.config_set("maxmemory", 0)
+    redis_client.config_set("maxmemory-policy", policy)
+
+
+def fill_up(client: redis.Redis) -> None:
+    """Memory capped below what is used now: the next write that needs memory fails."""
+    client.config_set("maxmemory", int(client.info("memory")["used_memory"]) - 500_000)
+
+
+def test_a_full_cache_refuses_the_reservation_as_unavailable_and_writes_nothing(store: ReservationStore, noeviction):
+    store.reconcile(open_coupon(total=10), {}, release_before=None)
+    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    before = noeviction.zrange(reserved_key(1), 0, -1, withscores=True)
+    fill_up(noeviction)
+    with pytest.raises(StateUnavailableError, match=r"Redis unavailable: .*OutOfMemoryError"):
+        store.reserve(1, 11)
+    assert noeviction.zrange(reserved_key(1), 0, -1, withscores=True) == before
+    noeviction.config_set("maxmemory", 0)
+    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS  # and it recovers once memory is back
+
+
+def test_the_intake_answers_a_full_cache_with_503_and_retry_after(pipeline, noeviction):
+    coupon = create_coupon(5)
+    assert call("POST", "/coupon-issues", {"couponId": coupon, "userId": 1}).status_code == 202
+    fill_up(noeviction)
+    answer = call("POST", "/coupon-issues", {"couponId": coupon, "userId": 2})
+    assert (answer.status_code, answer.body["status"], answer.headers["Retry-After"]) == (503, "UNAVAILABLE", "1")
+    noeviction.config_set("maxmemory", 0)
+    assert call("POST", "/coupon-issues", {"couponId": coupon, "userId": 2}).status_code == 202

@@ -1,0 +1,24 @@
+"""The signers the API client uses against a deployed API (IAM-authorised routes, Cognito)."""
+
+from local.aws_auth import id_token, sigv4
+
+URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/coupons"
+
+
+def test_sigv4_signs_for_execute_api_with_the_callers_credentials_and_covers_the_body(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    sign = sigv4("eu-west-1")
+
+    one = sign("POST", URL, b'{"totalQuantity": 1}', {"Content-Type": "application/json"})
+    other = sign("POST", URL, b'{"totalQuantity": 2}', {"Content-Type": "application/json"})
+
+    assert one["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/")
+    assert "/eu-west-1/execute-api/aws4_request" in one["Authorization"]
+    assert "X-Amz-Date" in one
+    assert one["Authorization"].split("Signature=")[1] != other["Authorization"].split("Signature=")[1]
+
+
+def test_the_id_token_goes_in_the_authorization_header():
+    assert id_token("eyJ.token")("GET", URL, None, {}) == {"Authorization": "eyJ.token"}
