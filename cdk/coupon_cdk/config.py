@@ -6,6 +6,7 @@ ones, and a missing or mistyped field names itself.
 
 from __future__ import annotations
 
+import re
 from dataclasses import MISSING, dataclass, fields
 from typing import Any, Literal, get_type_hints
 
@@ -67,13 +68,26 @@ class DatabaseConfig:
 
 
 @dataclass(frozen=True)
+class WarmupConfig:
+    """Provisioned concurrency for the intake from ``starts`` to ``ends`` (Application Auto
+    Scaling schedule expressions, ``at(2026-12-01T11:45:00)`` or ``cron(45 11 * * ? *)``, UTC):
+    a sale's first users meet warm containers."""
+
+    starts: str
+    ends: str
+    provisioned: int
+
+
+@dataclass(frozen=True)
 class ConcurrencyConfig:
     """Reserved concurrency of the intake (bounded by what MSK accepts, see docs/deploy.md) and
-    the DLQ handler, and how many DLQ batches its SQS mapping runs at once (2 or more)."""
+    the DLQ handler, how many DLQ batches its SQS mapping runs at once (2 or more), and an
+    optional warm-up before a sale."""
 
     intake: int
     dlq_handler: int
     dlq_mapping: int
+    warmup: WarmupConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -210,16 +224,35 @@ def _check(config: EnvironmentConfig) -> None:
         raise ConfigError(f"{name}.availabilityZones must be 2 or 3, got {config.availability_zones}")
     if config.concurrency is None:
         raise ConfigError(f"{name}.concurrency is required")
-    if config.concurrency.intake * CONNECTIONS_PER_INTAKE > MSK_IAM_CONNECTIONS:
+    _check_concurrency(name, config.concurrency)
+    assert config.kafka is not None
+    _check_kafka(config, config.kafka)
+
+
+def _check_concurrency(name: str, concurrency: ConcurrencyConfig) -> None:
+    if concurrency.intake * CONNECTIONS_PER_INTAKE > MSK_IAM_CONNECTIONS:
         raise ConfigError(
-            f"{name}.concurrency.intake {config.concurrency.intake} could open "
-            f"{config.concurrency.intake * CONNECTIONS_PER_INTAKE} IAM connections to a broker; MSK accepts "
+            f"{name}.concurrency.intake {concurrency.intake} could open "
+            f"{concurrency.intake * CONNECTIONS_PER_INTAKE} IAM connections to a broker; MSK accepts "
             f"{MSK_IAM_CONNECTIONS} (docs/deploy.md, Sizing)"
         )
-    if config.concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
-        raise ConfigError(f"{name}.concurrency.dlqMapping must be at least 2, got {config.concurrency.dlq_mapping}")
-    kafka = config.kafka
-    assert kafka is not None
+    if concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
+        raise ConfigError(f"{name}.concurrency.dlqMapping must be at least 2, got {concurrency.dlq_mapping}")
+    warmup = concurrency.warmup
+    if warmup is None:
+        return
+    if not 1 <= warmup.provisioned <= concurrency.intake:
+        raise ConfigError(
+            f"{name}.concurrency.warmup.provisioned must be 1 to the intake's {concurrency.intake}, "
+            f"got {warmup.provisioned}"
+        )
+    for field, expression in (("starts", warmup.starts), ("ends", warmup.ends)):
+        if not re.fullmatch(r"(at|cron|rate)\(.+\)", expression):
+            raise ConfigError(f"{name}.concurrency.warmup.{field} must be at(...), cron(...) or rate(...)")
+
+
+def _check_kafka(config: EnvironmentConfig, kafka: KafkaConfig) -> None:
+    name = config.name
     if kafka.kind == "serverless":
         if kafka.replication_factor != MSK_SERVERLESS_REPLICATION:
             raise ConfigError(f"{name}.kafka.replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")

@@ -33,7 +33,8 @@ REASONS = {
     ),
     LAMBDA_BASIC_POLICY: (
         "The provider functions CDK itself ships for custom resources (MSK bootstrap broker lookup, the "
-        "deploy-time migration trigger) use AWS's basic execution policy for their own logs only."
+        "topic's provider framework, the deploy-time migration trigger, the default security group "
+        "restriction) use AWS's basic execution policy for their own logs only."
     ),
     APIGW_LOGS_POLICY: (
         "API Gateway's account-level CloudWatch role needs AWS's policy to write access and execution logs."
@@ -60,15 +61,17 @@ REASONS = {
         "every request in every environment."
     ),
     "AwsSolutions-APIG3": (
-        "Stage throttling bounds the burst per environment; a WAF web ACL is an account-level choice "
-        "attached per environment, outside this stack."
+        "Only where api.wafRequestsPer5Min is 0 (dev, local): every route of dev is IAM-authorised, so no "
+        "anonymous traffic reaches it, and stage throttling bounds the rest; prod has a web ACL (per-IP "
+        "rate and AWS's common rule set)."
     ),
     "AwsSolutions-APIG4": (
-        "In environments without an authorizer the public routes take the user id from the body by "
-        "design (docs/design.md, HTTP API); prod sets userIdSource=claims and a Cognito authorizer."
+        "Local environment only (publicAuth none), whose API exists on LocalStack on this machine; the "
+        "configuration refuses publicAuth none for an AWS environment."
     ),
     "AwsSolutions-COG4": (
-        "Admin routes are IAM-authorised; the public routes use Cognito only where userIdSource=claims."
+        "Admin routes are IAM-authorised (operators, CI), which cdk-nag does not count as an authorizer; "
+        "the public routes use Cognito in prod and IAM in dev."
     ),
 }
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from aws_cdk import Aspects, CfnOutput, Duration, Stack, triggers
+from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
@@ -16,7 +17,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers
-from coupon_cdk.config import ConfigError, EnvironmentConfig
+from coupon_cdk.config import ConfigError, EnvironmentConfig, WarmupConfig
 from coupon_cdk.data import TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.lifecycle import Lifecycle
@@ -146,7 +147,7 @@ class CouponStack(Stack):
             "Api",
             config=config.api,
             stage=config.name,
-            intake=self.intake.function,
+            intake=self._warm_intake(sizing.warmup) if sizing and sizing.warmup else self.intake.function,
             log_retention=retention,
             edge_validation=config.local is None,
         )
@@ -155,6 +156,22 @@ class CouponStack(Stack):
         accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
+
+    def _warm_intake(self, warmup: WarmupConfig) -> lambda_.IFunction:
+        """The API calls the intake through an alias whose provisioned concurrency is scheduled:
+        ``warmup.provisioned`` containers from ``starts`` to ``ends``, none otherwise."""
+        alias = lambda_.Alias(self, "IntakeLive", alias_name="live", version=self.intake.function.current_version)
+        scaling = alias.add_auto_scaling(min_capacity=0, max_capacity=warmup.provisioned)
+        scaling.scale_on_schedule(
+            "WarmUp",
+            schedule=appscaling.Schedule.expression(warmup.starts),
+            min_capacity=warmup.provisioned,
+            max_capacity=warmup.provisioned,
+        )
+        scaling.scale_on_schedule(
+            "CoolDown", schedule=appscaling.Schedule.expression(warmup.ends), min_capacity=0, max_capacity=0
+        )
+        return alias
 
     def _wire_aws(self, aws: AwsParts, config: EnvironmentConfig, function: FunctionFactory, namespace: str) -> None:
         """What exists only in AWS: MSK access, the topic, the mapping, the migration, the WAF, alarms."""

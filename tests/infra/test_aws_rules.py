@@ -98,6 +98,14 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
         ({"concurrency": {"intake": 2000}}, "could open 4000 IAM connections to a broker; MSK accepts 3000"),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
+        (
+            {"concurrency": {"warmup": {"starts": "at(2026-12-01T11:45:00)", "ends": "soon", "provisioned": 10}}},
+            "warmup.ends must be at",
+        ),
+        (
+            {"concurrency": {"warmup": {"starts": "cron(45 11 * * ? *)", "ends": "rate(1 day)", "provisioned": 1001}}},
+            "warmup.provisioned must be 1 to the intake's 1000",
+        ),
     ],
 )
 def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
@@ -397,3 +405,25 @@ def test_cfn_lint_finds_no_error(env, request):
     errors = [line for line in run.stdout.splitlines() if ":E" in line]
     assert errors == [], run.stdout
     assert run.returncode in (0, 4), run.stderr  # 4: warnings only
+
+
+def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(tmp_path):
+    """Lambda Developer Guide, "Configuring provisioned concurrency" (on an alias or version,
+    scheduled with Application Auto Scaling); the API must call that alias to use it."""
+    values = context("prod")
+    values["coupon:environments"]["prod"]["concurrency"]["warmup"] = {
+        "starts": "at(2026-12-01T11:45:00)",
+        "ends": "at(2026-12-01T13:00:00)",
+        "provisioned": 300,
+    }
+    template = Template.from_stack(build(cdk.App(context=values, outdir=str(tmp_path))))
+    alias_id, _ = only(template, "AWS::Lambda::Alias")
+    _, target = only(template, "AWS::ApplicationAutoScaling::ScalableTarget")
+    assert target["Properties"]["ScalableDimension"] == "lambda:function:ProvisionedConcurrency"
+    scheduled = {a["Schedule"]: a["ScalableTargetAction"] for a in target["Properties"]["ScheduledActions"]}
+    assert scheduled == {
+        "at(2026-12-01T11:45:00)": {"MinCapacity": 300, "MaxCapacity": 300},
+        "at(2026-12-01T13:00:00)": {"MinCapacity": 0, "MaxCapacity": 0},
+    }
+    methods = resources(template, "AWS::ApiGateway::Method").values()
+    assert all(alias_id in json.dumps(m["Properties"]["Integration"]["Uri"]) for m in methods)
