@@ -167,7 +167,7 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     latencies = [answer.seconds for _, answer in sale.answers]
     drained = wait_for_drain(engine, boto3.client("sqs", **aws), env["DLQ_URL"], coupon_id, len(successes))
     reconcile = boto3.client("lambda", **aws).invoke(
-        FunctionName=f"{stack.STACK}-rebuild", Payload=json.dumps({"couponId": coupon_id}).encode()
+        FunctionName=env["REBUILD_FUNCTION"], Payload=json.dumps({"couponId": coupon_id}).encode()
     )
     reconcile_report = json.loads(reconcile["Payload"].read())
     observed = observe(engine, client, coupon_id)

@@ -33,6 +33,7 @@ ENV_FILE = STATE / "stack.env"
 TOPIC = "coupon.issue.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
+FUNCTIONS = ("intake", "worker", "dlq", "rebuild")  # each in .local/stack.env as <NAME>_FUNCTION
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -91,12 +92,13 @@ def up() -> dict[str, str]:
     env |= {
         "KAFKA_TOPIC": TOPIC,
         "DLQ_URL": outputs["DlqUrl"],
+        **{f"{name.upper()}_FUNCTION": outputs[f"{name.title()}FunctionName"] for name in FUNCTIONS},
         "AWS_ENDPOINT_URL": localstack.URL,
         "API_URL": f"{localstack.URL}/_aws/execute-api/{api_id}/local",
     }
     bridge = spawn(
         [sys.executable, "-m", "local.bridge", "--bootstrap", env["KAFKA_BOOTSTRAP_SERVERS"], "--topic", TOPIC,
-         "--function", f"{STACK}-worker", "--dlq-url", env["DLQ_URL"]],
+         "--function", env["WORKER_FUNCTION"], "--dlq-url", env["DLQ_URL"]],
         STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
     )  # fmt: skip
     _record("BRIDGE", bridge.pid)

@@ -177,7 +177,7 @@ class Api(Construct):
             .with_custom_attributes(*custom),
             write_attributes=cognito.ClientAttributes().with_standard_attributes(email=True),
         )
-        CfnOutput(self, "UserPoolId", value=pool.user_pool_id)
-        CfnOutput(self, "AppClientId", value=client.user_pool_client_id)
+        CfnOutput(self, "UserPoolId", value=pool.user_pool_id, key="UserPoolId")
+        CfnOutput(self, "AppClientId", value=client.user_pool_client_id, key="AppClientId")
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[pool])
         return {"authorization_type": apigw.AuthorizationType.COGNITO, "authorizer": authorizer}

@@ -49,6 +49,7 @@ class Cache(Construct):
                 snapshot_retention_limit=1,
             )
             host, port = cache.attr_endpoint_address, cache.attr_endpoint_port
+            self.name = name  # the metrics' clusterId
         else:
             parameters = elasticache.CfnParameterGroup(
                 self,
@@ -63,7 +64,6 @@ class Cache(Construct):
             group = elasticache.CfnReplicationGroup(
                 self,
                 "ReplicationGroup",
-                replication_group_id=name,  # the metrics' dimension (unique per environment)
                 replication_group_description=f"{name} reservations",
                 engine="valkey",
                 engine_version="8.0",
@@ -81,8 +81,8 @@ class Cache(Construct):
             )
             accept(group, "AwsSolutions-AEC6")
             host, port = group.attr_primary_end_point_address, group.attr_primary_end_point_port
+            self.name = group.ref  # its generated id; the nodes are <id>-001 and <id>-002
         self.url = f"rediss://{host}:{port}/0"
-        self.name = name
         self.nodes = 2
 
 

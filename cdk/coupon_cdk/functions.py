@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration, Stack
+from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
@@ -49,7 +49,6 @@ class Function(Construct):
         log_retention: logs.RetentionDays,
     ) -> None:
         super().__init__(scope, construct_id)
-        stack = Stack.of(self)
         self.log_group = logs.LogGroup(self, "Logs", retention=log_retention)
         self.role = iam.Role(
             self, "Role", assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"), description=f"{spec.name} function"
@@ -80,7 +79,6 @@ class Function(Construct):
         self.function = lambda_.Function(
             self,
             "Function",
-            function_name=f"{stack.stack_name}-{spec.name}",
             description=spec.description,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
@@ -99,6 +97,8 @@ class Function(Construct):
             security_groups=[placement.security_group] if placement.security_group else None,
         )
 
+        # No fixed name (it would block a replacement); operators and the local stack read this output.
+        CfnOutput(self, "Name", value=self.function.function_name, key=f"{spec.name.title()}FunctionName")
         accept(self.role, "AwsSolutions-IAM5[Resource::*]")
         accept(self.function, "AwsSolutions-L1")
 

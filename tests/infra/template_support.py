@@ -13,11 +13,12 @@ def resources(template: Template, kind: str) -> dict[str, dict[str, Any]]:
 
 
 def function_id(template: Template, name: str) -> str:
-    """The logical id of the function whose name ends with ``-<name>``."""
+    """The logical id of the function whose Powertools service is ``coupon-<name>``."""
     matches = [
         logical_id
         for logical_id, resource in resources(template, "AWS::Lambda::Function").items()
-        if str(resource["Properties"].get("FunctionName", "")).endswith(f"-{name}")
+        if resource["Properties"].get("Environment", {}).get("Variables", {}).get("POWERTOOLS_SERVICE_NAME")
+        == f"coupon-{name}"
     ]
     assert len(matches) == 1, (name, matches)
     return matches[0]

@@ -36,7 +36,7 @@ class Live:
 
     def _invoke(self, function: str, event: Any, **options: str) -> dict[str, Any]:
         return boto3.client("lambda", **self.aws).invoke(
-            FunctionName=f"{stack.STACK}-{function}", Payload=json.dumps(event).encode(), **options
+            FunctionName=self.env[f"{function.upper()}_FUNCTION"], Payload=json.dumps(event).encode(), **options
         )
 
 
