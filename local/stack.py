@@ -21,9 +21,10 @@ from urllib.parse import urlsplit
 
 from sqlalchemy import create_engine
 
+from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure_topic
 from coupon_core.adapters.postgres.migrate import upgrade
+from coupon_core.settings import KafkaSettings
 from local import localstack
-from local.kafka_topics import create_topic
 from local.services import STARTERS, ServiceError, alive, spawn, start_all, stop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,9 +32,10 @@ STATE = ROOT / ".local"
 PIDS = STATE / "pids.json"
 ENV_FILE = STATE / "stack.env"
 TOPIC = "coupon.issue.v1"
+EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
-FUNCTIONS = ("intake", "worker", "dlq", "rebuild")  # each in .local/stack.env as <NAME>_FUNCTION
+FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -80,11 +82,7 @@ def up() -> dict[str, str]:
     engine = create_engine(env["DATABASE_URL"])
     upgrade(engine)
     engine.dispose()
-    try:
-        create_topic(env["KAFKA_BOOTSTRAP_SERVERS"], partitions=PARTITIONS, name=TOPIC)
-    except Exception as exc:  # an external broker may have it already
-        if "TopicAlreadyExists" not in repr(exc):
-            raise
+    _ensure_topics(env["KAFKA_BOOTSTRAP_SERVERS"])
     aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=sys.executable)
     _record("LOCALSTACK", aws.pid)
     outputs = _deploy(env)
@@ -120,7 +118,14 @@ def restart_service(env_var: str) -> None:
     service = STARTERS[env_var](STATE / "services", port)
     _record(env_var, service.pid, int(service.stop_signal))
     if env_var == "KAFKA_BOOTSTRAP_SERVERS":
-        create_topic(service.url, partitions=PARTITIONS, name=TOPIC)
+        _ensure_topics(service.url)
+
+
+def _ensure_topics(bootstrap_servers: str) -> None:
+    """The issue topic and the event stream, as the deploy-time custom resource makes them."""
+    for topic in (TOPIC, EVENTS_TOPIC):
+        settings = KafkaSettings.from_env({"KAFKA_BOOTSTRAP_SERVERS": bootstrap_servers, "KAFKA_TOPIC": topic})
+        ensure_topic(settings, TopicSpec(topic, PARTITIONS, CLUSTER_DEFAULT))
 
 
 def _deploy(env: dict[str, str]) -> dict[str, str]:

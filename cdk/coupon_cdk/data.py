@@ -16,6 +16,7 @@ from coupon_cdk.nag import accept
 from coupon_cdk.network import REDIS_PORT, Network
 
 TOPIC = "coupon.issue.v1"
+EVENTS_TOPIC = "coupon.events.v1"
 DATABASE_NAME = "coupons"
 
 
@@ -158,8 +159,13 @@ class Kafka(Construct):
         arn_parts = Fn.split("/", self.cluster_arn)
         name_and_uuid = Fn.join("/", [Fn.select(1, arn_parts), Fn.select(2, arn_parts)])
         stack = Stack.of(self)
-        self.topic_arn = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:topic/{name_and_uuid}/{TOPIC}"
+        self._topic_arn_prefix = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:topic/{name_and_uuid}/"
+        self.topic_arn = self.topic_arn_of(TOPIC)
+        self.events_topic_arn = self.topic_arn_of(EVENTS_TOPIC)
         self.group_arn_prefix = f"arn:{stack.partition}:kafka:{stack.region}:{stack.account}:group/{name_and_uuid}/"
+
+    def topic_arn_of(self, topic: str) -> str:
+        return self._topic_arn_prefix + topic
 
 
 KAFKA_VERSION = "3.8.x"

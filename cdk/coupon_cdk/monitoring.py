@@ -25,6 +25,7 @@ from constructs import Construct
 ONE_MINUTE = Duration.minutes(1)
 FIVE_MINUTES = Duration.minutes(5)
 DRIFT_THRESHOLD = 100  # users added or released by reconcile in five minutes
+OUTBOX_LAG_S = 300  # the oldest unpublished event, with the relay running every minute
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ class Monitoring(Construct):
         self._alarm(
             "ReconcileDrift", drift, DRIFT_THRESHOLD, "reconcile keeps repairing Redis: look for leaks or lost keys"
         )
+        lag = _metric(namespace, "OutboxLagSeconds", {"service": "coupon-relay"}, "Maximum")
+        self._alarm("OutboxLag", lag, OUTBOX_LAG_S, "events wait in the outbox: the relay fails or falls behind",
+                    periods=3)  # fmt: skip
         self._api(api, access_logs, namespace)
         self._stores(stores)
         cloudwatch.Dashboard(

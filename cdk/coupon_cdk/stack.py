@@ -18,14 +18,14 @@ from constructs import Construct
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers
 from coupon_cdk.config import ConfigError, EnvironmentConfig, WarmupConfig
-from coupon_cdk.data import TOPIC, Cache, Database, Kafka
+from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.lifecycle import Lifecycle
 from coupon_cdk.monitoring import DataStores, Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
 from coupon_cdk.network import Network
 from coupon_cdk.queues import DeadLetterQueues
-from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopic
+from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopics
 from coupon_cdk.waf import ApiFirewall
 
 DLQ_HANDLER_TIMEOUT_S = 60
@@ -126,6 +126,17 @@ class CouponStack(Stack):
             ),
             topic_env | in_flight_env,
         )
+        self.relay = function(
+            FunctionSpec(
+                "relay",
+                "functions/relay/app.handler",
+                "publish the outbox to coupon.events.v1",
+                512,
+                120,
+                None if config.is_local else 1,  # one run at a time keeps each coupon's events in order
+            ),
+            {**kafka_env, "KAFKA_TOPIC": EVENTS_TOPIC},
+        )
         self.queues.dlq.grant_send_messages(self.worker.role)
         self.dlq_handler.function.add_event_source(
             sources.SqsEventSource(
@@ -141,6 +152,13 @@ class CouponStack(Stack):
             description="reconcile Redis with PostgreSQL for coupons near their window",
             schedule=events.Schedule.rate(Duration.minutes(config.reconcile_every_minutes)),
             targets=[targets.LambdaFunction(self.rebuild.function)],
+        )
+        events.Rule(
+            self,
+            "RelaySchedule",
+            description="publish the outbox to coupon.events.v1",
+            schedule=events.Schedule.rate(Duration.minutes(1)),
+            targets=[targets.LambdaFunction(self.relay.function)],
         )
         self.api = Api(
             self,
@@ -177,7 +195,7 @@ class CouponStack(Stack):
         """What exists only in AWS: MSK access, the topic, the mapping, the migration, the WAF, alarms."""
         assert config.kafka is not None
         kafka, database = aws.kafka, aws.database
-        for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):
+        for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay):
             database.secret.grant_read(fn.role)
         cluster, topic, group = (
             [kafka.cluster_arn],
@@ -202,22 +220,20 @@ class CouponStack(Stack):
         self.worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
         self.worker.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
         self.worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], group)
+        self.relay.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
+        self.relay.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.events_topic_arn])
 
         topic_maker = function(
             FunctionSpec("topic", "functions/topic/app.handler", "create or grow the Kafka topic", 256, 120),
             {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam", "KAFKA_TOPIC": TOPIC},
         )
-        kafka_topic = KafkaTopic(
-            self,
-            "KafkaTopic",
-            handler=topic_maker,
-            cluster_arn=kafka.cluster_arn,
-            topic_arn=kafka.topic_arn,
-            partitions=config.kafka.partitions,
-            replication_factor=CLUSTER_DEFAULT
-            if config.kafka.kind == "serverless"
-            else config.kafka.replication_factor,
-        )
+        topics = KafkaTopics(self, "KafkaTopics", handler=topic_maker, cluster_arn=kafka.cluster_arn)
+        replicas = CLUSTER_DEFAULT if config.kafka.kind == "serverless" else config.kafka.replication_factor
+        issue_topic, events_topic = (
+            topics.add(name, name=name, arn=kafka.topic_arn_of(name), partitions=config.kafka.partitions,
+                       replication_factor=replicas)
+            for name in (TOPIC, EVENTS_TOPIC)
+        )  # fmt: skip
         mapping = lambda_.CfnEventSourceMapping(
             self,
             "WorkerMapping",
@@ -242,13 +258,15 @@ class CouponStack(Stack):
                 metrics=["EventCount", "ErrorCount", "KafkaMetrics"]
             ),
         )
-        mapping.node.add_dependency(self.worker.role, kafka_topic.resource)
-        self.intake.node.add_dependency(kafka_topic.resource)
+        mapping.node.add_dependency(self.worker.role, issue_topic)
+        self.intake.node.add_dependency(issue_topic)
+        self.relay.node.add_dependency(events_topic)
         # A single scheduled run at a time: an invocation that finds the one slot taken is not
         # queued for hours behind it, the next schedule comes soon enough.
         self.rebuild.function.configure_async_invoke(
             retry_attempts=0, max_event_age=Duration.minutes(max(1, config.reconcile_every_minutes))
         )
+        self.relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
         self._migrate_first(aws, function, mapping)
         if config.api.waf_requests_per_5_min:
             ApiFirewall(
@@ -261,7 +279,9 @@ class CouponStack(Stack):
             self,
             "Monitoring",
             namespace=namespace,
-            functions={f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild)},
+            functions={
+                f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay)
+            },
             worker=self.worker.function,
             dlq=self.queues.dlq,
             redrive=self.queues.redrive,
@@ -287,7 +307,7 @@ class CouponStack(Stack):
             handler=migrate.function,
             execute_after=[aws.database.instance],
             execute_before=[
-                self.intake, self.worker, self.dlq_handler, self.rebuild, mapping, deployment
+                self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay, mapping, deployment
             ],
             execute_on_handler_change=True,
             timeout=Duration.minutes(5),

@@ -17,35 +17,34 @@ from coupon_cdk.nag import PROVIDER_INVOKES_VERSIONS, accept
 CLUSTER_DEFAULT = -1  # replication factor: the cluster's own, as MSK Serverless wants it
 
 
-class KafkaTopic(Construct):
-    """Creates the topic, or grows its partitions (never shrinks them); kept on delete."""
+class KafkaTopics(Construct):
+    """Topics created, or grown (never shrunk), by one handler; kept on delete."""
 
-    def __init__(
-        self,
-        scope: Construct,
-        construct_id: str,
-        *,
-        handler: Function,
-        cluster_arn: str,
-        topic_arn: str,
-        partitions: int,
-        replication_factor: int,
-    ) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, handler: Function, cluster_arn: str) -> None:
         super().__init__(scope, construct_id)
+        self._handler = handler
         handler.allow(["kafka-cluster:Connect"], [cluster_arn])
-        # CreateTopics, Metadata (describe), CreatePartitions: what the admin client sends
-        handler.allow(
-            ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:AlterTopic"], [topic_arn]
-        )
-        provider = cr.Provider(
+        self._provider = cr.Provider(
             self, "Provider", on_event_handler=handler.function, log_group=logs.LogGroup(self, "ProviderLogs")
         )
         handler_id = Stack.of(self).get_logical_id(cast(CfnElement, handler.function.node.default_child))
-        accept(provider, f"AwsSolutions-IAM5[Resource::<{handler_id}.Arn>:*]", reason=PROVIDER_INVOKES_VERSIONS)
-        self.resource = CustomResource(
+        accept(self._provider, f"AwsSolutions-IAM5[Resource::<{handler_id}.Arn>:*]", reason=PROVIDER_INVOKES_VERSIONS)
+
+    def add(
+        self, construct_id: str, *, name: str, arn: str, partitions: int, replication_factor: int
+    ) -> CustomResource:
+        # CreateTopics, Metadata (describe), CreatePartitions: what the admin client sends
+        self._handler.allow(
+            ["kafka-cluster:CreateTopic", "kafka-cluster:DescribeTopic", "kafka-cluster:AlterTopic"], [arn]
+        )
+        return CustomResource(
             self,
-            "Resource",
-            service_token=provider.service_token,
+            construct_id,
+            service_token=self._provider.service_token,
             resource_type="Custom::KafkaTopic",
-            properties={"Partitions": str(partitions), "ReplicationFactor": str(replication_factor)},
+            properties={
+                "TopicName": name,
+                "Partitions": str(partitions),
+                "ReplicationFactor": str(replication_factor),
+            },
         )

@@ -11,7 +11,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from functions.schedule_events import is_scheduled
 from lua_redis import MAX_BIGINT
+
+__all__ = ["InvalidRebuildEventError", "is_scheduled", "on_demand_coupons"]
 
 CouponId = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT)]
 
@@ -24,14 +27,6 @@ class OnDemand(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     couponId: CouponId | Annotated[list[CouponId], Field(min_length=1, max_length=1_000)]  # noqa: N815
-
-
-def is_scheduled(event: Any) -> bool:
-    return (
-        isinstance(event, dict)
-        and event.get("source") == "aws.events"
-        and event.get("detail-type") == "Scheduled Event"
-    )
 
 
 def on_demand_coupons(event: Any) -> list[int]:

@@ -54,11 +54,13 @@ def test_the_topic_is_made_with_the_kafka_protocol_before_anything_uses_it(env, 
     only; dev runs MSK Serverless. MSK "Common use cases": creating a topic needs CreateTopic."""
     template = request.getfixturevalue(env)
     assert not resources(template, "AWS::MSK::Topic")
-    topic_id, topic = only(template, "Custom::KafkaTopic")
+    topics = {t["Properties"]["TopicName"]: (i, t) for i, t in resources(template, "Custom::KafkaTopic").items()}
+    assert set(topics) == {"coupon.issue.v1", "coupon.events.v1"}
     kafka = CONFIG[env].kafka
     assert kafka is not None
-    assert topic["Properties"]["Partitions"] == str(kafka.partitions)
-    assert topic["Properties"]["ReplicationFactor"] == ("-1" if env == "dev" else str(kafka.replication_factor))
+    for _, topic in topics.values():
+        assert topic["Properties"]["Partitions"] == str(kafka.partitions)
+        assert topic["Properties"]["ReplicationFactor"] == ("-1" if env == "dev" else str(kafka.replication_factor))
     maker = resources(template, "AWS::Lambda::Function")[function_id(template, "topic")]
     assert maker["Properties"]["VpcConfig"]["SubnetIds"]  # the brokers are reachable from the VPC only
     assert {"kafka-cluster:Connect", "kafka-cluster:CreateTopic", "kafka-cluster:AlterTopic"} <= actions(
@@ -68,7 +70,8 @@ def test_the_topic_is_made_with_the_kafka_protocol_before_anything_uses_it(env, 
         (i, m) for i, m in resources(template, "AWS::Lambda::EventSourceMapping").items() if "Topics" in m["Properties"]
     )
     for consumer in (mapping_id, function_id(template, "intake")):
-        assert depends_on(template, consumer, topic_id), consumer
+        assert depends_on(template, consumer, topics["coupon.issue.v1"][0]), consumer
+    assert depends_on(template, function_id(template, "relay"), topics["coupon.events.v1"][0])
 
 
 def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
@@ -84,8 +87,8 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
     assert configuration_id in json.dumps(cluster["Properties"]["ConfigurationInfo"])
     server = dict(line.split("=", 1) for line in configuration["Properties"]["ServerProperties"].splitlines())
     replicas, quorum = int(server["default.replication.factor"]), int(server["min.insync.replicas"])
-    _, topic = only(prod, "Custom::KafkaTopic")
-    assert int(topic["Properties"]["ReplicationFactor"]) == replicas <= brokers
+    for topic in resources(prod, "Custom::KafkaTopic").values():
+        assert int(topic["Properties"]["ReplicationFactor"]) == replicas <= brokers
     assert 2 <= quorum < replicas
     assert server["auto.create.topics.enable"] == "false"
 
@@ -302,9 +305,10 @@ def test_concurrency_is_bounded_where_it_must_be(env, request):
     assert reserved("intake") == config.concurrency.intake
     assert reserved("worker") == config.kafka.partitions
     assert reserved("dlq") == config.concurrency.dlq_handler
-    assert reserved("rebuild") == 1
-    _, invoke = only(template, "AWS::Lambda::EventInvokeConfig")
-    assert invoke["Properties"]["MaximumRetryAttempts"] == 0  # an overlapping run is dropped, not queued
+    assert reserved("rebuild") == reserved("relay") == 1
+    invokes = resources(template, "AWS::Lambda::EventInvokeConfig").values()
+    assert len(invokes) == 2
+    assert all(i["Properties"]["MaximumRetryAttempts"] == 0 for i in invokes)  # an overlapping run is dropped
     sqs_mapping = next(
         m for m in resources(template, "AWS::Lambda::EventSourceMapping").values() if "Topics" not in m["Properties"]
     )

@@ -79,6 +79,14 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     assert {a for a in every["rebuild"] if a.startswith("kafka")} == reads_in_flight
     produces = {"kafka-cluster:WriteData", "kafka-cluster:WriteDataIdempotently"}
     assert {a for a in every["intake"] if a.startswith("kafka")} == reads_in_flight | produces
+    # the relay writes the event stream and nothing else of Kafka
+    relay = actions(template, "relay")
+    assert {a for a in relay if a.startswith("kafka")} == produces | {
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeTopic",
+    }
+    assert all("coupon.events.v1" in r for r in resources_of(template, "relay", "kafka-cluster:WriteData"))
+    assert all("coupon.issue.v1" in r for r in resources_of(template, "intake", "kafka-cluster:WriteData"))
     for name in FUNCTIONS:
         assert "secretsmanager:GetSecretValue" in every[name]
         assert not any(action.endswith("*") for action in every[name]), (name, every[name])

@@ -20,6 +20,7 @@ from sqlalchemy import text
 from coupon_core.domain.records import IssueMessage
 from local import stack
 from local.invariants import check, observe, successes_of
+from local.kafka_topics import read_all
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
 
@@ -101,6 +102,26 @@ def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
     assert outbox == 1
     settle(live, coupon_id, {accepted.body["requestId"]: 7})
     assert_invariants(live, coupon_id, {accepted.body["requestId"]: 7})
+
+
+def test_the_relay_publishes_each_issue_once_as_a_versioned_event_and_marks_it(live):
+    coupon_id = new_coupon(live, 5)
+    requests = {issue(live, coupon_id, user).body["requestId"]: user for user in (1, 2, 3)}
+    eventually(lambda: all(status(live, coupon_id, u) == "ISSUED" for u in (1, 2, 3)), "the three issued")
+    refused = live.invoke("relay", {"couponId": coupon_id})
+    assert refused["errorType"] == "InvalidRelayEventError"
+    assert "expected a scheduled EventBridge event" in refused["errorMessage"]
+    unpublished = "SELECT count(*) FROM outbox WHERE coupon_id = :c AND published_at IS NULL"
+    live.invoke("relay", {})  # (or the schedule's run, if it came first: one relay at a time)
+    eventually(lambda: count(live, unpublished, c=coupon_id) == 0, "the outbox relayed")
+    events = [
+        json.loads(record.value)
+        for record in read_all(live.env["KAFKA_BOOTSTRAP_SERVERS"], stack.EVENTS_TOPIC)
+        if record.key == str(coupon_id).encode()
+    ]
+    assert len(events) == 3
+    assert {e["payload"]["requestId"]: e["payload"]["userId"] for e in events} == requests
+    assert {(e["version"], e["type"], e["couponId"]) for e in events} == {(1, "COUPON_ISSUED", coupon_id)}
 
 
 BURST_OUTCOMES = {"SUCCESS", "SOLD_OUT", "ANSWER_LOST"}

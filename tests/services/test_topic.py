@@ -78,14 +78,10 @@ def cloudformation_event(request_type: str, properties: dict[str, str]) -> dict[
 
 def test_the_handler_creates_on_create_and_keeps_on_delete(settings, monkeypatch):
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", ",".join(settings.bootstrap_servers))
-    monkeypatch.setenv("KAFKA_TOPIC", settings.topic)
-    created = handler(
-        cloudformation_event("Create", {"Partitions": "3", "ReplicationFactor": "-1"}), InProcessContext()
-    )
+    properties = {"TopicName": settings.topic, "Partitions": "3", "ReplicationFactor": "-1"}
+    created = handler(cloudformation_event("Create", properties), InProcessContext())
     assert created == {"PhysicalResourceId": settings.topic, "Data": {"Partitions": 3, "Change": "CREATED"}}
-    deleted = handler(
-        cloudformation_event("Delete", {"Partitions": "3", "ReplicationFactor": "-1"}), InProcessContext()
-    )
+    deleted = handler(cloudformation_event("Delete", properties), InProcessContext())
     assert deleted == {"PhysicalResourceId": "coupon.issue.v1"}
     assert partitions(settings) == 3
 
@@ -96,13 +92,14 @@ def test_the_handler_creates_on_create_and_keeps_on_delete(settings, monkeypatch
         ({"Partitions": "three", "ReplicationFactor": "3"}, "property Partitions must be an integer, got 'three'"),
         ({"ReplicationFactor": "3"}, "property Partitions must be an integer, got ''"),
         ({"Partitions": "\u0663", "ReplicationFactor": "3"}, "property Partitions must be an integer"),
+        ({"Partitions": "3", "ReplicationFactor": "--1"}, "property ReplicationFactor must be an integer"),
         ({"Partitions": "0", "ReplicationFactor": "3"}, "partitions must be at least 1, got 0"),
         ({"Partitions": "3", "ReplicationFactor": "0"}, "replication factor must be at least 1 .or -1"),
+        ({"TopicName": "no spaces", "Partitions": "3", "ReplicationFactor": "3"}, "TopicName must be a Kafka topic"),
     ],
 )
 def test_the_handler_refuses_malformed_properties_and_makes_nothing(settings, monkeypatch, properties, message):
     monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", ",".join(settings.bootstrap_servers))
-    monkeypatch.setenv("KAFKA_TOPIC", settings.topic)
     with pytest.raises(ConfigError, match=message):
-        handler(cloudformation_event("Create", properties), InProcessContext())
+        handler(cloudformation_event("Create", {"TopicName": settings.topic, **properties}), InProcessContext())
     assert partitions(settings) is None

@@ -273,6 +273,21 @@ class ReconcileSettings:
 
 
 @dataclass(frozen=True)
+class OutboxRelaySettings:
+    """How many events the relay publishes per transaction, and how long it waits for Kafka."""
+
+    batch: int
+    publish_timeout_ms: int
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> OutboxRelaySettings:
+        return cls(
+            batch=_int(environ, "OUTBOX_BATCH", 500, low=1, high=10_000),
+            publish_timeout_ms=_int(environ, "OUTBOX_PUBLISH_TIMEOUT_MS", 10_000, low=100, high=60_000),
+        )
+
+
+@dataclass(frozen=True)
 class FunctionSettings:
     """What every function reads; a subclass adds the parts it needs as fields.
 
@@ -325,3 +340,11 @@ class RebuildSettings(FunctionSettings):
     kafka: KafkaSettings
     consumer_group: ConsumerGroupSettings
     read_back: ReadBackSettings
+
+
+@dataclass(frozen=True)
+class RelaySettings(FunctionSettings):
+    """The outbox relay: the database, and Kafka to publish to (KAFKA_TOPIC: the events topic)."""
+
+    kafka: KafkaSettings
+    relay: OutboxRelaySettings

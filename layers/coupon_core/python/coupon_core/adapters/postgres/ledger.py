@@ -122,6 +122,7 @@ class SqlLedger:
                     [
                         {
                             "aggregate_id": str(row.id),
+                            "coupon_id": coupon_id,
                             "event_type": COUPON_ISSUED,
                             "payload": {
                                 "couponId": coupon_id,

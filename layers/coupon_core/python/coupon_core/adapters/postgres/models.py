@@ -80,12 +80,15 @@ class CouponIssueFailure(Base):
 
 
 class OutboxEvent(Base):
-    """COUPON_ISSUED events, written in the worker's transaction, published later."""
+    """Events written in the transaction of the change they describe, published by the relay
+    (``functions/relay``) in ``id`` order; ``published_at`` is set once Kafka has them."""
 
     __tablename__ = "outbox"
-    __table_args__ = (Index("ix_outbox_unpublished", "created_at", postgresql_where="published_at IS NULL"),)
+    __table_args__ = (Index("ix_outbox_unpublished", "id", postgresql_where="published_at IS NULL"),)
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    event_id: Mapped[uuid.UUID] = mapped_column(Uuid, unique=True, server_default=func.gen_random_uuid())
+    coupon_id: Mapped[int] = mapped_column(BigInteger)
     aggregate_id: Mapped[str] = mapped_column(Text)
     event_type: Mapped[str] = mapped_column(Text)
     payload: Mapped[dict[str, Any]] = mapped_column(JSONB)
