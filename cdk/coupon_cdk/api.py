@@ -36,6 +36,8 @@ COUPON_SCHEMA = apigw.JsonSchema(
         "totalQuantity": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000),
         "issueStartsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
         "issueEndsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
+        "validUntil": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
+        "validDays": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=3650),
     },
 )
 # API Gateway's own refusals in our answer format (every answer has status and error).
@@ -135,6 +137,7 @@ class Api(Construct):
         coupon.add_method("GET", integration, **params, **iam_auth)
         issue_status = coupon.add_resource("issues").add_resource("{userId}")
         issue_status.add_method("GET", integration, **params, **public_auth)
+        issue_status.add_resource("use").add_method("POST", integration, **params, **public_auth)
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
         """Who may call the public routes: anyone (local), SigV4-signed callers of the account

@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import redis
 
 from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
+from coupon_core.domain.lifecycle import IssueLifecycle
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 
 @dataclass(frozen=True)
@@ -32,12 +37,25 @@ class Wiring:
 
 
 @functools.cache
-def _catalog(settings: IntakeSettings) -> CouponCatalog:
+def _engine(settings: IntakeSettings) -> Engine:
     # SQLAlchemy is imported here, on the first request that needs the database, not at cold start.
-    from coupon_core.adapters.postgres.catalog import SqlCouponCatalog  # noqa: PLC0415
     from coupon_core.adapters.postgres.engine import make_engine  # noqa: PLC0415
 
-    return SqlCouponCatalog(make_engine(settings.database))
+    return make_engine(settings.database)
+
+
+@functools.cache
+def _catalog(settings: IntakeSettings) -> CouponCatalog:
+    from coupon_core.adapters.postgres.catalog import SqlCouponCatalog  # noqa: PLC0415
+
+    return SqlCouponCatalog(_engine(settings))
+
+
+@functools.cache
+def _lifecycle(settings: IntakeSettings) -> IssueLifecycle:
+    from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle  # noqa: PLC0415
+
+    return SqlIssueLifecycle(_engine(settings))
 
 
 @functools.cache
@@ -91,6 +109,10 @@ def catalog() -> CouponCatalog:
     return _catalog(wiring().settings)
 
 
+def lifecycle() -> IssueLifecycle:
+    return _lifecycle(wiring().settings)
+
+
 def reset() -> None:
     """Forget the wiring (tests change the environment between cases)."""
     if wiring.cache_info().currsize:
@@ -98,4 +120,6 @@ def reset() -> None:
         wiring().client.close()
     wiring.cache_clear()
     _catalog.cache_clear()
+    _lifecycle.cache_clear()
+    _engine.cache_clear()
     _in_flight.cache_clear()

@@ -56,11 +56,17 @@ class CreateCouponRequest(_Strict):
     totalQuantity: Annotated[StrictInt, Field(ge=1, le=10_000_000)]  # noqa: N815
     issueStartsAt: Moment  # noqa: N815
     issueEndsAt: Moment  # noqa: N815
+    validUntil: Moment | None = Field(default=None, description="an issued copy expires at this time")  # noqa: N815
+    validDays: Annotated[StrictInt, Field(ge=1, le=3_650)] | None = Field(  # noqa: N815
+        default=None, description="an issued copy expires this many days after its issue (the earlier of the two)"
+    )
 
     @model_validator(mode="after")
-    def _window_is_ordered(self) -> CreateCouponRequest:
+    def _times_are_ordered(self) -> CreateCouponRequest:
         if self.issueEndsAt <= self.issueStartsAt:
             raise ValueError("issueEndsAt must be after issueStartsAt")
+        if self.validUntil is not None and self.validUntil <= self.issueStartsAt:
+            raise ValueError("validUntil must be after issueStartsAt")
         return self
 
 
@@ -78,7 +84,7 @@ class IssueAccepted(BaseModel):
 
 
 class IssueStatusBody(BaseModel):
-    status: Literal["NONE", "PENDING", "ISSUED", "FAILED"]
+    status: Literal["NONE", "PENDING", "ISSUED", "USED", "CANCELED", "EXPIRED", "FAILED"]
     couponId: int  # noqa: N815
     userId: int  # noqa: N815
 
@@ -93,3 +99,12 @@ class CouponBody(BaseModel):
     reserved: int
     issueStartsAt: str  # noqa: N815
     issueEndsAt: str  # noqa: N815
+    validUntil: str | None  # noqa: N815
+    validDays: int | None  # noqa: N815
+
+
+class UseBody(BaseModel):
+    status: Literal["USED"]
+    couponId: int  # noqa: N815
+    userId: int  # noqa: N815
+    usedAt: str  # noqa: N815

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from coupon_core.adapters.kafka.event_publisher import EventPublisher
 from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.adapters.postgres.outbox import SqlOutbox
 from coupon_core.settings import RelaySettings
 
@@ -15,14 +16,17 @@ from coupon_core.settings import RelaySettings
 class Wiring:
     settings: RelaySettings
     outbox: SqlOutbox
+    lifecycle: SqlIssueLifecycle
     publisher: EventPublisher
 
 
 @functools.cache
 def wiring() -> Wiring:
     settings = RelaySettings.from_env()
+    engine = make_engine(settings.database, pool_size=1)
     return Wiring(
         settings,
-        SqlOutbox(make_engine(settings.database, pool_size=1)),
+        SqlOutbox(engine),
+        SqlIssueLifecycle(engine),
         EventPublisher(settings.kafka, timeout_ms=settings.relay.publish_timeout_ms),
     )

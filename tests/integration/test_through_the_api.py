@@ -104,10 +104,16 @@ def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
     assert_invariants(live, coupon_id, {accepted.body["requestId"]: 7})
 
 
-def test_the_relay_publishes_each_issue_once_as_a_versioned_event_and_marks_it(live):
+def test_a_use_and_the_relay_publishing_each_change_once_as_a_versioned_event(live):
     coupon_id = new_coupon(live, 5)
     requests = {issue(live, coupon_id, user).body["requestId"]: user for user in (1, 2, 3)}
     eventually(lambda: all(status(live, coupon_id, u) == "ISSUED" for u in (1, 2, 3)), "the three issued")
+    used = live.api.request("POST", f"/coupons/{coupon_id}/issues/1/use")
+    again = live.api.request("POST", f"/coupons/{coupon_id}/issues/1/use")
+    assert (used.status_code, used.body["status"], again.status_code, again.body["status"]) == (
+        200, "USED", 409, "ALREADY_USED"
+    )  # fmt: skip
+    assert status(live, coupon_id, 1) == "USED"
     refused = live.invoke("relay", {"couponId": coupon_id})
     assert refused["errorType"] == "InvalidRelayEventError"
     assert "expected a scheduled EventBridge event" in refused["errorMessage"]
@@ -119,9 +125,11 @@ def test_the_relay_publishes_each_issue_once_as_a_versioned_event_and_marks_it(l
         for record in read_all(live.env["KAFKA_BOOTSTRAP_SERVERS"], stack.EVENTS_TOPIC)
         if record.key == str(coupon_id).encode()
     ]
-    assert len(events) == 3
-    assert {e["payload"]["requestId"]: e["payload"]["userId"] for e in events} == requests
-    assert {(e["version"], e["type"], e["couponId"]) for e in events} == {(1, "COUPON_ISSUED", coupon_id)}
+    issued = [e for e in events if e["type"] == "COUPON_ISSUED"]
+    assert [e["type"] for e in events] == ["COUPON_ISSUED"] * 3 + ["COUPON_USED"]  # in order, per coupon
+    assert {e["payload"]["requestId"]: e["payload"]["userId"] for e in issued} == requests
+    assert events[-1]["payload"]["userId"] == 1
+    assert {(e["version"], e["couponId"]) for e in events} == {(1, coupon_id)}
 
 
 BURST_OUTCOMES = {"SUCCESS", "SOLD_OUT", "ANSWER_LOST"}

@@ -25,8 +25,9 @@ def call(method: str, path: str, body: Any = None, **kwargs: Any) -> Answer:
 
 
 def create_coupon(
-    total: int, *, starts_in: timedelta = timedelta(hours=-1), lasts: timedelta = timedelta(hours=2)
+    total: int, *, starts_in: timedelta = timedelta(hours=-1), lasts: timedelta = timedelta(hours=2), **extra: Any
 ) -> int:
+    """A coupon open now by default; ``extra`` adds fields of the request (``validDays``, ...)."""
     starts_at = datetime.now(UTC) + starts_in
     answer = call(
         "POST",
@@ -36,6 +37,7 @@ def create_coupon(
             "totalQuantity": total,
             "issueStartsAt": starts_at.isoformat(),
             "issueEndsAt": (starts_at + lasts).isoformat(),
+            **extra,
         },
     )
     assert answer.status_code == 201, answer

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from coupon_core.domain.coupons import Coupon, NewCoupon
+from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
 from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
@@ -34,6 +34,8 @@ def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: 
         reserved=reserved,
         issueStartsAt=coupon.issue_starts_at.isoformat(),
         issueEndsAt=coupon.issue_ends_at.isoformat(),
+        validUntil=coupon.validity.until.isoformat() if coupon.validity.until else None,
+        validDays=coupon.validity.days,
     )
 
 
@@ -43,7 +45,10 @@ def create_coupon(
     coupons: Catalog,
     initialiser: Annotated[StateInitialiser, Depends(state_initialiser)],
 ) -> Response[dict[str, Any]]:
-    coupon = coupons.create(NewCoupon(request.name, request.totalQuantity, request.issueStartsAt, request.issueEndsAt))
+    validity = Validity(request.validUntil, request.validDays)
+    coupon = coupons.create(
+        NewCoupon(request.name, request.totalQuantity, request.issueStartsAt, request.issueEndsAt, validity)
+    )
     initialiser.prepare(coupon)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
     return answer(HTTPStatus.CREATED, _coupon_body("CREATED", coupon, reserved=0))

@@ -13,7 +13,15 @@ def test_the_checked_in_document_is_current():
 
 def test_every_route_is_documented_with_our_error_body():
     paths = json.loads(generate())["paths"]
-    assert set(paths) == {"/coupon-issues", "/coupons/{couponId}/issues/{userId}", "/coupons", "/coupons/{couponId}"}
+    assert set(paths) == {
+        "/coupon-issues",
+        "/coupons/{couponId}/issues/{userId}",
+        "/coupons/{couponId}/issues/{userId}/use",
+        "/coupons",
+        "/coupons/{couponId}",
+    }
+    use = paths["/coupons/{couponId}/issues/{userId}/use"]["post"]["responses"]
+    assert set(use) == {"200", "403", "404", "409", "422", "503"}
     issue = paths["/coupon-issues"]["post"]["responses"]
     assert set(issue) == {"202", "403", "404", "409", "422", "503"}
     assert issue["422"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/ErrorBody"

@@ -10,11 +10,21 @@ from lua_redis import CouponState
 
 
 @dataclass(frozen=True)
+class Validity:
+    """How long an issued copy may be used: until ``until``, or ``days`` after its issue,
+    whichever comes first; neither: for ever."""
+
+    until: datetime | None = None
+    days: int | None = None
+
+
+@dataclass(frozen=True)
 class NewCoupon:
     name: str
     total_quantity: int
     issue_starts_at: datetime
     issue_ends_at: datetime
+    validity: Validity = Validity()
 
 
 @dataclass(frozen=True)
@@ -26,6 +36,7 @@ class Coupon:
     issue_starts_at: datetime
     issue_ends_at: datetime
     issued: int
+    validity: Validity = Validity()
 
     def state(self, retention_ms: int) -> CouponState:
         """The Redis view of the coupon; its keys live ``retention_ms`` past the window's end."""
@@ -49,7 +60,10 @@ class IssuedUsers:
 
 @dataclass(frozen=True)
 class UserRecord:
-    """What the database knows of one user and one coupon."""
+    """What the database knows of one user and one coupon: whether it was issued and where its
+    life stands (``ISSUED``, ``USED``, ``CANCELED`` or ``EXPIRED``; an ISSUED copy past its
+    expiry reads EXPIRED before the sweep marks it), and whether a request of the user failed."""
 
     issued: bool
     failed: bool
+    life: str | None = None

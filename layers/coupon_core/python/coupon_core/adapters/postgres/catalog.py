@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, case, func, literal, select
 from sqlalchemy.orm import Session
 
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
-from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
+from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord, Validity
 from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
 from lua_redis import Reraise
@@ -27,6 +27,7 @@ def _coupon(row: CouponRow, issued: int) -> Coupon:
         issue_starts_at=row.issue_starts_at,
         issue_ends_at=row.issue_ends_at,
         issued=issued,
+        validity=Validity(row.valid_until, row.valid_days),
     )
 
 
@@ -43,6 +44,8 @@ class SqlCouponCatalog:
                 remaining_quantity=coupon.total_quantity,
                 issue_starts_at=coupon.issue_starts_at,
                 issue_ends_at=coupon.issue_ends_at,
+                valid_until=coupon.validity.until,
+                valid_days=coupon.validity.days,
             )
             session.add(row)
             session.flush()
@@ -76,15 +79,23 @@ class SqlCouponCatalog:
         with Session(self._engine) as session:
             if session.get(CouponRow, coupon_id) is None:
                 return None
-            issued = session.scalar(
-                select(CouponIssue.id).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
+            life = session.scalar(
+                select(
+                    case(
+                        (
+                            (CouponIssue.status == "ISSUED") & (CouponIssue.expires_at <= func.now()),
+                            literal("EXPIRED"),
+                        ),
+                        else_=CouponIssue.status,
+                    )
+                ).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
             )
             failed = session.scalar(
                 select(CouponIssueFailure.id)
                 .where(CouponIssueFailure.coupon_id == coupon_id, CouponIssueFailure.user_id == user_id)
                 .limit(1)
             )
-            return UserRecord(issued=issued is not None, failed=failed is not None)
+            return UserRecord(issued=life is not None, failed=failed is not None, life=life)
 
     @_database_down
     def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]:

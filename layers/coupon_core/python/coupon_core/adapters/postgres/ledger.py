@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Engine, Text, Uuid, column, func, select, update, values
+from sqlalchemy import DateTime, Engine, Text, Uuid, column, func, literal, select, update, values
 from sqlalchemy.dialects.postgresql import insert
 
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
@@ -18,6 +19,17 @@ from coupon_core.timeutil import from_millis
 from lua_redis import ReleaseOutcome, Reraise
 
 COUPON_ISSUED = "COUPON_ISSUED"
+
+
+def _expiry(valid_until: datetime | None, valid_days: int | None) -> Any:
+    """When a copy issued now expires (SQL, the database's clock): the earlier of the two."""
+    parts: list[Any] = []
+    if valid_until is not None:
+        parts.append(literal(valid_until, DateTime(timezone=True)))
+    if valid_days is not None:
+        parts.append(func.now() + func.make_interval(0, 0, 0, valid_days))
+    return func.least(*parts) if len(parts) > 1 else (parts[0] if parts else None)
+
 
 _database_down = Reraise(DatabaseUnavailableError, "could not write to the database", DRIVER_ERRORS)
 
@@ -40,11 +52,14 @@ class SqlLedger:
         much remains, and one COUPON_ISSUED outbox row is written per new issue.
         """
         with self._engine.begin() as connection:
-            remaining = connection.scalar(
-                select(Coupon.remaining_quantity).where(Coupon.id == coupon_id).with_for_update()
-            )
-            if remaining is None:
+            coupon = connection.execute(
+                select(Coupon.remaining_quantity, Coupon.valid_until, Coupon.valid_days)
+                .where(Coupon.id == coupon_id)
+                .with_for_update()
+            ).one_or_none()
+            if coupon is None:
                 return [GroupOutcome.COUPON_NOT_FOUND] * len(messages)
+            remaining = coupon.remaining_quantity
             issued = set(
                 connection.scalars(
                     select(CouponIssue.user_id).where(
@@ -62,7 +77,7 @@ class SqlLedger:
             )
             outcomes, fresh = self._decide(messages, issued, failed, remaining)
             if fresh:
-                inserted = self._insert(connection, coupon_id, fresh)
+                inserted = self._insert(connection, coupon_id, fresh, _expiry(coupon.valid_until, coupon.valid_days))
                 outcomes = [
                     GroupOutcome.ALREADY_ISSUED
                     if outcome is GroupOutcome.ISSUED and message.user_id not in inserted
@@ -92,7 +107,7 @@ class SqlLedger:
         return outcomes, fresh
 
     @staticmethod
-    def _insert(connection: Any, coupon_id: int, fresh: list[IssueMessage]) -> set[int]:
+    def _insert(connection: Any, coupon_id: int, fresh: list[IssueMessage], expiry: Any) -> set[int]:
         rows = connection.execute(
             insert(CouponIssue)
             .values(
@@ -102,6 +117,7 @@ class SqlLedger:
                         "user_id": message.user_id,
                         "request_id": message.request_id,
                         "reserved_at": from_millis(message.reserved_at),
+                        "expires_at": expiry,
                     }
                     for message in fresh
                 ]

@@ -23,7 +23,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-ISSUE_STATUSES = ("ISSUED", "USED", "CANCELED")
+ISSUE_STATUSES = ("ISSUED", "USED", "CANCELED", "EXPIRED")
 
 
 class Base(DeclarativeBase):
@@ -36,6 +36,7 @@ class Coupon(Base):
         CheckConstraint("remaining_quantity BETWEEN 0 AND total_quantity", name="ck_coupons_remaining"),
         CheckConstraint("total_quantity > 0", name="ck_coupons_total_positive"),
         CheckConstraint("issue_ends_at > issue_starts_at", name="ck_coupons_window"),
+        CheckConstraint("valid_days IS NULL OR valid_days > 0", name="ck_coupons_valid_days"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -44,6 +45,9 @@ class Coupon(Base):
     remaining_quantity: Mapped[int] = mapped_column(Integer)
     issue_starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     issue_ends_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # an issued copy expires at valid_until, or valid_days after its issue, whichever comes first
+    valid_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    valid_days: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
@@ -52,6 +56,7 @@ class CouponIssue(Base):
     __table_args__ = (
         UniqueConstraint("coupon_id", "user_id", name="uq_coupon_issues_coupon_user"),
         CheckConstraint(f"status IN {ISSUE_STATUSES}", name="ck_coupon_issues_status"),
+        Index("ix_coupon_issues_due", "expires_at", postgresql_where="status = 'ISSUED'"),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -61,6 +66,10 @@ class CouponIssue(Base):
     status: Mapped[str] = mapped_column(Text, server_default="ISSUED")
     reserved_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     issued_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    use_key: Mapped[str | None] = mapped_column(Text)  # the Idempotency-Key of the use, if it had one
+    expired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class CouponIssueFailure(Base):
