@@ -38,6 +38,7 @@ COUPON_SCHEMA = apigw.JsonSchema(
         "issueEndsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
         "validUntil": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
         "validDays": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=3650),
+        "reissueAfterCancel": apigw.JsonSchema(type=apigw.JsonSchemaType.BOOLEAN),
     },
 )
 # API Gateway's own refusals in our answer format (every answer has status and error).
@@ -137,7 +138,8 @@ class Api(Construct):
         coupon.add_method("GET", integration, **params, **iam_auth)
         issue_status = coupon.add_resource("issues").add_resource("{userId}")
         issue_status.add_method("GET", integration, **params, **public_auth)
-        issue_status.add_resource("use").add_method("POST", integration, **params, **public_auth)
+        for change in ("use", "cancel"):
+            issue_status.add_resource(change).add_method("POST", integration, **params, **public_auth)
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
         """Who may call the public routes: anyone (local), SigV4-signed callers of the account

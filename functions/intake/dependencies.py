@@ -17,7 +17,7 @@ import redis
 from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
-from coupon_core.domain.lifecycle import IssueLifecycle
+from coupon_core.domain.lifecycle import LifecycleService
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
@@ -52,10 +52,13 @@ def _catalog(settings: IntakeSettings) -> CouponCatalog:
 
 
 @functools.cache
-def _lifecycle(settings: IntakeSettings) -> IssueLifecycle:
+def _lifecycle(settings: IntakeSettings) -> LifecycleService:
     from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle  # noqa: PLC0415
 
-    return SqlIssueLifecycle(_engine(settings))
+    parts = wiring()
+    return LifecycleService(
+        SqlIssueLifecycle(_engine(settings)), _catalog(settings), parts.store, CouponLocks(parts.client)
+    )
 
 
 @functools.cache
@@ -109,7 +112,7 @@ def catalog() -> CouponCatalog:
     return _catalog(wiring().settings)
 
 
-def lifecycle() -> IssueLifecycle:
+def lifecycle() -> LifecycleService:
     return _lifecycle(wiring().settings)
 
 

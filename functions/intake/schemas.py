@@ -60,6 +60,9 @@ class CreateCouponRequest(_Strict):
     validDays: Annotated[StrictInt, Field(ge=1, le=3_650)] | None = Field(  # noqa: N815
         default=None, description="an issued copy expires this many days after its issue (the earlier of the two)"
     )
+    reissueAfterCancel: bool = Field(  # noqa: N815
+        default=False, strict=True, description="may a user who canceled take the coupon again?"
+    )
 
     @model_validator(mode="after")
     def _times_are_ordered(self) -> CreateCouponRequest:
@@ -101,6 +104,7 @@ class CouponBody(BaseModel):
     issueEndsAt: str  # noqa: N815
     validUntil: str | None  # noqa: N815
     validDays: int | None  # noqa: N815
+    reissueAfterCancel: bool  # noqa: N815
 
 
 class UseBody(BaseModel):
@@ -108,3 +112,10 @@ class UseBody(BaseModel):
     couponId: int  # noqa: N815
     userId: int  # noqa: N815
     usedAt: str  # noqa: N815
+
+
+class CancelBody(BaseModel):
+    status: Literal["CANCELED"]
+    couponId: int  # noqa: N815
+    userId: int  # noqa: N815
+    canceledAt: str  # noqa: N815

@@ -105,7 +105,7 @@ def test_routes_and_their_authorization(env, request):
     }
     assert methods == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM")}
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
-    assert paths == {"coupon-issues", "coupons", "{couponId}", "issues", "{userId}", "use"}
+    assert paths == {"coupon-issues", "coupons", "{couponId}", "issues", "{userId}", "use", "cancel"}
     template.has_resource_properties(
         "AWS::ApiGateway::GatewayResponse", {"ResponseType": "BAD_REQUEST_BODY", "StatusCode": "422"}
     )

@@ -104,7 +104,7 @@ def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
     assert_invariants(live, coupon_id, {accepted.body["requestId"]: 7})
 
 
-def test_a_use_and_the_relay_publishing_each_change_once_as_a_versioned_event(live):
+def test_a_use_a_cancel_and_the_relay_publishing_each_change_once_as_a_versioned_event(live):
     coupon_id = new_coupon(live, 5)
     requests = {issue(live, coupon_id, user).body["requestId"]: user for user in (1, 2, 3)}
     eventually(lambda: all(status(live, coupon_id, u) == "ISSUED" for u in (1, 2, 3)), "the three issued")
@@ -114,6 +114,9 @@ def test_a_use_and_the_relay_publishing_each_change_once_as_a_versioned_event(li
         200, "USED", 409, "ALREADY_USED"
     )  # fmt: skip
     assert status(live, coupon_id, 1) == "USED"
+    canceled = live.api.request("POST", f"/coupons/{coupon_id}/issues/2/cancel")
+    assert (canceled.status_code, canceled.body["status"], status(live, coupon_id, 2)) == (200, "CANCELED", "CANCELED")
+    assert count(live, "SELECT remaining_quantity FROM coupons WHERE id = :c", c=coupon_id) == 3
     refused = live.invoke("relay", {"couponId": coupon_id})
     assert refused["errorType"] == "InvalidRelayEventError"
     assert "expected a scheduled EventBridge event" in refused["errorMessage"]
@@ -126,9 +129,9 @@ def test_a_use_and_the_relay_publishing_each_change_once_as_a_versioned_event(li
         if record.key == str(coupon_id).encode()
     ]
     issued = [e for e in events if e["type"] == "COUPON_ISSUED"]
-    assert [e["type"] for e in events] == ["COUPON_ISSUED"] * 3 + ["COUPON_USED"]  # in order, per coupon
+    assert [e["type"] for e in events] == ["COUPON_ISSUED"] * 3 + ["COUPON_USED", "COUPON_CANCELED"]  # in order
     assert {e["payload"]["requestId"]: e["payload"]["userId"] for e in issued} == requests
-    assert events[-1]["payload"]["userId"] == 1
+    assert [e["payload"]["userId"] for e in events[-2:]] == [1, 2]
     assert {(e["version"], e["couponId"]) for e in events} == {(1, coupon_id)}
 
 

@@ -36,6 +36,7 @@ def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: 
         issueEndsAt=coupon.issue_ends_at.isoformat(),
         validUntil=coupon.validity.until.isoformat() if coupon.validity.until else None,
         validDays=coupon.validity.days,
+        reissueAfterCancel=coupon.reissue_after_cancel,
     )
 
 
@@ -47,7 +48,14 @@ def create_coupon(
 ) -> Response[dict[str, Any]]:
     validity = Validity(request.validUntil, request.validDays)
     coupon = coupons.create(
-        NewCoupon(request.name, request.totalQuantity, request.issueStartsAt, request.issueEndsAt, validity)
+        NewCoupon(
+            request.name,
+            request.totalQuantity,
+            request.issueStartsAt,
+            request.issueEndsAt,
+            validity,
+            reissue_after_cancel=request.reissueAfterCancel,
+        )
     )
     initialiser.prepare(coupon)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})

@@ -1,4 +1,5 @@
-"""``POST /coupons/{couponId}/issues/{userId}/use``: an issued copy, used once (public route)."""
+"""``POST /coupons/{couponId}/issues/{userId}/use`` and ``.../cancel``: an issued copy used
+once, or canceled and returned to stock (public routes)."""
 
 from __future__ import annotations
 
@@ -8,23 +9,33 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from coupon_core.domain.lifecycle import IssueLifecycle, UseOutcome, use_coupon
-from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
 from functions.intake.answers import answer, documented
 from functions.intake.caller import Caller, caller
-from functions.intake.dependencies import catalog, lifecycle, reservations
+from functions.intake.dependencies import lifecycle
 from functions.intake.errors import RequestRefusedError, coupon_not_found
-from functions.intake.schemas import IdempotencyKey, PathId, UseBody
+from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody
 
 router = Router()
 
+Asker = Annotated[Caller, Depends(caller)]
+Service = Annotated[LifecycleService, Depends(lifecycle)]
+_FORBIDDEN = "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)"
 _REFUSALS = {
-    UseOutcome.ALREADY_USED: "user {user}'s copy of coupon {coupon} is already used",
-    UseOutcome.CANCELED: "user {user}'s copy of coupon {coupon} was canceled",
-    UseOutcome.EXPIRED: "user {user}'s copy of coupon {coupon} has expired",
-    UseOutcome.PENDING: "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment",
-    UseOutcome.NOT_ISSUED: "user {user} holds no copy of coupon {coupon}",
+    "ALREADY_USED": "user {user}'s copy of coupon {coupon} is already used",
+    "ALREADY_CANCELED": "user {user}'s copy of coupon {coupon} is already canceled",
+    "USED": "user {user}'s copy of coupon {coupon} is used: it cannot be canceled",
+    "CANCELED": "user {user}'s copy of coupon {coupon} was canceled",
+    "EXPIRED": "user {user}'s copy of coupon {coupon} has expired",
+    "PENDING": "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment",
+    "NOT_ISSUED": "user {user} holds no copy of coupon {coupon}",
 }
+
+
+def _refuse(outcome: str, coupon_id: int, user_id: int) -> RequestRefusedError:
+    if outcome == "COUPON_NOT_FOUND":
+        return coupon_not_found(coupon_id)
+    return RequestRefusedError(HTTPStatus.CONFLICT, outcome, _REFUSALS[outcome].format(user=user_id, coupon=coupon_id))
 
 
 @router.post(
@@ -33,7 +44,7 @@ _REFUSALS = {
     responses=documented(
         (200, "USED (the same answer again for a repeat with the same Idempotency-Key)", UseBody),
         {
-            403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
+            403: _FORBIDDEN,
             404: "COUPON_NOT_FOUND",
             409: "ALREADY_USED, CANCELED, EXPIRED, PENDING (retry shortly) or NOT_ISSUED",
             503: "UNAVAILABLE",
@@ -44,18 +55,43 @@ def use(
     *,
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: Annotated[Caller, Depends(caller)],
-    issues: Annotated[IssueLifecycle, Depends(lifecycle)],
-    coupons: Annotated[CouponCatalog, Depends(catalog)],
-    store: Annotated[Reservations, Depends(reservations)],
+    asker: Asker,
+    service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
     user_id = asker.user_id(userId)
-    result = use_coupon(issues, coupons, store, couponId, user_id, key=idempotency_key)
-    if result.outcome is UseOutcome.USED and result.used_at is not None:
-        body = UseBody(status="USED", couponId=couponId, userId=user_id, usedAt=result.used_at.isoformat())
-        return answer(HTTPStatus.OK, body)
-    if result.outcome is UseOutcome.COUPON_NOT_FOUND:
-        raise coupon_not_found(couponId)
-    error = _REFUSALS[result.outcome].format(user=user_id, coupon=couponId)
-    raise RequestRefusedError(HTTPStatus.CONFLICT, result.outcome.value, error)
+    result = service.use(couponId, user_id, key=idempotency_key)
+    if result.outcome is not UseOutcome.USED or result.used_at is None:
+        raise _refuse(result.outcome.value, couponId, user_id)
+    return answer(
+        HTTPStatus.OK, UseBody(status="USED", couponId=couponId, userId=user_id, usedAt=result.used_at.isoformat())
+    )
+
+
+@router.post(
+    "/coupons/<couponId>/issues/<userId>/cancel",
+    summary="Cancel an issued coupon: its copy goes back to stock",
+    responses=documented(
+        (200, "CANCELED (the same answer again for a repeat with the same Idempotency-Key)", CancelBody),
+        {
+            403: _FORBIDDEN,
+            404: "COUPON_NOT_FOUND",
+            409: "ALREADY_CANCELED, USED, EXPIRED, PENDING (retry shortly) or NOT_ISSUED",
+            503: "UNAVAILABLE",
+        },
+    ),
+)
+def cancel(
+    *,
+    couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
+    userId: PathId,  # noqa: N803
+    asker: Asker,
+    service: Service,
+    idempotency_key: IdempotencyKey = None,
+) -> Response[dict[str, Any]]:
+    user_id = asker.user_id(userId)
+    result = service.cancel(couponId, user_id, key=idempotency_key)
+    if result.outcome is not CancelOutcome.CANCELED or result.canceled_at is None:
+        raise _refuse(result.outcome.value, couponId, user_id)
+    body = CancelBody(status="CANCELED", couponId=couponId, userId=user_id, canceledAt=result.canceled_at.isoformat())
+    return answer(HTTPStatus.OK, body)

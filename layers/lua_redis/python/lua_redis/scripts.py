@@ -26,6 +26,7 @@ class Scripts:
     add_holders: Script
     install: Script
     rebuild_gate: Script
+    set_total: Script
 
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
@@ -35,4 +36,5 @@ class Scripts:
             add_holders=client.register_script(_source("add_holders")),
             install=client.register_script(_source("install")),
             rebuild_gate=client.register_script(_source("rebuild_gate")),
+            set_total=client.register_script(_source("set_total")),
         )

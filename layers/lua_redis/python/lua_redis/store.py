@@ -124,6 +124,13 @@ class ReservationStore:
         return bool(meta) and member is not None and bool(field)
 
     @redis_unavailable
+    def set_total(self, coupon_id: int, total: int) -> bool:
+        """Set the coupon's total if its state exists (False: missing, nothing written)."""
+        validate_id("couponId", coupon_id)
+        validate_id("total", total)
+        return bool(self._scripts.set_total(keys=[keys.meta_key(coupon_id)], args=[total]))
+
+    @redis_unavailable
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int:
         """Milliseconds before a lost state may be rebuilt; the first call starts a wait of ``wait_ms``."""
         validate_id("couponId", coupon_id)

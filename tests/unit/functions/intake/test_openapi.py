@@ -17,6 +17,7 @@ def test_every_route_is_documented_with_our_error_body():
         "/coupon-issues",
         "/coupons/{couponId}/issues/{userId}",
         "/coupons/{couponId}/issues/{userId}/use",
+        "/coupons/{couponId}/issues/{userId}/cancel",
         "/coupons",
         "/coupons/{couponId}",
     }

@@ -25,6 +25,7 @@ class NewCoupon:
     issue_starts_at: datetime
     issue_ends_at: datetime
     validity: Validity = Validity()
+    reissue_after_cancel: bool = False
 
 
 @dataclass(frozen=True)
@@ -35,15 +36,23 @@ class Coupon:
     remaining_quantity: int
     issue_starts_at: datetime
     issue_ends_at: datetime
-    issued: int
+    issued: int  # copies held: issued, used or expired (not canceled)
     validity: Validity = Validity()
+    reissue_after_cancel: bool = False
+    blocked: int = 0  # canceled copies whose users keep their reservation (no second take)
+
+    @property
+    def redis_total(self) -> int:
+        """Redis counts every reservation against the total, a blocked canceled one too: its copy
+        went back to stock, so the total there is one higher for each."""
+        return self.total_quantity + self.blocked
 
     def state(self, retention_ms: int) -> CouponState:
         """The Redis view of the coupon; its keys live ``retention_ms`` past the window's end."""
         ends_at = to_millis(self.issue_ends_at)
         return CouponState(
             coupon_id=self.coupon_id,
-            total=self.total_quantity,
+            total=self.redis_total,
             starts_at=to_millis(self.issue_starts_at),
             ends_at=ends_at,
             expires_at=ends_at + retention_ms,
@@ -52,7 +61,8 @@ class Coupon:
 
 @dataclass(frozen=True)
 class IssuedUsers:
-    """A coupon and the users the database has issued it to, with their reservation times (ms)."""
+    """A coupon and the users who hold a reservation by the database (issued, used, expired, and
+    canceled where the coupon does not allow a second take), with their reservation times (ms)."""
 
     coupon: Coupon
     reserved_at: dict[int, int]

@@ -18,7 +18,8 @@ from lua_redis import Reraise
 _database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
 
 
-def _coupon(row: CouponRow, issued: int) -> Coupon:
+def _coupon(row: CouponRow, issued: int, canceled: int = 0) -> Coupon:
+    """``issued`` counts copies held (not canceled); ``canceled`` the canceled ones."""
     return Coupon(
         coupon_id=row.id,
         name=row.name,
@@ -28,7 +29,18 @@ def _coupon(row: CouponRow, issued: int) -> Coupon:
         issue_ends_at=row.issue_ends_at,
         issued=issued,
         validity=Validity(row.valid_until, row.valid_days),
+        reissue_after_cancel=row.reissue_after_cancel,
+        blocked=0 if row.reissue_after_cancel else canceled,
     )
+
+
+def _counts(session: Session, coupon_id: int) -> tuple[int, int]:
+    """(held, canceled) copies of the coupon."""
+    canceled = CouponIssue.status == "CANCELED"
+    held, gone = session.execute(
+        select(func.count().filter(~canceled), func.count().filter(canceled)).where(CouponIssue.coupon_id == coupon_id)
+    ).one()
+    return int(held), int(gone)
 
 
 class SqlCouponCatalog:
@@ -46,6 +58,7 @@ class SqlCouponCatalog:
                 issue_ends_at=coupon.issue_ends_at,
                 valid_until=coupon.validity.until,
                 valid_days=coupon.validity.days,
+                reissue_after_cancel=coupon.reissue_after_cancel,
             )
             session.add(row)
             session.flush()
@@ -57,21 +70,23 @@ class SqlCouponCatalog:
             row = session.get(CouponRow, coupon_id)
             if row is None:
                 return None
-            issued = session.scalar(select(func.count()).where(CouponIssue.coupon_id == coupon_id))
-            return _coupon(row, issued=int(issued or 0))
+            return _coupon(row, *_counts(session, coupon_id))
 
     @_database_down
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
-        """The coupon and its issued users, read in one snapshot (REPEATABLE READ)."""
+        """The coupon and the users who hold a reservation by the database, read in one snapshot
+        (REPEATABLE READ): every copy not canceled, and the canceled ones of a coupon that does not
+        allow a second take (their reservation blocks it)."""
         with Session(self._engine.execution_options(isolation_level="REPEATABLE READ")) as session:
             row = session.get(CouponRow, coupon_id)
             if row is None:
                 return None
-            issues = session.execute(
-                select(CouponIssue.user_id, CouponIssue.reserved_at).where(CouponIssue.coupon_id == coupon_id)
-            ).all()
+            query = select(CouponIssue.user_id, CouponIssue.reserved_at).where(CouponIssue.coupon_id == coupon_id)
+            if row.reissue_after_cancel:
+                query = query.where(CouponIssue.status != "CANCELED")
+            issues = session.execute(query).all()
             reserved_at = {user_id: to_millis(at) for user_id, at in issues}
-            return IssuedUsers(coupon=_coupon(row, issued=len(reserved_at)), reserved_at=reserved_at)
+            return IssuedUsers(coupon=_coupon(row, *_counts(session, coupon_id)), reserved_at=reserved_at)
 
     @_database_down
     def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None:

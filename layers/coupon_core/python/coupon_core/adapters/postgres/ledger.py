@@ -50,24 +50,30 @@ class SqlLedger:
         users are issued while stock remains and NO_STOCK after. Issues are inserted with
         ``ON CONFLICT DO NOTHING``, the stock is decremented by the number inserted only if that
         much remains, and one COUPON_ISSUED outbox row is written per new issue.
+
+        On a coupon that allows a second take after a cancel, a canceled user's new request
+        issues the same row again (ISSUED, the new request); a replay of the request that was
+        canceled is ALREADY_ISSUED, never a second issue.
         """
         with self._engine.begin() as connection:
             coupon = connection.execute(
-                select(Coupon.remaining_quantity, Coupon.valid_until, Coupon.valid_days)
+                select(Coupon.remaining_quantity, Coupon.valid_until, Coupon.valid_days, Coupon.reissue_after_cancel)
                 .where(Coupon.id == coupon_id)
                 .with_for_update()
             ).one_or_none()
             if coupon is None:
                 return [GroupOutcome.COUPON_NOT_FOUND] * len(messages)
             remaining = coupon.remaining_quantity
-            issued = set(
-                connection.scalars(
-                    select(CouponIssue.user_id).where(
-                        CouponIssue.coupon_id == coupon_id,
-                        CouponIssue.user_id.in_({message.user_id for message in messages}),
-                    )
+            rows = connection.execute(
+                select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
+                    CouponIssue.coupon_id == coupon_id,
+                    CouponIssue.user_id.in_({message.user_id for message in messages}),
                 )
-            )
+            ).all()
+            reissue = coupon.reissue_after_cancel
+            issued = {row.user_id for row in rows if not (reissue and row.status == "CANCELED")}
+            known = {row.request_id for row in rows}  # a replay of a canceled request stays canceled
+            issued |= {message.user_id for message in messages if message.request_id in known}
             failed = set(
                 connection.scalars(
                     select(CouponIssueFailure.request_id).where(
@@ -77,7 +83,8 @@ class SqlLedger:
             )
             outcomes, fresh = self._decide(messages, issued, failed, remaining)
             if fresh:
-                inserted = self._insert(connection, coupon_id, fresh, _expiry(coupon.valid_until, coupon.valid_days))
+                expiry = _expiry(coupon.valid_until, coupon.valid_days)
+                inserted = self._insert(connection, coupon_id, fresh, expiry, again_after_cancel=reissue)
                 outcomes = [
                     GroupOutcome.ALREADY_ISSUED
                     if outcome is GroupOutcome.ISSUED and message.user_id not in inserted
@@ -107,23 +114,36 @@ class SqlLedger:
         return outcomes, fresh
 
     @staticmethod
-    def _insert(connection: Any, coupon_id: int, fresh: list[IssueMessage], expiry: Any) -> set[int]:
+    def _insert(
+        connection: Any, coupon_id: int, fresh: list[IssueMessage], expiry: Any, *, again_after_cancel: bool
+    ) -> set[int]:
+        statement = insert(CouponIssue).values(
+            [
+                {
+                    "coupon_id": coupon_id,
+                    "user_id": message.user_id,
+                    "request_id": message.request_id,
+                    "reserved_at": from_millis(message.reserved_at),
+                    "expires_at": expiry,
+                }
+                for message in fresh
+            ]
+        )
+        if again_after_cancel:  # the canceled row of the user becomes this request's issue
+            excluded = statement.excluded
+            statement = statement.on_conflict_do_update(
+                index_elements=[CouponIssue.coupon_id, CouponIssue.user_id],
+                set_={
+                    "status": "ISSUED", "request_id": excluded.request_id, "reserved_at": excluded.reserved_at,
+                    "issued_at": func.now(), "expires_at": excluded.expires_at, "used_at": None, "use_key": None,
+                    "expired_at": None, "canceled_at": None, "cancel_key": None,
+                },
+                where=CouponIssue.status == "CANCELED",
+            )  # fmt: skip
+        else:
+            statement = statement.on_conflict_do_nothing()
         rows = connection.execute(
-            insert(CouponIssue)
-            .values(
-                [
-                    {
-                        "coupon_id": coupon_id,
-                        "user_id": message.user_id,
-                        "request_id": message.request_id,
-                        "reserved_at": from_millis(message.reserved_at),
-                        "expires_at": expiry,
-                    }
-                    for message in fresh
-                ]
-            )
-            .on_conflict_do_nothing()
-            .returning(CouponIssue.id, CouponIssue.user_id, CouponIssue.request_id, CouponIssue.issued_at)
+            statement.returning(CouponIssue.id, CouponIssue.user_id, CouponIssue.request_id, CouponIssue.issued_at)
         ).all()
         if rows:
             decremented = connection.execute(

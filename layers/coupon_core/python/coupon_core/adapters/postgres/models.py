@@ -48,6 +48,8 @@ class Coupon(Base):
     # an issued copy expires at valid_until, or valid_days after its issue, whichever comes first
     valid_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     valid_days: Mapped[int | None] = mapped_column(Integer)
+    # may a user who canceled take the coupon again? (no: the reservation stays, blocking them)
+    reissue_after_cancel: Mapped[bool] = mapped_column(Boolean, server_default="false")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
@@ -70,6 +72,8 @@ class CouponIssue(Base):
     used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     use_key: Mapped[str | None] = mapped_column(Text)  # the Idempotency-Key of the use, if it had one
     expired_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    canceled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cancel_key: Mapped[str | None] = mapped_column(Text)  # the Idempotency-Key of the cancel, if it had one
 
 
 class CouponIssueFailure(Base):
