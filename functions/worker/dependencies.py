@@ -9,9 +9,9 @@ from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.failures import FailureRecorder
-from coupon_core.domain.persisting import IssuePersister, LockTimes
+from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings import DlqHandlerSettings, WorkerSettings
-from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore, WriteLimit, WriteRate, connect
 
 
 @functools.cache
@@ -19,11 +19,18 @@ def persister() -> IssuePersister:
     """Read the worker's settings (failing with the variable's name) and wire the persister."""
     settings = WorkerSettings.from_env()
     client = connect(settings.redis.url, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
+    limit = settings.write_limit
+    throttle = (
+        Throttle(WriteLimit(client, WriteRate(limit.per_second, limit.burst)), budget_s=limit.wait_s)
+        if limit.per_second
+        else None
+    )
     return IssuePersister(
         SqlLedger(make_engine(settings.database)),
         CouponLocks(client),
         SqsDeadLetterQueue(settings.dlq.url),
         LockTimes(lease_s=settings.lock.lease_s, wait_s=settings.lock.wait_s),
+        throttle,
     )
 
 

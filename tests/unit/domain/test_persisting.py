@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Verdict
+from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle, Verdict
 from coupon_core.domain.ports import GroupOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
+from lua_redis import StateUnavailableError
 from tests.unit.domain import ports
 
 TOPIC = "coupon.issue.v1"
@@ -103,3 +104,54 @@ def test_a_rejection_the_dlq_refuses_is_transient_so_that_the_mapping_retries_it
 
     assert verdicts[batch[0].position] == Verdict(RecordOutcome.REJECTED, "NO_STOCK")
     assert verdicts[batch[1].position] == Verdict(RecordOutcome.TRANSIENT, "dead letter not accepted by the DLQ")
+
+
+class Limit:
+    """Answers each take from a script: a wait in seconds, None (refused), or an exception."""
+
+    def __init__(self, *answers: float | Exception | None) -> None:
+        self.answers = list(answers)
+        self.taken: list[tuple[int, float]] = []
+
+    def take(self, writes: int, max_wait_s: float) -> float | None:
+        self.taken.append((writes, max_wait_s))
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def throttled(ledger: ports.IssueLedger, limit: Limit, slept: list[float], budget_s: float = 10) -> IssuePersister:
+    throttle = Throttle(limit, budget_s=budget_s, sleep=slept.append)
+    return IssuePersister(ledger, ports.Locks(), ports.DeadLetterQueue(), LockTimes(5, 1), throttle)
+
+
+def test_each_group_waits_what_the_limit_says_within_one_budget_for_the_batch():
+    batch = [record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 101), record(1, 0, 2, 12, 102)]
+    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED] * 2, 2: [GroupOutcome.ISSUED]})
+    limit, slept = Limit(0.0, 2.5), []
+
+    verdicts = throttled(ledger, limit, slept).persist(batch)
+
+    assert {v.outcome for v in verdicts.values()} == {RecordOutcome.ISSUED}
+    assert limit.taken == [(2, 10), (1, 10)]  # writes per group, and what is left of the budget
+    assert slept == [2.5]
+
+
+def test_a_group_the_limit_cannot_admit_in_time_is_retried_never_dead_lettered():
+    batch = [record(0, 0, 1, 10, 100), record(1, 0, 2, 12, 102), record(2, 0, 3, 13, 103)]
+    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED], 2: [GroupOutcome.ISSUED], 3: [GroupOutcome.ISSUED]})
+    limit, slept = Limit(6.0, None, StateUnavailableError("Redis gone")), []
+    dlq = ports.DeadLetterQueue()
+    throttle = Throttle(limit, budget_s=10, sleep=slept.append)
+
+    verdicts = IssuePersister(ledger, ports.Locks(), dlq, LockTimes(5, 1), throttle).persist(batch)
+
+    assert [verdicts[r.position].outcome for r in batch] == [
+        RecordOutcome.ISSUED,
+        RecordOutcome.TRANSIENT,  # the limit would have it wait past the budget
+        RecordOutcome.TRANSIENT,  # the limit is unavailable
+    ]
+    assert limit.taken[1] == (1, 4.0)  # the budget left after the first group's 6 s
+    assert dlq.sent == []
+    assert list(ledger.groups) == [1]  # only the admitted group was written

@@ -235,6 +235,25 @@ class WorkerLockSettings:
 
 
 @dataclass(frozen=True)
+class WriteLimitSettings:
+    """The processing limit (docs/design.md, Processing limit): database writes per second across
+    every worker (0: none), the burst it allows, and how long one batch may wait for it."""
+
+    per_second: int
+    burst: int
+    wait_s: int
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> WriteLimitSettings:
+        per_second = _int(environ, "WORKER_WRITES_PER_SECOND", 0, low=0, high=1_000_000)
+        return cls(
+            per_second=per_second,
+            burst=_int(environ, "WORKER_WRITE_BURST", max(1, per_second), low=1, high=10_000_000),
+            wait_s=_int(environ, "WORKER_WRITE_WAIT_S", 60, low=1, high=600),
+        )
+
+
+@dataclass(frozen=True)
 class ReadBackSettings:
     """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
 
@@ -321,6 +340,7 @@ class IntakeSettings(FunctionSettings):
 class WorkerSettings(FunctionSettings):
     dlq: DlqSettings
     lock: WorkerLockSettings
+    write_limit: WriteLimitSettings
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ here; the domain sees this layer through its ports (``coupon_core.domain.ports``
 from lua_redis.client import connect
 from lua_redis.errors import InvalidInputError, LockUnavailableError, Reraise, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
+from lua_redis.limit import WriteLimit, WriteRate
 from lua_redis.lock import CouponLocks, held_lock
 from lua_redis.models import CouponState, ReconcileChanges, ReleaseOutcome, Reservation, ReserveOutcome
 from lua_redis.store import ReservationStore
@@ -24,6 +25,8 @@ __all__ = [
     "ReservationStore",
     "ReserveOutcome",
     "StateUnavailableError",
+    "WriteLimit",
+    "WriteRate",
     "connect",
     "held_lock",
     "validate_id",

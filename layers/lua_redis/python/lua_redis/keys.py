@@ -41,6 +41,11 @@ def staging_key(coupon_id: int, token: str) -> str:
     return f"{_tag(coupon_id)}:staging:{token}"
 
 
+def write_limit_key() -> str:
+    """The token bucket of database writes (``take_writes.lua``): one for the environment."""
+    return "limit:db-writes"
+
+
 def state_lock_name(coupon_id: int) -> str:
     """Lock held while a coupon's state is initialised or reconciled (key ``lock:coupon-state:{id}``)."""
     return f"coupon-state:{{{coupon_id}}}"

@@ -27,6 +27,7 @@ class Scripts:
     install: Script
     rebuild_gate: Script
     set_total: Script
+    take_writes: Script
 
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
@@ -37,4 +38,5 @@ class Scripts:
             install=client.register_script(_source("install")),
             rebuild_gate=client.register_script(_source("rebuild_gate")),
             set_total=client.register_script(_source("set_total")),
+            take_writes=client.register_script(_source("take_writes")),
         )

@@ -1,7 +1,8 @@
 """Persisting a batch of accepted requests: the worker's domain.
 
-Records are grouped by coupon. For each coupon the worker takes the coupon's Redis lock once and
-writes the whole group in one database transaction.
+Records are grouped by coupon. For each coupon the worker takes its writes from the processing
+limit (waiting as long as it says), then the coupon's Redis lock once, and writes the whole
+group in one database transaction.
 Every record gets a verdict: ISSUED, ALREADY_ISSUED (a replay), ALREADY_FAILED (a replay of a
 request the DLQ handler settled: never issued), REJECTED (terminal: sent to the DLQ as a
 rejection letter) or TRANSIENT (retried by the event source mapping).
@@ -10,13 +11,14 @@ rejection letter) or TRANSIENT (retried by the event source mapping).
 from __future__ import annotations
 
 import logging
+import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from coupon_core.domain.dead_letters import Rejection
-from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger
+from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, WriteLimit
 from coupon_core.domain.records import Delivered, Position
 from coupon_core.errors import DatabaseUnavailableError
 from lua_redis import LockUnavailableError, StateUnavailableError
@@ -53,15 +55,36 @@ class LockTimes:
     wait_s: int
 
 
+@dataclass(frozen=True)
+class Throttle:
+    """The processing limit, and how long one batch may wait for it in all (below the worker's
+    timeout): a group that would wait longer is TRANSIENT, retried by the mapping, never a
+    dead letter."""
+
+    limit: WriteLimit
+    budget_s: float
+    sleep: Callable[[float], None] = time.sleep
+
+
 class IssuePersister:
-    def __init__(self, ledger: IssueLedger, locks: CouponLocks, dlq: DeadLetterQueue, lock: LockTimes) -> None:
+    def __init__(
+        self,
+        ledger: IssueLedger,
+        locks: CouponLocks,
+        dlq: DeadLetterQueue,
+        lock: LockTimes,
+        throttle: Throttle | None = None,
+    ) -> None:
         self._ledger = ledger
         self._locks = locks
         self._dlq = dlq
         self._lock = lock
+        self._throttle = throttle
+        self._waited_s = 0.0  # for the processing limit, within the batch being persisted
 
     def persist(self, batch: Sequence[Delivered]) -> dict[Position, Verdict]:
         """A verdict for every record of the batch; one bad record never blocks the others."""
+        self._waited_s = 0.0
         verdicts: dict[Position, Verdict] = {}
         rejections: list[Rejection] = []
         groups: dict[int, list[Delivered]] = defaultdict(list)
@@ -87,9 +110,25 @@ class IssuePersister:
     def _persist_group(self, coupon_id: int, group: list[Delivered]) -> dict[Position, Verdict]:
         messages = [record.message for record in group if record.message is not None]
         try:
+            if not self._admitted(len(messages)):
+                reason = "the processing limit admits no more writes within this batch's wait"
+                logger.info("coupon group deferred by the processing limit", extra={"couponId": coupon_id})
+                return {record.position: Verdict(RecordOutcome.TRANSIENT, reason) for record in group}
             with self._locks.issue(coupon_id, lease_s=self._lock.lease_s, wait_s=self._lock.wait_s):
                 outcomes = self._ledger.record_group(coupon_id, messages)
         except (LockUnavailableError, StateUnavailableError, DatabaseUnavailableError) as exc:
             logger.warning("coupon group will be retried", extra={"couponId": coupon_id, "detail": str(exc)})
             return {record.position: Verdict(RecordOutcome.TRANSIENT, str(exc)) for record in group}
         return {record.position: _GROUP_VERDICTS[outcome] for record, outcome in zip(group, outcomes, strict=True)}
+
+    def _admitted(self, writes: int) -> bool:
+        """Wait until the processing limit admits ``writes`` (at once without a limit)."""
+        if self._throttle is None:
+            return True
+        wait_s = self._throttle.limit.take(writes, self._throttle.budget_s - self._waited_s)
+        if wait_s is None:
+            return False
+        if wait_s > 0:
+            self._throttle.sleep(wait_s)
+            self._waited_s += wait_s
+        return True

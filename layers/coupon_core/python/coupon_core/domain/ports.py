@@ -105,6 +105,16 @@ class IssueLedger(Protocol):
     def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]: ...
 
 
+class WriteLimit(Protocol):
+    """The processing limit on database writes (``lua_redis.WriteLimit``), shared by every worker.
+
+    ``take`` answers how many seconds to wait before writing ``writes`` records (then counted),
+    or None when that would pass ``max_wait_s`` (nothing counted); ``StateUnavailableError``
+    when Redis cannot be reached."""
+
+    def take(self, writes: int, max_wait_s: float) -> float | None: ...
+
+
 class DeadLetterQueue(Protocol):
     """The DLQ: takes the worker's rejections; returns the positions of those it did not accept."""
 
