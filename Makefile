@@ -75,6 +75,7 @@ bench: venv
 	$(BIN)/python -m bench.worker
 	$(BIN)/python -m bench.reconcile
 	$(BIN)/python -m bench.replica_wait
+	$(BIN)/python -m bench.write_limit
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -91,6 +91,15 @@ class ConcurrencyConfig:
 
 
 @dataclass(frozen=True)
+class ProcessingLimitConfig:
+    """Database writes per second across every worker (the worker's WORKER_WRITES_PER_SECOND),
+    and the burst the bucket allows at once."""
+
+    writes_per_second: int
+    burst: int
+
+
+@dataclass(frozen=True)
 class LocalConfig:
     """Where the functions of the ``local`` environment find the embedded services."""
 
@@ -111,6 +120,7 @@ class EnvironmentConfig:
     removal_policy: Literal["destroy", "retain"] = "destroy"
     alarm_emails: tuple[str, ...] = ()
     concurrency: ConcurrencyConfig | None = None
+    processing_limit: ProcessingLimitConfig | None = None
     cache: CacheConfig | None = None
     kafka: KafkaConfig | None = None
     database: DatabaseConfig | None = None

@@ -102,7 +102,7 @@ class CouponStack(Stack):
                 # the MSK mapping runs at most one batch per partition at a time
                 config.kafka.partitions if config.kafka else None,
             ),
-            {"DLQ_URL": self.queues.dlq.queue_url},
+            {"DLQ_URL": self.queues.dlq.queue_url} | _write_limit_env(config),
         )
         self.dlq_handler = function(
             FunctionSpec(
@@ -350,6 +350,13 @@ class AwsParts:
             kafka_cluster=f"coupons-{config.name}",
             brokers=config.brokers,
         )
+
+
+def _write_limit_env(config: EnvironmentConfig) -> dict[str, str]:
+    limit = config.processing_limit
+    if limit is None:
+        return {}
+    return {"WORKER_WRITES_PER_SECOND": str(limit.writes_per_second), "WORKER_WRITE_BURST": str(limit.burst)}
 
 
 RETENTION = {

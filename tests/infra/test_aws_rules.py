@@ -289,6 +289,19 @@ def test_operators_see_lag_dead_letters_the_api_and_the_data_stores(env, request
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_worker_gets_the_environments_processing_limit(env, request):
+    template = request.getfixturevalue(env)
+    limit = CONFIG[env].processing_limit
+    assert limit is not None
+    worker = resources(template, "AWS::Lambda::Function")[function_id(template, "worker")]
+    variables = worker["Properties"]["Environment"]["Variables"]
+    assert (variables["WORKER_WRITES_PER_SECOND"], variables["WORKER_WRITE_BURST"]) == (
+        str(limit.writes_per_second),
+        str(limit.burst),
+    )
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
 def test_concurrency_is_bounded_where_it_must_be(env, request):
     """Lambda Developer Guide, "Configuring reserved concurrency" and "Configuring maximum
     concurrency for Amazon SQS event sources" (2 to 1000); the MSK quota page (IAM connections
