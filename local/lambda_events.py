@@ -29,6 +29,7 @@ def api_event(
     raw_body: str | None = None,
     claims: dict[str, str] | None = None,
     headers: dict[str, str] | None = None,
+    query: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """An API Gateway REST proxy event; ``body`` is sent as JSON, ``raw_body`` as it is."""
     all_headers = {"Content-Type": "application/json", "X-Amzn-Trace-Id": "Root=1-test", **(headers or {})}
@@ -38,8 +39,8 @@ def api_event(
         "httpMethod": method,
         "headers": all_headers,
         "multiValueHeaders": {name: [value] for name, value in all_headers.items()},
-        "queryStringParameters": None,
-        "multiValueQueryStringParameters": None,
+        "queryStringParameters": query,
+        "multiValueQueryStringParameters": {name: [value] for name, value in query.items()} if query else None,
         "pathParameters": None,
         "stageVariables": None,
         "requestContext": {

@@ -26,20 +26,36 @@ ISSUE_SCHEMA = apigw.JsonSchema(
         "userId": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=MAX_ID),
     },
 )
+NAME = apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, min_length=1, max_length=200)
+MOMENT = apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time")
 COUPON_SCHEMA = apigw.JsonSchema(
     schema=apigw.JsonSchemaVersion.DRAFT4,
     type=apigw.JsonSchemaType.OBJECT,
     additional_properties=False,
     required=["name", "totalQuantity", "issueStartsAt", "issueEndsAt"],
     properties={
-        "name": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, min_length=1, max_length=200),
+        "name": NAME,
         "totalQuantity": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000),
-        "issueStartsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
-        "issueEndsAt": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
-        "validUntil": apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time"),
+        "issueStartsAt": MOMENT,
+        "issueEndsAt": MOMENT,
+        "validUntil": MOMENT,
         "validDays": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=3650),
         "reissueAfterCancel": apigw.JsonSchema(type=apigw.JsonSchemaType.BOOLEAN),
     },
+)
+CHANGE_SCHEMA = apigw.JsonSchema(
+    schema=apigw.JsonSchemaVersion.DRAFT4,
+    type=apigw.JsonSchemaType.OBJECT,
+    additional_properties=False,
+    min_properties=1,
+    properties={"name": NAME, "issueStartsAt": MOMENT, "issueEndsAt": MOMENT},
+)
+TOP_UP_SCHEMA = apigw.JsonSchema(
+    schema=apigw.JsonSchemaVersion.DRAFT4,
+    type=apigw.JsonSchemaType.OBJECT,
+    additional_properties=False,
+    required=["copies"],
+    properties={"copies": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000)},
 )
 # API Gateway's own refusals in our answer format (every answer has status and error).
 GATEWAY_ERRORS = {
@@ -113,6 +129,8 @@ class Api(Construct):
         iam_auth: dict[str, Any] = {"authorization_type": apigw.AuthorizationType.IAM}
         issue_body: dict[str, Any] = {}
         coupon_body: dict[str, Any] = {}
+        change_body: dict[str, Any] = {}
+        top_up_body: dict[str, Any] = {}
         params: dict[str, Any] = {}
         if not edge_validation:
             accept(self.rest_api, "AwsSolutions-APIG2")
@@ -126,6 +144,12 @@ class Api(Construct):
             )
             issue_body = {"request_validator": body_validator, "request_models": {"application/json": issue_model}}
             coupon_body = {"request_validator": body_validator, "request_models": {"application/json": coupon_model}}
+            change_model = self.rest_api.add_model(
+                "ChangeCoupon", content_type="application/json", schema=CHANGE_SCHEMA
+            )
+            top_up_model = self.rest_api.add_model("TopUp", content_type="application/json", schema=TOP_UP_SCHEMA)
+            change_body = {"request_validator": body_validator, "request_models": {"application/json": change_model}}
+            top_up_body = {"request_validator": body_validator, "request_models": {"application/json": top_up_model}}
             params = {
                 "request_validator": self.rest_api.add_request_validator("Params", validate_request_parameters=True)
             }
@@ -134,9 +158,16 @@ class Api(Construct):
         issues.add_method("POST", integration, **issue_body, **public_auth)
         coupons = self.rest_api.root.add_resource("coupons")
         coupons.add_method("POST", integration, **coupon_body, **iam_auth)
+        coupons.add_method("GET", integration, **params, **iam_auth)  # the operators' routes below
         coupon = coupons.add_resource("{couponId}")
         coupon.add_method("GET", integration, **params, **iam_auth)
-        issue_status = coupon.add_resource("issues").add_resource("{userId}")
+        coupon.add_method("PATCH", integration, **change_body, **iam_auth)
+        for switch in ("close", "reopen"):
+            coupon.add_resource(switch).add_method("POST", integration, **params, **iam_auth)
+        coupon.add_resource("top-up").add_method("POST", integration, **top_up_body, **iam_auth)
+        coupon_issues = coupon.add_resource("issues")
+        coupon_issues.add_method("GET", integration, **params, **iam_auth)
+        issue_status = coupon_issues.add_resource("{userId}")
         issue_status.add_method("GET", integration, **params, **public_auth)
         for change in ("use", "cancel"):
             issue_status.add_resource(change).add_method("POST", integration, **params, **public_auth)

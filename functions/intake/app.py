@@ -15,13 +15,14 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from coupon_core import untrusted_json
 from coupon_core.observability import logger, metrics
 from functions.intake import errors
-from functions.intake.routes import coupons, issues, lifecycle
+from functions.intake.routes import coupons, issues, lifecycle, operations
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=untrusted_json.loads)
 errors.register(app)
 app.include_router(issues.router)
 app.include_router(coupons.router)
 app.include_router(lifecycle.router)
+app.include_router(operations.router)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)

@@ -18,6 +18,7 @@ from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.domain.lifecycle import LifecycleService
+from coupon_core.domain.operations import CouponAdmin
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
@@ -57,7 +58,11 @@ def _lifecycle(settings: IntakeSettings) -> LifecycleService:
 
     parts = wiring()
     return LifecycleService(
-        SqlIssueLifecycle(_engine(settings)), _catalog(settings), parts.store, CouponLocks(parts.client)
+        SqlIssueLifecycle(_engine(settings)),
+        _catalog(settings),
+        parts.store,
+        CouponLocks(parts.client),
+        retention_ms=settings.retention.state_ms,
     )
 
 
@@ -110,6 +115,14 @@ def reservations() -> Reservations:
 
 def catalog() -> CouponCatalog:
     return _catalog(wiring().settings)
+
+
+def coupon_admin() -> CouponAdmin:
+    parts = wiring()
+    settings = parts.settings
+    return CouponAdmin(
+        _catalog(settings), parts.store, CouponLocks(parts.client), retention_ms=settings.retention.state_ms
+    )
 
 
 def lifecycle() -> LifecycleService:

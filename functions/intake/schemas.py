@@ -6,9 +6,10 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
+from coupon_core.domain.operations import IssueLife
 from lua_redis import MAX_BIGINT
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
@@ -73,6 +74,29 @@ class CreateCouponRequest(_Strict):
         return self
 
 
+class ChangeCouponRequest(_Strict):
+    """Fields to change; at least one."""
+
+    name: Name | None = None
+    issueStartsAt: Moment | None = None  # noqa: N815
+    issueEndsAt: Moment | None = None  # noqa: N815
+
+    @model_validator(mode="after")
+    def _something_changes(self) -> ChangeCouponRequest:
+        if self.name is None and self.issueStartsAt is None and self.issueEndsAt is None:
+            raise ValueError("name it, or give issueStartsAt or issueEndsAt: nothing to change")
+        return self
+
+
+class TopUpRequest(_Strict):
+    copies: Annotated[StrictInt, Field(ge=1, le=10_000_000, description="copies added to the stock")]
+
+
+PageAfter = Annotated[int, Query(ge=0, le=MAX_BIGINT, description="the last id of the previous page; 0 first")]
+PageLimit = Annotated[int, Query(ge=1, le=1_000, description="at most this many per page")]
+ExportFormat = Annotated[Literal["json", "csv"], Query(alias="format", description="json (default) or csv")]
+
+
 class ErrorBody(BaseModel):
     status: str
     error: str
@@ -105,6 +129,32 @@ class CouponBody(BaseModel):
     validUntil: str | None  # noqa: N815
     validDays: int | None  # noqa: N815
     reissueAfterCancel: bool  # noqa: N815
+    closed: bool
+
+
+class CouponPage(BaseModel):
+    status: Literal["OK"]
+    coupons: list[CouponBody]
+    next: int | None  # the ``after`` of the next page; null on the last one
+
+
+class IssueEntryBody(BaseModel):
+    issueId: int  # noqa: N815
+    userId: int  # noqa: N815
+    requestId: str  # noqa: N815
+    status: IssueLife
+    reservedAt: str  # noqa: N815
+    issuedAt: str  # noqa: N815
+    expiresAt: str | None  # noqa: N815
+    usedAt: str | None  # noqa: N815
+    canceledAt: str | None  # noqa: N815
+
+
+class IssuePage(BaseModel):
+    status: Literal["OK"]
+    couponId: int  # noqa: N815
+    issues: list[IssueEntryBody]
+    next: int | None
 
 
 class UseBody(BaseModel):

@@ -103,9 +103,20 @@ def test_routes_and_their_authorization(env, request):
         (method["Properties"]["HttpMethod"], method["Properties"].get("AuthorizationType"))
         for method in resources(template, "AWS::ApiGateway::Method").values()
     }
-    assert methods == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM")}
+    assert methods == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM"), ("PATCH", "AWS_IAM")}
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
-    assert paths == {"coupon-issues", "coupons", "{couponId}", "issues", "{userId}", "use", "cancel"}
+    assert paths == {
+        "coupon-issues",
+        "coupons",
+        "{couponId}",
+        "issues",
+        "{userId}",
+        "use",
+        "cancel",
+        "close",
+        "reopen",
+        "top-up",
+    }
     template.has_resource_properties(
         "AWS::ApiGateway::GatewayResponse", {"ResponseType": "BAD_REQUEST_BODY", "StatusCode": "422"}
     )

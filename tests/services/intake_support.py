@@ -14,14 +14,14 @@ from local.lambda_events import InProcessContext, api_event
 @dataclass(frozen=True)
 class Answer:
     status_code: int
-    body: dict[str, Any]
+    body: Any  # the JSON document, or the text with raw=True
     headers: dict[str, str]
 
 
-def call(method: str, path: str, body: Any = None, **kwargs: Any) -> Answer:
+def call(method: str, path: str, body: Any = None, *, raw: bool = False, **kwargs: Any) -> Answer:
     response = intake_app.handler(api_event(method, path, body, **kwargs), InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
-    return Answer(response["statusCode"], json.loads(response["body"]), headers)
+    return Answer(response["statusCode"], response["body"] if raw else json.loads(response["body"]), headers)
 
 
 def create_coupon(

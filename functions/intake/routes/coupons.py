@@ -23,7 +23,7 @@ router = Router()
 Catalog = Annotated[CouponCatalog, Depends(catalog)]
 
 
-def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: int) -> CouponBody:
+def coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: int) -> CouponBody:
     return CouponBody(
         status=status,
         couponId=coupon.coupon_id,
@@ -37,6 +37,7 @@ def _coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: 
         validUntil=coupon.validity.until.isoformat() if coupon.validity.until else None,
         validDays=coupon.validity.days,
         reissueAfterCancel=coupon.reissue_after_cancel,
+        closed=coupon.closed,
     )
 
 
@@ -59,7 +60,7 @@ def create_coupon(
     )
     initialiser.prepare(coupon)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
-    return answer(HTTPStatus.CREATED, _coupon_body("CREATED", coupon, reserved=0))
+    return answer(HTTPStatus.CREATED, coupon_body("CREATED", coupon, reserved=0))
 
 
 @router.get(
@@ -75,4 +76,4 @@ def get_coupon(
     coupon = coupons.find(couponId)
     if coupon is None:
         raise coupon_not_found(couponId)
-    return answer(HTTPStatus.OK, _coupon_body("OK", coupon, reserved=store.reserved_count(couponId)))
+    return answer(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(couponId)))

@@ -31,6 +31,7 @@ _CONFLICTS = {
     IssueOutcome.SOLD_OUT: "coupon {coupon} is sold out",
     IssueOutcome.NOT_OPEN: "the issue window of coupon {coupon} has not opened yet",
     IssueOutcome.ENDED: "the issue window of coupon {coupon} has ended",
+    IssueOutcome.CLOSED: "coupon {coupon} is closed by its operators",
 }
 
 
@@ -76,7 +77,7 @@ def _count(result: IssueResult, started: float) -> None:
         {
             403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
             404: "COUPON_NOT_FOUND",
-            409: "DUPLICATE, SOLD_OUT, NOT_OPEN or ENDED",
+            409: "DUPLICATE, SOLD_OUT, NOT_OPEN, ENDED or CLOSED (by its operators)",
             422: "INVALID_REQUEST: the request is malformed; KEY_REUSED: the Idempotency-Key was used with "
             "another body",
             503: "UNAVAILABLE: nothing reserved; retry after the Retry-After header. UNCONFIRMED: reserved, and "

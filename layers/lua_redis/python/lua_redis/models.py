@@ -19,6 +19,7 @@ class ReserveOutcome(StrEnum):
     ENDED = "ENDED"
     STATE_MISSING = "STATE_MISSING"
     KEY_REUSED = "KEY_REUSED"
+    CLOSED = "CLOSED"
 
 
 RESERVE_CODES: tuple[ReserveOutcome, ...] = (
@@ -29,6 +30,7 @@ RESERVE_CODES: tuple[ReserveOutcome, ...] = (
     ReserveOutcome.ENDED,
     ReserveOutcome.STATE_MISSING,
     ReserveOutcome.KEY_REUSED,
+    ReserveOutcome.CLOSED,
 )
 
 
@@ -61,7 +63,8 @@ RELEASE_CODES: dict[int, ReleaseOutcome] = {
 
 @dataclass(frozen=True)
 class CouponState:
-    """What Redis must know of a coupon to answer reserve: its quantity and issue window.
+    """What Redis must know of a coupon to answer reserve: its quantity, its issue window, and
+    whether an operator closed it.
 
     ``expires_at`` (epoch ms) is when the coupon's keys expire: the end of the window plus a
     retention the caller chooses, long enough for late dead letters and reconciles.
@@ -72,6 +75,7 @@ class CouponState:
     starts_at: int
     ends_at: int
     expires_at: int
+    closed: bool = False
 
     def __post_init__(self) -> None:
         validate_id("couponId", self.coupon_id)

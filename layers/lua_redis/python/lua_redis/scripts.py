@@ -26,7 +26,7 @@ class Scripts:
     add_holders: Script
     install: Script
     rebuild_gate: Script
-    set_total: Script
+    update_state: Script
     take_writes: Script
 
     @classmethod
@@ -37,6 +37,6 @@ class Scripts:
             add_holders=client.register_script(_source("add_holders")),
             install=client.register_script(_source("install")),
             rebuild_gate=client.register_script(_source("rebuild_gate")),
-            set_total=client.register_script(_source("set_total")),
+            update_state=client.register_script(_source("update_state")),
             take_writes=client.register_script(_source("take_writes")),
         )

@@ -124,11 +124,18 @@ class ReservationStore:
         return bool(meta) and member is not None and bool(field)
 
     @redis_unavailable
-    def set_total(self, coupon_id: int, total: int) -> bool:
-        """Set the coupon's total if its state exists (False: missing, nothing written)."""
-        validate_id("couponId", coupon_id)
-        validate_id("total", total)
-        return bool(self._scripts.set_total(keys=[keys.meta_key(coupon_id)], args=[total]))
+    def update_state(self, state: CouponState) -> bool:
+        """Write the coupon's meta (total, window, closed) and its keys' expiry, leaving the
+        reservations as they are; False if the state is missing (nothing written: the next
+        reserve rebuilds it whole from the database)."""
+        coupon_id = state.coupon_id
+        coupon_keys = [
+            keys.meta_key(coupon_id),
+            keys.reserved_key(coupon_id),
+            keys.requests_key(coupon_id),
+            keys.idempotency_key(coupon_id),
+        ]
+        return bool(self._scripts.update_state(keys=coupon_keys, args=[*_meta_args(state)]))
 
     @redis_unavailable
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int:
@@ -226,7 +233,7 @@ class ReservationStore:
                 keys.requests_key(state.coupon_id),
                 keys.rebuild_key(state.coupon_id),
             ],
-            args=[state.total, state.starts_at, state.ends_at, state.expires_at],
+            args=[*_meta_args(state)],
         )
         return bool(installed)
 
@@ -246,3 +253,8 @@ class ReservationStore:
             added += chunk_added
             deferred += chunk_deferred
         return added, deferred
+
+
+def _meta_args(state: CouponState) -> tuple[int, int, int, int, str]:
+    """The meta hash's values, in the order install.lua and update_state.lua take them."""
+    return state.total, state.starts_at, state.ends_at, state.expires_at, "1" if state.closed else "0"

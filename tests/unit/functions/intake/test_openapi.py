@@ -20,7 +20,13 @@ def test_every_route_is_documented_with_our_error_body():
         "/coupons/{couponId}/issues/{userId}/cancel",
         "/coupons",
         "/coupons/{couponId}",
+        "/coupons/{couponId}/close",
+        "/coupons/{couponId}/reopen",
+        "/coupons/{couponId}/top-up",
+        "/coupons/{couponId}/issues",
     }
+    assert set(paths["/coupons/{couponId}"]) == {"get", "patch"}
+    assert set(paths["/coupons"]) == {"get", "post"}
     use = paths["/coupons/{couponId}/issues/{userId}/use"]["post"]["responses"]
     assert set(use) == {"200", "403", "404", "409", "422", "503"}
     issue = paths["/coupon-issues"]["post"]["responses"]

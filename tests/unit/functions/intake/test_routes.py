@@ -126,7 +126,7 @@ def test_a_body_that_is_not_json_is_422(service):
 
 @pytest.mark.parametrize(
     ("method", "path"),
-    [("GET", "/coupon-issues"), ("DELETE", "/coupons/1"), ("POST", "/nowhere"), ("GET", "/coupons/1/issues")],
+    [("GET", "/coupon-issues"), ("DELETE", "/coupons/1"), ("POST", "/nowhere"), ("GET", "/coupons/1/issues/2/use")],
 )
 def test_unknown_routes_and_methods_are_404_with_a_message(service, method, path):
     status, body, _ = call(api_event(method, path))

@@ -40,6 +40,7 @@ class Coupon:
     validity: Validity = Validity()
     reissue_after_cancel: bool = False
     blocked: int = 0  # canceled copies whose users keep their reservation (no second take)
+    closed: bool = False  # by an operator: requests answer CLOSED
 
     @property
     def redis_total(self) -> int:
@@ -56,6 +57,7 @@ class Coupon:
             starts_at=to_millis(self.issue_starts_at),
             ends_at=ends_at,
             expires_at=ends_at + retention_ms,
+            closed=self.closed,
         )
 
 

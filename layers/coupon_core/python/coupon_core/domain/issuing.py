@@ -39,6 +39,7 @@ class IssueOutcome(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"  # nothing is reserved: retry
     UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
     KEY_REUSED = "KEY_REUSED"  # the Idempotency-Key was used for another request of the coupon
+    CLOSED = "CLOSED"  # an operator closed the coupon
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,7 @@ _RESERVE_TO_ISSUE = {
     ReserveOutcome.NOT_OPEN: IssueOutcome.NOT_OPEN,
     ReserveOutcome.ENDED: IssueOutcome.ENDED,
     ReserveOutcome.KEY_REUSED: IssueOutcome.KEY_REUSED,
+    ReserveOutcome.CLOSED: IssueOutcome.CLOSED,
 }
 
 

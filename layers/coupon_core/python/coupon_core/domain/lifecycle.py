@@ -86,11 +86,20 @@ class LifecycleService:
     """Use and cancel. The catalog and Redis tell a missing copy apart (no such coupon, or a copy
     on its way: PENDING); Redis gets a canceled copy back."""
 
-    def __init__(self, issues: IssueLifecycle, catalog: CouponCatalog, store: Reservations, locks: CouponLocks) -> None:
+    def __init__(
+        self,
+        issues: IssueLifecycle,
+        catalog: CouponCatalog,
+        store: Reservations,
+        locks: CouponLocks,
+        *,
+        retention_ms: int,
+    ) -> None:
         self._issues = issues
         self._catalog = catalog
         self._store = store
         self._locks = locks
+        self._retention_ms = retention_ms
 
     def use(self, coupon_id: int, user_id: int, *, key: str | None) -> UseResult:
         result = self._issues.use(coupon_id, user_id, key)
@@ -124,7 +133,7 @@ class LifecycleService:
                 if result.reissue and result.reserved_at is not None:
                     self._store.release(coupon_id, user_id, result.reserved_at)
                 elif (coupon := self._catalog.find(coupon_id)) is not None:
-                    self._store.set_total(coupon_id, coupon.redis_total)
+                    self._store.update_state(coupon.state(self._retention_ms))
         except (StateUnavailableError, LockUnavailableError):
             logger.warning(
                 "cancel recorded; Redis gets the copy back at the next reconcile", extra={"couponId": coupon_id}

@@ -14,11 +14,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
+
+if TYPE_CHECKING:
+    from coupon_core.domain.operations import CouponChanges, IssueEntry
 from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
@@ -44,7 +47,7 @@ class Reservations(Protocol):
 
     def server_time_ms(self) -> int: ...
 
-    def set_total(self, coupon_id: int, total: int) -> bool: ...
+    def update_state(self, state: CouponState) -> bool: ...
 
     def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int: ...
 
@@ -81,6 +84,12 @@ class CouponCatalog(Protocol):
     def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]: ...
 
     def missing(self, coupon_ids: list[int]) -> list[int]: ...
+
+    def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None: ...
+
+    def page(self, after: int, limit: int) -> list[Coupon]: ...
+
+    def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]: ...
 
 
 class Publisher(Protocol):

@@ -1,6 +1,6 @@
 -- reserve: one user takes one copy of one coupon, atomically; idempotent per request.
 -- KEYS[1] coupon:{id}:reserved  sorted set, member = user id, score = reservation time (ms)
--- KEYS[2] coupon:{id}:meta      hash: total, startsAt, endsAt, expiresAt (epoch ms)
+-- KEYS[2] coupon:{id}:meta      hash: total, startsAt, endsAt, expiresAt (epoch ms), closed
 -- KEYS[3] coupon:{id}:requests  hash: user id -> the request id that holds its reservation
 -- KEYS[4] coupon:{id}:idempotency  hash: Idempotency-Key -> the user it was first used for
 -- ARGV[1] user id
@@ -8,7 +8,8 @@
 -- ARGV[3] the client's Idempotency-Key, or '' without one
 -- Returns {code, reservedAt}: 0 SUCCESS, 1 DUPLICATE, 2 SOLD_OUT, 3 NOT_OPEN, 4 ENDED,
 -- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries),
--- 6 KEY_REUSED (the Idempotency-Key was used for another user of this coupon: nothing changes).
+-- 6 KEY_REUSED (the Idempotency-Key was used for another user of this coupon: nothing changes),
+-- 7 CLOSED (an operator closed the coupon: the kill switch).
 -- Each of the three keys carries a sentinel written by install (member 0, score 0; field 0),
 -- so that the loss of any one of them (eviction, a flush, a failover) is seen here, on the hot
 -- path, without another round trip: an empty set and a lost one look alike otherwise.
@@ -17,9 +18,12 @@
 -- request of a user who holds a reservation is DUPLICATE.
 -- The clock is the server's (TIME), so every reservation time of a coupon comes from one
 -- clock, whatever the skew between the callers' hosts.
-local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt')
+local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt', 'closed')
 if not meta[1] or not redis.call('ZSCORE', KEYS[1], '0') or redis.call('HEXISTS', KEYS[3], '0') == 0 then
   return {5, 0}
+end
+if meta[5] == '1' then
+  return {7, 0}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

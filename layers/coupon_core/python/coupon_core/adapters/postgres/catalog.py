@@ -11,11 +11,19 @@ from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
 from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord, Validity
+from coupon_core.domain.operations import MAX_TOTAL, CouponChanges, IssueEntry
 from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
 from lua_redis import Reraise
 
 _database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
+
+
+# where a copy's life stands: an ISSUED copy past its validity reads EXPIRED before the sweep marks it
+_LIFE = case(
+    ((CouponIssue.status == "ISSUED") & (CouponIssue.expires_at <= func.now()), literal("EXPIRED")),
+    else_=CouponIssue.status,
+)
 
 
 def _coupon(row: CouponRow, issued: int, canceled: int = 0) -> Coupon:
@@ -31,6 +39,7 @@ def _coupon(row: CouponRow, issued: int, canceled: int = 0) -> Coupon:
         validity=Validity(row.valid_until, row.valid_days),
         reissue_after_cancel=row.reissue_after_cancel,
         blocked=0 if row.reissue_after_cancel else canceled,
+        closed=row.closed,
     )
 
 
@@ -95,15 +104,7 @@ class SqlCouponCatalog:
             if session.get(CouponRow, coupon_id) is None:
                 return None
             life = session.scalar(
-                select(
-                    case(
-                        (
-                            (CouponIssue.status == "ISSUED") & (CouponIssue.expires_at <= func.now()),
-                            literal("EXPIRED"),
-                        ),
-                        else_=CouponIssue.status,
-                    )
-                ).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
+                select(_LIFE).where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
             )
             failed = session.scalar(
                 select(CouponIssueFailure.id)
@@ -130,3 +131,54 @@ class SqlCouponCatalog:
         with Session(self._engine) as session:
             known = set(session.scalars(select(CouponRow.id).where(CouponRow.id.in_(coupon_ids))))
             return [coupon_id for coupon_id in coupon_ids if coupon_id not in known]
+
+    @_database_down
+    def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None:
+        """One transaction on the locked coupon row; ``ValueError`` and nothing changed when the
+        result would break a rule (the window's order, the maximum stock)."""
+        with Session(self._engine) as session, session.begin():
+            row = session.get(CouponRow, coupon_id, with_for_update=True)
+            if row is None:
+                return None
+            starts = changes.issue_starts_at or row.issue_starts_at
+            ends = changes.issue_ends_at or row.issue_ends_at
+            if ends <= starts:
+                raise ValueError("issueEndsAt must be after issueStartsAt")
+            if row.total_quantity + changes.add_copies > MAX_TOTAL:
+                raise ValueError(f"totalQuantity would pass {MAX_TOTAL:,}")
+            row.name = changes.name if changes.name is not None else row.name
+            row.issue_starts_at, row.issue_ends_at = starts, ends
+            row.closed = changes.closed if changes.closed is not None else row.closed
+            row.total_quantity += changes.add_copies
+            row.remaining_quantity += changes.add_copies
+            session.flush()
+            return _coupon(row, *_counts(session, coupon_id))
+
+    @_database_down
+    def page(self, after: int, limit: int) -> list[Coupon]:
+        """Coupons with an id above ``after``, in id order."""
+        with Session(self._engine) as session:
+            rows = session.scalars(select(CouponRow).where(CouponRow.id > after).order_by(CouponRow.id).limit(limit))
+            return [_coupon(row, *_counts(session, row.id)) for row in rows]
+
+    @_database_down
+    def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]:
+        """The coupon's issues with an id above ``after``, in id order."""
+        with Session(self._engine) as session:
+            rows = session.execute(
+                select(
+                    CouponIssue.id,
+                    CouponIssue.user_id,
+                    CouponIssue.request_id,
+                    _LIFE,
+                    CouponIssue.reserved_at,
+                    CouponIssue.issued_at,
+                    CouponIssue.expires_at,
+                    CouponIssue.used_at,
+                    CouponIssue.canceled_at,
+                )
+                .where(CouponIssue.coupon_id == coupon_id, CouponIssue.id > after)
+                .order_by(CouponIssue.id)
+                .limit(limit)
+            ).all()
+            return [IssueEntry(row[0], row[1], str(row[2]), *row[3:]) for row in rows]

@@ -50,6 +50,7 @@ class Coupon(Base):
     valid_days: Mapped[int | None] = mapped_column(Integer)
     # may a user who canceled take the coupon again? (no: the reservation stays, blocking them)
     reissue_after_cancel: Mapped[bool] = mapped_column(Boolean, server_default="false")
+    closed: Mapped[bool] = mapped_column(Boolean, server_default="false")  # the operators' kill switch
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 

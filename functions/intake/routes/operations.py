@@ -1,0 +1,149 @@
+"""The operators' routes (admin, IAM-authorised on AWS): pages of coupons and of a coupon's
+issues (JSON, or CSV to export), rename or move a coupon, close and reopen it, top up its stock."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import asdict
+from http import HTTPStatus
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Depends, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Body
+
+from coupon_core.domain.coupons import Coupon
+from coupon_core.domain.operations import CouponAdmin, CouponChanges, IssueEntry
+from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.observability import logger
+from functions.intake.answers import answer, documented
+from functions.intake.dependencies import catalog, coupon_admin, reservations
+from functions.intake.errors import RequestRefusedError, coupon_not_found
+from functions.intake.routes.coupons import coupon_body
+from functions.intake.schemas import (
+    ChangeCouponRequest,
+    CouponBody,
+    CouponPage,
+    ExportFormat,
+    IssueEntryBody,
+    IssuePage,
+    PageAfter,
+    PageLimit,
+    PathId,
+    TopUpRequest,
+)
+
+router = Router()
+
+Catalog = Annotated[CouponCatalog, Depends(catalog)]
+Store = Annotated[Reservations, Depends(reservations)]
+Admin = Annotated[CouponAdmin, Depends(coupon_admin)]
+CHANGED = documented((200, "OK: the coupon as changed", CouponBody), {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"})
+
+
+@router.get(
+    "/coupons",
+    summary="Coupons, a page at a time (admin)",
+    responses=documented((200, "OK", CouponPage), {503: "UNAVAILABLE"}),
+)
+def list_coupons(coupons: Catalog, store: Store, after: PageAfter = 0, limit: PageLimit = 100) -> Response[Any]:
+    page = coupons.page(after, limit)
+    bodies = [coupon_body("OK", c, reserved=store.reserved_count(c.coupon_id)) for c in page]
+    following = page[-1].coupon_id if len(page) == limit else None
+    return answer(HTTPStatus.OK, CouponPage(status="OK", coupons=bodies, next=following))
+
+
+@router.patch("/coupons/<couponId>", summary="Rename a coupon or move its window (admin)", responses=CHANGED)
+def change_coupon(
+    couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
+    request: Annotated[ChangeCouponRequest, Body()],
+    admin: Admin,
+    store: Store,
+) -> Response[Any]:
+    changes = CouponChanges(name=request.name, issue_starts_at=request.issueStartsAt, issue_ends_at=request.issueEndsAt)
+    return _changed(admin, store, couponId, changes)
+
+
+@router.post("/coupons/<couponId>/close", summary="Close a coupon: requests answer CLOSED (admin)", responses=CHANGED)
+def close_coupon(couponId: PathId, admin: Admin, store: Store) -> Response[Any]:  # noqa: N803
+    return _changed(admin, store, couponId, CouponChanges(closed=True))
+
+
+@router.post("/coupons/<couponId>/reopen", summary="Reopen a closed coupon (admin)", responses=CHANGED)
+def reopen_coupon(couponId: PathId, admin: Admin, store: Store) -> Response[Any]:  # noqa: N803
+    return _changed(admin, store, couponId, CouponChanges(closed=False))
+
+
+@router.post("/coupons/<couponId>/top-up", summary="Add copies to a coupon's stock (admin)", responses=CHANGED)
+def top_up(
+    couponId: PathId,  # noqa: N803
+    request: Annotated[TopUpRequest, Body()],
+    admin: Admin,
+    store: Store,
+) -> Response[Any]:
+    return _changed(admin, store, couponId, CouponChanges(add_copies=request.copies))
+
+
+@router.get(
+    "/coupons/<couponId>/issues",
+    summary="A coupon's issues, a page at a time, as JSON or CSV (admin)",
+    responses=documented((200, "OK (format=csv: text/csv, a header row first)", IssuePage), {404: "COUPON_NOT_FOUND"}),
+)
+def list_issues(
+    couponId: PathId,  # noqa: N803
+    coupons: Catalog,
+    after: PageAfter = 0,
+    limit: PageLimit = 100,
+    export: ExportFormat = "json",
+) -> Response[Any]:
+    if coupons.find(couponId) is None:
+        raise coupon_not_found(couponId)
+    entries = [_entry_body(entry) for entry in coupons.issues_page(couponId, after, limit)]
+    following = entries[-1].issueId if len(entries) == limit else None
+    if export == "csv":
+        return Response(HTTPStatus.OK, content_type="text/csv", body=_csv(entries), headers=_next_page(following))
+    return answer(HTTPStatus.OK, IssuePage(status="OK", couponId=couponId, issues=entries, next=following))
+
+
+def _changed(admin: CouponAdmin, store: Reservations, coupon_id: int, changes: CouponChanges) -> Response[Any]:
+    try:
+        coupon: Coupon | None = admin.change(coupon_id, changes)
+    except ValueError as exc:
+        raise RequestRefusedError(HTTPStatus.UNPROCESSABLE_ENTITY, "INVALID_REQUEST", str(exc)) from None
+    if coupon is None:
+        raise coupon_not_found(coupon_id)
+    logger.info(
+        "coupon changed", extra={"couponId": coupon_id, "changes": {k: str(v) for k, v in asdict(changes).items()}}
+    )
+    return answer(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(coupon_id)))
+
+
+def _entry_body(entry: IssueEntry) -> IssueEntryBody:
+    def moment(value: Any) -> str | None:
+        return value.isoformat() if value is not None else None
+
+    return IssueEntryBody(
+        issueId=entry.issue_id,
+        userId=entry.user_id,
+        requestId=entry.request_id,
+        status=entry.status,
+        reservedAt=entry.reserved_at.isoformat(),
+        issuedAt=entry.issued_at.isoformat(),
+        expiresAt=moment(entry.expires_at),
+        usedAt=moment(entry.used_at),
+        canceledAt=moment(entry.canceled_at),
+    )
+
+
+def _csv(entries: list[IssueEntryBody]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(IssueEntryBody.model_fields), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(entry.model_dump() for entry in entries)
+    return out.getvalue()
+
+
+def _next_page(following: int | None) -> dict[str, str]:
+    """CSV has no room for the cursor: the next page's ``after`` travels in a header."""
+    return {} if following is None else {"X-Next-After": str(following)}

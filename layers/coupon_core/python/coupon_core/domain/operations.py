@@ -1,0 +1,76 @@
+"""What operators do to a coupon: rename it, move its window, close and reopen it (the kill
+switch), top up its stock; and the pages of coupons and of a coupon's issues they read.
+
+Every change is made in the database first (the truth), then in Redis under the coupon's state
+lock, from the database as it now is (like a cancel: a reconcile that read the database before
+the change cannot write the old state back after it). If Redis or the lock is unavailable the
+change stands, and the next reconcile brings Redis to it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from coupon_core.domain.coupons import Coupon
+from coupon_core.domain.issuing import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
+from lua_redis import LockUnavailableError, StateUnavailableError
+
+logger = logging.getLogger(__name__)
+
+MAX_TOTAL = 10_000_000
+IssueLife = Literal["ISSUED", "USED", "CANCELED", "EXPIRED"]  # an ISSUED copy past its validity reads EXPIRED
+
+
+@dataclass(frozen=True)
+class CouponChanges:
+    """Fields to change (None: unchanged) and copies to add to the stock."""
+
+    name: str | None = None
+    issue_starts_at: datetime | None = None
+    issue_ends_at: datetime | None = None
+    closed: bool | None = None
+    add_copies: int = 0
+
+
+@dataclass(frozen=True)
+class IssueEntry:
+    """One row of a coupon's issues, as operators export it."""
+
+    issue_id: int
+    user_id: int
+    request_id: str
+    status: IssueLife
+    reserved_at: datetime
+    issued_at: datetime
+    expires_at: datetime | None
+    used_at: datetime | None
+    canceled_at: datetime | None
+
+
+class CouponAdmin:
+    def __init__(self, catalog: CouponCatalog, store: Reservations, locks: CouponLocks, *, retention_ms: int) -> None:
+        self._catalog = catalog
+        self._store = store
+        self._locks = locks
+        self._retention_ms = retention_ms
+
+    def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None:
+        """The coupon as changed, or None if it does not exist. Raises ``ValueError`` (nothing
+        changed) for a window that would end before it starts or a stock past the maximum."""
+        coupon = self._catalog.change(coupon_id, changes)
+        if coupon is not None:
+            self._sync(coupon_id)
+        return coupon
+
+    def _sync(self, coupon_id: int) -> None:
+        try:
+            with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
+                coupon = self._catalog.find(coupon_id)
+                if coupon is not None:
+                    self._store.update_state(coupon.state(self._retention_ms))
+        except (StateUnavailableError, LockUnavailableError):
+            logger.warning("coupon changed; Redis follows at the next reconcile", extra={"couponId": coupon_id})

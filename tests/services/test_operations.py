@@ -1,0 +1,103 @@
+"""The operators' routes on the real services: pages, CSV, renames and windows, the kill
+switch and top-ups, with the database and Redis agreeing after each."""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+
+from tests.services.intake_support import call, create_coupon, issue
+
+SETTLE_S = 15  # a lost state is rebuilt once the produces under way have had their time (4 s here)
+
+
+def until_settled(answer: Callable[[], str]) -> str:
+    """The answer once it is no longer UNAVAILABLE (the rebuild's wait), as a client retries."""
+    deadline = time.monotonic() + SETTLE_S
+    while (status := answer()) == "UNAVAILABLE" and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return status
+
+
+def test_coupons_come_a_page_at_a_time(pipeline):
+    ids = [create_coupon(5) for _ in range(3)]
+    first = call("GET", "/coupons", query={"limit": "2"})
+    assert [c["couponId"] for c in first.body["coupons"]] == ids[:2]
+    second = call("GET", "/coupons", query={"limit": "2", "after": str(first.body["next"])})
+    assert ([c["couponId"] for c in second.body["coupons"]], second.body["next"]) == (ids[2:], None)
+    refused = call("GET", "/coupons", query={"limit": "0"})
+    assert (refused.status_code, refused.body["status"]) == (422, "INVALID_REQUEST")
+
+
+def test_a_moved_window_and_a_new_name_hold_at_once(pipeline):
+    coupon_id = create_coupon(5)
+    later = datetime.now(UTC) + timedelta(hours=1)
+    window = {"issueStartsAt": later.isoformat(), "issueEndsAt": (later + timedelta(hours=1)).isoformat()}
+    moved = call("PATCH", f"/coupons/{coupon_id}", {"name": "moved", **window})
+    assert (moved.status_code, moved.body["name"]) == (200, "moved")
+    assert issue(coupon_id, 1).body["status"] == "NOT_OPEN"
+    back = call(
+        "PATCH", f"/coupons/{coupon_id}", {"issueStartsAt": (datetime.now(UTC) - timedelta(minutes=1)).isoformat()}
+    )
+    assert back.status_code == 200
+    assert issue(coupon_id, 1).body["status"] == "SUCCESS"
+
+
+def test_a_change_that_breaks_a_rule_is_refused_and_changes_nothing(pipeline):
+    coupon_id = create_coupon(5)
+    before = call("GET", f"/coupons/{coupon_id}").body
+    backwards = call("PATCH", f"/coupons/{coupon_id}", {"issueEndsAt": "2000-01-01T00:00:00Z"})
+    empty = call("PATCH", f"/coupons/{coupon_id}", {})
+    unknown = call("PATCH", "/coupons/999999", {"name": "x"})
+    assert (backwards.status_code, backwards.body["error"]) == (422, "issueEndsAt must be after issueStartsAt")
+    assert (empty.status_code, unknown.status_code) == (422, 404)
+    assert call("GET", f"/coupons/{coupon_id}").body == before
+
+
+def test_the_kill_switch_answers_closed_until_reopened_even_across_a_lost_state(pipeline, redis_client):
+    coupon_id = create_coupon(5)
+    assert issue(coupon_id, 1).body["status"] == "SUCCESS"
+    assert call("POST", f"/coupons/{coupon_id}/close").body["closed"] is True
+    closed = issue(coupon_id, 2)
+    assert (closed.status_code, closed.body["status"]) == (409, "CLOSED")
+    redis_client.flushall()  # the state is rebuilt from the database, closed
+    pipeline.run_worker()
+    assert until_settled(lambda: issue(coupon_id, 2).body["status"]) == "CLOSED"
+    assert call("POST", f"/coupons/{coupon_id}/reopen").body["closed"] is False
+    assert issue(coupon_id, 2).body["status"] == "SUCCESS"
+
+
+def test_a_top_up_sells_exactly_the_new_copies_while_requests_race_it(pipeline):
+    coupon_id = create_coupon(1)
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda user: issue(coupon_id, user).body["status"], range(1, 21)))
+        ups = list(
+            pool.map(lambda _: call("POST", f"/coupons/{coupon_id}/top-up", {"copies": 1}).status_code, range(4))
+        )
+    assert ups == [200] * 4
+    later = [issue(coupon_id, user).body["status"] for user in range(21, 31)]
+    assert (answers + later).count("SUCCESS") == 5
+    pipeline.run_worker()
+    coupon = call("GET", f"/coupons/{coupon_id}").body
+    assert (coupon["totalQuantity"], coupon["issued"], coupon["remainingQuantity"], coupon["reserved"]) == (5, 5, 0, 5)
+
+
+def test_a_coupons_issues_come_as_json_pages_or_csv(pipeline):
+    coupon_id = create_coupon(5)
+    for user in (7, 8, 9):
+        issue(coupon_id, user)
+    pipeline.run_worker()
+    page = call("GET", f"/coupons/{coupon_id}/issues", query={"limit": "2"})
+    assert [(i["userId"], i["status"]) for i in page.body["issues"]] == [(7, "ISSUED"), (8, "ISSUED")]
+    rest = call("GET", f"/coupons/{coupon_id}/issues", query={"after": str(page.body["next"])})
+    assert [i["userId"] for i in rest.body["issues"]] == [9]
+    exported = call("GET", f"/coupons/{coupon_id}/issues", query={"format": "csv", "limit": "2"}, raw=True)
+    rows = list(csv.DictReader(io.StringIO(exported.body)))
+    assert [(row["userId"], row["status"]) for row in rows] == [("7", "ISSUED"), ("8", "ISSUED")]
+    assert exported.headers["Content-Type"] == "text/csv"
+    assert exported.headers["X-Next-After"] == str(page.body["next"])
+    assert call("GET", "/coupons/999999/issues").status_code == 404
