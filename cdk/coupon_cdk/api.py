@@ -165,6 +165,7 @@ class Api(Construct):
         for switch in ("close", "reopen"):
             coupon.add_resource(switch).add_method("POST", integration, **params, **iam_auth)
         coupon.add_resource("top-up").add_method("POST", integration, **top_up_body, **iam_auth)
+        coupon.add_resource("reconcile").add_method("POST", integration, **params, **iam_auth)
         coupon_issues = coupon.add_resource("issues")
         coupon_issues.add_method("GET", integration, **params, **iam_auth)
         issue_status = coupon_issues.add_resource("{userId}")

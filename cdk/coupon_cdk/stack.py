@@ -138,6 +138,9 @@ class CouponStack(Stack):
             {**kafka_env, "KAFKA_TOPIC": EVENTS_TOPIC},
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
+        # the operators' reconcile route runs the rebuild for one coupon, and returns its report
+        self.intake.function.add_environment("REBUILD_FUNCTION", self.rebuild.function.function_name)
+        self.intake.allow(["lambda:InvokeFunction"], [self.rebuild.function.function_arn])
         self.dlq_handler.function.add_event_source(
             sources.SqsEventSource(
                 self.queues.dlq,

@@ -18,8 +18,9 @@ from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.domain.lifecycle import LifecycleService
-from coupon_core.domain.operations import CouponAdmin
+from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
+from coupon_core.errors import UnavailableError
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
 
@@ -123,6 +124,15 @@ def coupon_admin() -> CouponAdmin:
     return CouponAdmin(
         _catalog(settings), parts.store, CouponLocks(parts.client), retention_ms=settings.retention.state_ms
     )
+
+
+def on_demand_reconcile() -> OnDemandReconcile:
+    from coupon_core.adapters.lambda_rebuild import RebuildInvoker  # noqa: PLC0415
+
+    name = wiring().settings.rebuild_function.name
+    if name is None:
+        raise UnavailableError("REBUILD_FUNCTION is not set: this environment cannot reconcile on demand")
+    return RebuildInvoker(name)
 
 
 def lifecycle() -> LifecycleService:

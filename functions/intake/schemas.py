@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
@@ -155,6 +155,12 @@ class IssuePage(BaseModel):
     couponId: int  # noqa: N815
     issues: list[IssueEntryBody]
     next: int | None
+
+
+class ReconcileAnswer(BaseModel):
+    status: Literal["OK"]
+    couponId: int  # noqa: N815
+    report: dict[str, Any]  # the rebuild function's report (docs/design.md, rebuild)
 
 
 class UseBody(BaseModel):

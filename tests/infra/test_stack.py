@@ -116,6 +116,7 @@ def test_routes_and_their_authorization(env, request):
         "close",
         "reopen",
         "top-up",
+        "reconcile",
     }
     template.has_resource_properties(
         "AWS::ApiGateway::GatewayResponse", {"ResponseType": "BAD_REQUEST_BODY", "StatusCode": "422"}

@@ -10,7 +10,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+from functions.intake import app as intake_app
+from functions.intake.dependencies import on_demand_reconcile
+from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon, issue
+from tests.services.pipeline_support import rebuild
 
 SETTLE_S = 15  # a lost state is rebuilt once the produces under way have had their time (4 s here)
 
@@ -101,3 +105,30 @@ def test_a_coupons_issues_come_as_json_pages_or_csv(pipeline):
     assert exported.headers["Content-Type"] == "text/csv"
     assert exported.headers["X-Next-After"] == str(page.body["next"])
     assert call("GET", "/coupons/999999/issues").status_code == 404
+
+
+class InProcessRebuild:
+    """The rebuild function called in-process, as the deployed intake invokes it."""
+
+    def reconcile(self, coupon_id: int) -> dict:
+        return rebuild({"couponId": coupon_id})
+
+
+def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redis_client, monkeypatch):
+    monkeypatch.setitem(intake_app.app.dependency_overrides, on_demand_reconcile, InProcessRebuild)
+    coupon_id = create_coupon(5)
+    for user in (1, 2):
+        issue(coupon_id, user)
+    pipeline.run_worker()
+    redis_client.zrem(reserved_key(coupon_id), "1")  # a holder Redis lost
+    answer = call("POST", f"/coupons/{coupon_id}/reconcile")
+    assert (answer.status_code, answer.body["couponId"]) == (200, coupon_id)
+    (report,) = answer.body["report"]["reconciled"]
+    assert (report["couponId"], report["added"], report["reserved"]) == (coupon_id, 1, 2)
+    assert call("POST", "/coupons/999999/reconcile").status_code == 404
+
+
+def test_without_a_rebuild_function_the_reconcile_route_is_unavailable(pipeline):
+    coupon_id = create_coupon(5)
+    answer = call("POST", f"/coupons/{coupon_id}/reconcile")
+    assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")

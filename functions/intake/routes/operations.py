@@ -1,5 +1,6 @@
 """The operators' routes (admin, IAM-authorised on AWS): pages of coupons and of a coupon's
-issues (JSON, or CSV to export), rename or move a coupon, close and reopen it, top up its stock."""
+issues (JSON, or CSV to export), rename or move a coupon, close and reopen it, top up its stock,
+reconcile it now."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from coupon_core.domain.coupons import Coupon
-from coupon_core.domain.operations import CouponAdmin, CouponChanges, IssueEntry
+from coupon_core.domain.operations import CouponAdmin, CouponChanges, IssueEntry, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
 from functions.intake.answers import answer, documented
-from functions.intake.dependencies import catalog, coupon_admin, reservations
+from functions.intake.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
 from functions.intake.errors import RequestRefusedError, coupon_not_found
 from functions.intake.routes.coupons import coupon_body
 from functions.intake.schemas import (
@@ -31,6 +32,7 @@ from functions.intake.schemas import (
     PageAfter,
     PageLimit,
     PathId,
+    ReconcileAnswer,
     TopUpRequest,
 )
 
@@ -104,6 +106,24 @@ def list_issues(
     if export == "csv":
         return Response(HTTPStatus.OK, content_type="text/csv", body=_csv(entries), headers=_next_page(following))
     return answer(HTTPStatus.OK, IssuePage(status="OK", couponId=couponId, issues=entries, next=following))
+
+
+@router.post(
+    "/coupons/<couponId>/reconcile",
+    summary="Reconcile a coupon's Redis state with the database now, and its report (admin)",
+    responses=documented(
+        (200, "OK, with the rebuild's report", ReconcileAnswer), {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"}
+    ),
+)
+def reconcile(
+    couponId: PathId,  # noqa: N803
+    coupons: Catalog,
+    reconciler: Annotated[OnDemandReconcile, Depends(on_demand_reconcile)],
+) -> Response[Any]:
+    if coupons.find(couponId) is None:
+        raise coupon_not_found(couponId)
+    report = reconciler.reconcile(couponId)
+    return answer(HTTPStatus.OK, ReconcileAnswer(status="OK", couponId=couponId, report=report))
 
 
 def _changed(admin: CouponAdmin, store: Reservations, coupon_id: int, changes: CouponChanges) -> Response[Any]:

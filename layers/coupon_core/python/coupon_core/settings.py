@@ -254,6 +254,21 @@ class WriteLimitSettings:
 
 
 @dataclass(frozen=True)
+class RebuildFunctionSettings:
+    """The rebuild function the intake invokes to reconcile a coupon on demand (REBUILD_FUNCTION;
+    unset, the operators' reconcile route answers 503)."""
+
+    name: str | None
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> RebuildFunctionSettings:
+        name = environ.get("REBUILD_FUNCTION", "").strip() or None
+        if name is not None and not re.fullmatch(r"[A-Za-z0-9_:.-]{1,140}", name):
+            raise ConfigError(f"REBUILD_FUNCTION must be a Lambda function name or ARN; got {name!r}")
+        return cls(name=name)
+
+
+@dataclass(frozen=True)
 class ReadBackSettings:
     """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
 
@@ -334,6 +349,7 @@ class IntakeSettings(FunctionSettings):
     retention: RetentionSettings
     consumer_group: ConsumerGroupSettings
     read_back: ReadBackSettings
+    rebuild_function: RebuildFunctionSettings
 
 
 @dataclass(frozen=True)

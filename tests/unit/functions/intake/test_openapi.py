@@ -23,6 +23,7 @@ def test_every_route_is_documented_with_our_error_body():
         "/coupons/{couponId}/close",
         "/coupons/{couponId}/reopen",
         "/coupons/{couponId}/top-up",
+        "/coupons/{couponId}/reconcile",
         "/coupons/{couponId}/issues",
     }
     assert set(paths["/coupons/{couponId}"]) == {"get", "patch"}

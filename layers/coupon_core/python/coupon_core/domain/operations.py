@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal, Protocol
 
 from coupon_core.domain.coupons import Coupon
 from coupon_core.domain.issuing import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
@@ -49,6 +49,12 @@ class IssueEntry:
     expires_at: datetime | None
     used_at: datetime | None
     canceled_at: datetime | None
+
+
+class OnDemandReconcile(Protocol):
+    """Reconcile one coupon now, and its report (``coupon_core.adapters.lambda_rebuild``)."""
+
+    def reconcile(self, coupon_id: int) -> dict[str, Any]: ...
 
 
 class CouponAdmin:
