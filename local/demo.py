@@ -4,9 +4,11 @@ Brings the stack up (``make up``) unless it is already, creates a coupon of 1,00
 the API Gateway URL, lets 10,000 users send 20,000 requests (each clicks twice, the two clicks
 from different clients at the same moment) from 8 concurrent clients that behave as the API
 asks (a 503 is retried after its Retry-After; a lost answer is checked on the status route),
-waits until the pipeline (Kafka, the worker, the DLQ handler) has drained, runs a reconcile, and
-prints a report with invariants I1 to I5 each marked held or broken. Exits 1 if any broke. Stops
-what it started.
+waits until the pipeline (Kafka, the worker, the DLQ handler) has drained; then two holders use
+their copy, two cancel theirs, an operator tops up two copies, and ten late users take the four
+free copies; it drains again, runs a reconcile and the relay, counts the coupon's events on
+``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken.
+Exits 1 if any broke. Stops what it started.
 """
 
 from __future__ import annotations
@@ -27,11 +29,13 @@ from sqlalchemy import Engine, create_engine, text
 
 from local import stack
 from local.api_client import Answer, ApiClient
-from local.invariants import check, observe, successes_of
+from local.invariants import Observed, check, observe, successes_of
+from local.kafka_topics import read_all
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 
 DRAIN_TIMEOUT_S = 300
+LATE_USERS = 10
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -103,6 +107,46 @@ def wait_for_drain(engine: Engine, sqs: Any, dlq_url: str, coupon_id: int, succe
     raise TimeoutError(f"the pipeline did not drain in {DRAIN_TIMEOUT_S} s")
 
 
+def after_the_sale(api: ApiClient, coupon_id: int, observed: Observed, users: int) -> tuple[dict[str, int], Counter]:
+    """Two holders use their copy, two cancel theirs, an operator tops up two copies, and late
+    users (who never clicked) take what is free again: the SUCCESS answers of the late users,
+    and every answer counted."""
+    holders = sorted(observed.issued_users)[:4]
+    answers: Counter = Counter()
+    for user in holders[:2]:
+        answers[f"use: {api.request('POST', f'/coupons/{coupon_id}/issues/{user}/use').status}"] += 1
+    for user in holders[2:]:
+        answers[f"cancel: {api.request('POST', f'/coupons/{coupon_id}/issues/{user}/cancel').status}"] += 1
+    answers[f"top-up: {api.request('POST', f'/coupons/{coupon_id}/top-up', {'copies': 2}).status}"] += 1
+    late = [(user, api.request_coupon(coupon_id, user)) for user in range(users + 1, users + 1 + LATE_USERS)]
+    answers.update(f"late user: {answer.status}" for _, answer in late)
+    return successes_of(late), answers
+
+
+def wait_for_relay(engine: Engine, coupon_id: int) -> None:
+    """Until the coupon has no unpublished event (the relay runs one at a time: ours, or the schedule's)."""
+    deadline = time.monotonic() + DRAIN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        with engine.connect() as connection:
+            waiting = connection.execute(
+                text("SELECT count(*) FROM outbox WHERE coupon_id = :c AND published_at IS NULL"), {"c": coupon_id}
+            ).scalar_one()
+        if not waiting:
+            return
+        time.sleep(1)
+    raise TimeoutError(f"the relay did not publish coupon {coupon_id}'s events in {DRAIN_TIMEOUT_S} s")
+
+
+def event_counts(bootstrap_servers: str, coupon_id: int) -> Counter:
+    """The coupon's events on the event stream, by type."""
+    key = str(coupon_id).encode()
+    return Counter(
+        json.loads(record.value)["type"]
+        for record in read_all(bootstrap_servers, stack.EVENTS_TOPIC)
+        if record.key == key
+    )
+
+
 BAD_REQUESTS = [
     ("POST", "/coupon-issues", None, None),
     ("POST", "/coupon-issues", None, b"{not json"),
@@ -165,16 +209,26 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     outcomes = Counter(answer.status for _, answer in sale.answers)
     successes = successes_of(sale.answers)
     latencies = [answer.seconds for _, answer in sale.answers]
-    drained = wait_for_drain(engine, boto3.client("sqs", **aws), env["DLQ_URL"], coupon_id, len(successes))
-    reconcile = boto3.client("lambda", **aws).invoke(
+    sqs, lambda_ = boto3.client("sqs", **aws), boto3.client("lambda", **aws)
+    drained = wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
+    late, lifecycle = after_the_sale(api, coupon_id, observe(engine, client, coupon_id), args.users)
+    successes |= late
+    wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
+    reconcile = lambda_.invoke(
         FunctionName=env["REBUILD_FUNCTION"], Payload=json.dumps({"couponId": coupon_id}).encode()
     )
     reconcile_report = json.loads(reconcile["Payload"].read())
+    lambda_.invoke(FunctionName=env["RELAY_FUNCTION"], Payload=b"{}")  # the schedule's run, now
+    wait_for_relay(engine, coupon_id)
+    events = event_counts(env["KAFKA_BOOTSTRAP_SERVERS"], coupon_id)
     observed = observe(engine, client, coupon_id)
     invariants = check(observed, successes)
     invariants["I5 bad input: 4xx with a JSON error, and no change anywhere"] = bad_input_changes_nothing(
         api, engine, client, coupon_id
     )
+    changes = {"COUPON_ISSUED": len(observed.issued_requests), "COUPON_USED": lifecycle["use: USED"],
+               "COUPON_CANCELED": lifecycle["cancel: CANCELED"]}  # fmt: skip
+    invariants["Events: each change once on coupon.events.v1 " + str(changes)] = dict(events) == changes
 
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
@@ -187,6 +241,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     print(f"  pipeline drained   in {drained:.1f} s after the last request")
     print(f"  persisted          {len(observed.issued_users):,} issues; {len(observed.failed_requests):,} "
           "recorded failures (dead letters), reservations released")  # fmt: skip
+    print(f"  after the sale     {', '.join(f'{name} x{count}' for name, count in sorted(lifecycle.items()))}")
+    print(f"  events             {', '.join(f'{name} {count:,}' for name, count in sorted(events.items()))} "
+          "on coupon.events.v1")  # fmt: skip
     print(f"  reconcile          {reconcile_report.get('reconciled') or reconcile_report}")
     print("\nInvariants")
     for name, held in invariants.items():

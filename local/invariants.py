@@ -1,7 +1,10 @@
 """Invariants I1 to I4 (docs/design.md), checked against PostgreSQL and Redis.
 
 Used by the demo's report and by the integration tests, once the pipeline has drained and a
-reconcile has run.
+reconcile has run. With cancels and top-ups: a canceled copy went back to stock (someone else
+may hold it now), a top-up grew the total; what never changes is that the copies held (issued,
+used or expired, not canceled) and the reservations that count against them never exceed the
+total, and Redis ends as the database says.
 """
 
 from __future__ import annotations
@@ -20,27 +23,37 @@ from lua_redis.keys import reserved_key
 class Observed:
     total: int
     remaining: int
-    issued_users: set[int]
-    issued_requests: set[str]
+    issued_users: set[int]  # holding a copy: issued, used or expired
+    issued_requests: set[str]  # every persisted request, canceled ones too
     failed_requests: set[str]  # recorded failures whose reservation was released
     reserved_users: set[int]
+    canceled_users: set[int]
+    reissue_after_cancel: bool
+
+    @property
+    def blocking_users(self) -> set[int]:
+        """Canceled users whose reservation stays to keep them from a second take."""
+        return set() if self.reissue_after_cancel else self.canceled_users
 
 
 def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
     with engine.connect() as connection:
         issues = connection.execute(
-            text("SELECT user_id, request_id FROM coupon_issues WHERE coupon_id = :c"), {"c": coupon_id}
+            text("SELECT user_id, request_id, status FROM coupon_issues WHERE coupon_id = :c"), {"c": coupon_id}
         ).all()
         failures = connection.execute(
             text("SELECT request_id FROM coupon_issue_failures WHERE coupon_id = :c AND released"), {"c": coupon_id}
         ).all()
-        total, remaining = connection.execute(
-            text("SELECT total_quantity, remaining_quantity FROM coupons WHERE id = :c"), {"c": coupon_id}
+        total, remaining, reissue = connection.execute(
+            text("SELECT total_quantity, remaining_quantity, reissue_after_cancel FROM coupons WHERE id = :c"),
+            {"c": coupon_id},
         ).one()
     return Observed(
         total=total,
         remaining=remaining,
-        issued_users={row.user_id for row in issues},
+        issued_users={row.user_id for row in issues if row.status != "CANCELED"},
+        canceled_users={row.user_id for row in issues if row.status == "CANCELED"},
+        reissue_after_cancel=reissue,
         issued_requests={str(row.request_id) for row in issues},
         failed_requests={str(row.request_id) for row in failures},
         reserved_users={int(str(user)) for user in client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True)},
@@ -65,17 +78,20 @@ def _settled_once(observed: Observed, request_id: str) -> bool:
 def check(observed: Observed, successes: dict[str, int]) -> dict[str, bool]:
     """Each invariant with whether it held; ``successes`` maps each SUCCESS request id to its user."""
     settled = [_settled_once(observed, rid) for rid in successes]
+    counted = observed.reserved_users - observed.blocking_users  # reservations that hold a copy
+    canceled = len(observed.canceled_users)
     return {
-        f"I1 no oversell: {len(observed.issued_users)} issued, {len(observed.reserved_users)} reserved, "
-        f"{len(successes)} SUCCESS answers, total {observed.total}": max(
-            len(observed.issued_users), len(observed.reserved_users), len(successes)
-        )
-        <= observed.total,
+        f"I1 no oversell: {len(observed.issued_users)} held, {len(counted)} reserved, {len(successes)} SUCCESS "
+        f"answers ({canceled} canceled and sold again at most), total {observed.total}": (
+            max(len(observed.issued_users), len(counted)) <= observed.total
+            and len(successes) <= observed.total + canceled
+        ),
         "I2 one per user: no user has two SUCCESS answers": len(set(successes.values())) == len(successes),
         f"I3 nothing lost: each of {len(successes)} SUCCESS answers is exactly one of an issue or a "
         "released, recorded failure": all(settled),
-        "I4 convergence: Redis reservations equal issued users, remaining = total - issued": (
-            observed.reserved_users == observed.issued_users
+        "I4 convergence: Redis reservations equal the holders (and the canceled users they block), "
+        "remaining = total - held": (
+            observed.reserved_users == observed.issued_users | observed.blocking_users
             and observed.remaining == observed.total - len(observed.issued_users)
         ),
     }
