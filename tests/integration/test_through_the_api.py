@@ -35,13 +35,14 @@ def eventually(condition: Callable[[], bool], what: str, timeout_s: float = WAIT
         time.sleep(0.5)
 
 
-def new_coupon(live, total: int) -> int:
+def new_coupon(live, total: int, **extra: object) -> int:
     now = datetime.now(UTC)
     window = {
         "issueStartsAt": (now - timedelta(minutes=1)).isoformat(),
         "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
     }
-    answer = live.api.request("POST", "/coupons", {"name": "integration", "totalQuantity": total, **window})
+    body = {"name": "integration", "totalQuantity": total, **window, **extra}
+    answer = live.api.request("POST", "/coupons", body)
     assert answer.status_code == 201, answer
     return int(answer.body["couponId"])
 
@@ -133,6 +134,41 @@ def test_a_use_a_cancel_and_the_relay_publishing_each_change_once_as_a_versioned
     assert {e["payload"]["requestId"]: e["payload"]["userId"] for e in issued} == requests
     assert [e["payload"]["userId"] for e in events[-2:]] == [1, 2]
     assert {(e["version"], e["couponId"]) for e in events} == {(1, coupon_id)}
+
+
+def test_an_expired_copy_is_swept_by_the_relay_with_its_event(live):
+    coupon_id = new_coupon(live, 5, validUntil=(datetime.now(UTC) + timedelta(seconds=3)).isoformat())
+    issue(live, coupon_id, 1)
+    eventually(lambda: status(live, coupon_id, 1) in ("ISSUED", "EXPIRED"), "the copy persisted")
+    eventually(lambda: status(live, coupon_id, 1) == "EXPIRED", "the copy past its validity")
+    refused = live.api.request("POST", f"/coupons/{coupon_id}/issues/1/use")
+    assert (refused.status_code, refused.body["status"]) == (409, "EXPIRED")
+    live.invoke("relay", {})
+    swept = "SELECT count(*) FROM coupon_issues WHERE coupon_id = :c AND status = 'EXPIRED'"
+    eventually(lambda: count(live, swept, c=coupon_id) == 1, "the sweep marked it")
+    expired = "SELECT count(*) FROM outbox WHERE coupon_id = :c AND event_type = 'COUPON_EXPIRED'"
+    assert count(live, expired, c=coupon_id) == 1
+
+
+def test_operators_page_close_reopen_top_up_export_and_reconcile_through_the_api(live):
+    coupon_id = new_coupon(live, 1)
+    assert issue(live, coupon_id, 1).body["status"] == "SUCCESS"
+    assert live.api.request("POST", f"/coupons/{coupon_id}/close").body["closed"] is True
+    assert issue(live, coupon_id, 2).body["status"] == "CLOSED"
+    assert live.api.request("POST", f"/coupons/{coupon_id}/reopen").status_code == 200
+    assert issue(live, coupon_id, 2).body["status"] == "SOLD_OUT"
+    topped = live.api.request("POST", f"/coupons/{coupon_id}/top-up", {"copies": 1})
+    assert (topped.status_code, topped.body["totalQuantity"]) == (200, 2)
+    assert issue(live, coupon_id, 2).body["status"] == "SUCCESS"
+    eventually(lambda: status(live, coupon_id, 2) == "ISSUED", "both persisted")
+    exported = live.api.request("GET", f"/coupons/{coupon_id}/issues?format=csv")
+    assert exported.status_code == 200
+    assert [row.split(",")[1] for row in str(exported.body).splitlines()[1:]] == ["1", "2"]
+    page = live.api.request("GET", f"/coupons?after={coupon_id - 1}&limit=1")
+    assert [c["couponId"] for c in page.body["coupons"]] == [coupon_id]
+    reconciled = live.api.request("POST", f"/coupons/{coupon_id}/reconcile")
+    assert reconciled.status_code == 200, reconciled
+    assert reconciled.body["report"]["reconciled"][0]["reserved"] == 2
 
 
 BURST_OUTCOMES = {"SUCCESS", "SOLD_OUT", "ANSWER_LOST"}

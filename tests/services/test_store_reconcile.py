@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -33,6 +34,7 @@ def test_missing_state_is_rebuilt_from_the_holders(store, redis_client):
         "startsAt": str(coupon.starts_at),
         "endsAt": str(coupon.ends_at),
         "expiresAt": str(coupon.expires_at),
+        "closed": "0",
     }
     assert store.reserve(1, 100).outcome is ReserveOutcome.DUPLICATE
     assert redis_client.keys("coupon:{1}:staging:*") == []
@@ -149,3 +151,16 @@ def test_bad_coupon_states_are_refused():
         open_coupon(lasts_ms=0)
     with pytest.raises(InvalidInputError, match="totalQuantity"):
         open_coupon(total=0)
+
+
+def test_update_state_rewrites_the_meta_of_a_state_and_never_creates_one(store, redis_client):
+    coupon = open_coupon(total=10)
+    assert store.update_state(coupon) is False  # no state: nothing half-created
+    assert redis_client.keys("*") == []
+    store.reconcile(coupon, {7: coupon.starts_at + 1}, release_before=None)
+    closed = replace(coupon, total=12, closed=True, expires_at=coupon.expires_at + 60_000)
+    assert store.update_state(closed) is True
+    assert redis_client.hmget(meta_key(1), "total", "closed") == ["12", "1"]
+    assert store.reserve(1, 8).outcome is ReserveOutcome.CLOSED
+    assert redis_client.pexpiretime(reserved_key(1)) == closed.expires_at
+    assert store.reserved_count(1) == 1  # the reservations are left as they are
