@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
-from coupon_core.domain.operations import IssueLife
+from coupon_core.domain.coupons import IssueLife
 from lua_redis import MAX_BIGINT
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]

@@ -14,8 +14,8 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from coupon_core.domain.coupons import Coupon
-from coupon_core.domain.operations import CouponAdmin, CouponChanges, IssueEntry, OnDemandReconcile
+from coupon_core.domain.coupons import Coupon, CouponChanges, IssueEntry
+from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
 from functions.intake.answers import answer, documented

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from coupon_core.timeutil import to_millis
 from lua_redis import CouponState
@@ -79,3 +80,33 @@ class UserRecord:
     issued: bool
     failed: bool
     life: str | None = None
+
+
+MAX_TOTAL = 10_000_000
+IssueLife = Literal["ISSUED", "USED", "CANCELED", "EXPIRED"]  # an ISSUED copy past its validity reads EXPIRED
+
+
+@dataclass(frozen=True)
+class CouponChanges:
+    """Fields to change (None: unchanged) and copies to add to the stock."""
+
+    name: str | None = None
+    issue_starts_at: datetime | None = None
+    issue_ends_at: datetime | None = None
+    closed: bool | None = None
+    add_copies: int = 0
+
+
+@dataclass(frozen=True)
+class IssueEntry:
+    """One row of a coupon's issues, as operators export it."""
+
+    issue_id: int
+    user_id: int
+    request_id: str
+    status: IssueLife
+    reserved_at: datetime
+    issued_at: datetime
+    expires_at: datetime | None
+    used_at: datetime | None
+    canceled_at: datetime | None

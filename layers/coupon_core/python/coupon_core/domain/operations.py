@@ -10,45 +10,14 @@ change stands, and the next reconcile brings Redis to it.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from coupon_core.domain.coupons import Coupon
+from coupon_core.domain.coupons import Coupon, CouponChanges
 from coupon_core.domain.issuing import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
 from lua_redis import LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
-
-MAX_TOTAL = 10_000_000
-IssueLife = Literal["ISSUED", "USED", "CANCELED", "EXPIRED"]  # an ISSUED copy past its validity reads EXPIRED
-
-
-@dataclass(frozen=True)
-class CouponChanges:
-    """Fields to change (None: unchanged) and copies to add to the stock."""
-
-    name: str | None = None
-    issue_starts_at: datetime | None = None
-    issue_ends_at: datetime | None = None
-    closed: bool | None = None
-    add_copies: int = 0
-
-
-@dataclass(frozen=True)
-class IssueEntry:
-    """One row of a coupon's issues, as operators export it."""
-
-    issue_id: int
-    user_id: int
-    request_id: str
-    status: IssueLife
-    reserved_at: datetime
-    issued_at: datetime
-    expires_at: datetime | None
-    used_at: datetime | None
-    canceled_at: datetime | None
 
 
 class OnDemandReconcile(Protocol):

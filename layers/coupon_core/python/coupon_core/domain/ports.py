@@ -14,14 +14,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord
+from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
-
-if TYPE_CHECKING:
-    from coupon_core.domain.operations import CouponChanges, IssueEntry
 from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 

@@ -10,8 +10,16 @@ from sqlalchemy.orm import Session
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
-from coupon_core.domain.coupons import Coupon, IssuedUsers, NewCoupon, UserRecord, Validity
-from coupon_core.domain.operations import MAX_TOTAL, CouponChanges, IssueEntry
+from coupon_core.domain.coupons import (
+    MAX_TOTAL,
+    Coupon,
+    CouponChanges,
+    IssuedUsers,
+    IssueEntry,
+    NewCoupon,
+    UserRecord,
+    Validity,
+)
 from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
 from lua_redis import Reraise
