@@ -76,6 +76,7 @@ bench: venv
 	$(BIN)/python -m bench.reconcile
 	$(BIN)/python -m bench.replica_wait
 	$(BIN)/python -m bench.write_limit
+	$(BIN)/python -m bench.reserve_ceiling
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -1,0 +1,121 @@
+"""Benchmark: what one Valkey core sustains for ``reserve.lua`` on one hot coupon
+(``python -m bench.reserve_ceiling``).
+
+Every key of a coupon lives in one hash slot (the keys carry ``{id}``), so one coupon is served
+by one shard's one engine thread, however large the cluster: its ceiling is that core's. For
+each answer a sale gives (SUCCESS: a copy taken; SOLD_OUT: after the sell-out, which is most of
+a sale; DUPLICATE: a second click), ``--processes`` clients each keep ``--depth`` EVALSHA calls
+in flight (pipelined, as redis-benchmark does; raw RESP on a socket) for ``--seconds``. Prints the server's own time
+per call (INFO commandstats ``usec_per_call``, the engine thread's work), the ceiling that time
+allows (1,000,000 / usec per call), the calls per second measured, and measured / ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import socket
+import tempfile
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+
+from local.services import start_valkey
+from lua_redis import CouponState, ReservationStore, connect
+from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
+from lua_redis.scripts import Scripts
+
+COUPON = 1
+
+
+def _command(*parts: str | int) -> bytes:
+    """One command in RESP, the protocol's own encoding (what a client library would send)."""
+    encoded = [str(part).encode() for part in parts]
+    return b"*%d\r\n" % len(encoded) + b"".join(b"$%d\r\n%s\r\n" % (len(e), e) for e in encoded)
+
+
+def client_loop(url: str, users: tuple[int, int, bool], depth: int, until: float) -> int:
+    """One client on a raw socket: rounds of ``depth`` EVALSHA reserves written at once, then
+    their replies read (each is three lines: ``*2``, the code, the time), until ``until``.
+    ``users``: the first user, the step to the next, and whether every call is the first user's.
+    A raw socket, so that the client's own cost (a library encoding each call in Python) is not
+    what is measured; the commands are the ones ``ReservationStore.reserve`` sends."""
+    first_user, users_step, same_user = users
+    script = Scripts.register(client := connect(url)).reserve
+    sha = client.script_load(script.script)  # EVALSHA on a raw socket does not load it on NOSCRIPT
+    host, port = url.split("//")[1].split("/", maxsplit=1)[0].split(":")
+    keys = [reserved_key(COUPON), meta_key(COUPON), requests_key(COUPON), idempotency_key(COUPON)]
+    calls, user = 0, first_user
+    with socket.create_connection((host, int(port)), timeout=30) as conn:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while time.monotonic() < until:
+            batch = []
+            for _ in range(depth):
+                who = first_user if same_user else user
+                batch.append(_command("EVALSHA", sha, 4, *keys, who, str(uuid.uuid4()), ""))
+                user += users_step
+            conn.sendall(b"".join(batch))
+            lines = 0
+            while lines < 3 * depth:
+                data = conn.recv(1 << 20)
+                if b"-" in data[:1] or b"\r\n-" in data:
+                    raise RuntimeError(f"Valkey refused a reserve: {data[:200]!r}")
+                lines += data.count(b"\r\n")
+            calls += depth
+    return calls
+
+
+def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, float]:
+    """(server usec per call, calls per second) for the path that answers ``answer``."""
+    client = connect(url)
+    client.flushall()
+    now = client.time()[0] * 1000
+    total = {"SUCCESS": 100_000_000, "SOLD_OUT": 1, "DUPLICATE": 100_000_000}[answer]
+    state = CouponState(COUPON, total, now - 60_000, now + 3_600_000, now + 7_200_000)
+    store = ReservationStore(client)
+    store.reconcile(state, {}, release_before=None)
+    if answer == "SOLD_OUT":
+        store.reserve(COUPON, 10**12)  # the one copy is gone
+    if answer == "DUPLICATE":
+        for process in range(args.processes):
+            store.reserve(COUPON, 1 + process)
+    client.config_resetstat()
+    until = time.monotonic() + args.seconds
+    jobs = [
+        (url, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, until)
+        for process in range(args.processes)
+    ]
+    started = time.monotonic()
+    with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
+        calls = sum(int(n) for n in pool.starmap(client_loop, jobs))
+    elapsed = time.monotonic() - started
+    stats = client.info("commandstats")["cmdstat_evalsha"]
+    return float(stats["usec_per_call"]), calls / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--depth", type=int, default=32, help="calls in flight per client (pipelined)")
+    parser.add_argument("--seconds", type=float, default=5)
+    args = parser.parse_args()
+    with ExitStack() as stack:
+        url = os.environ.get("REDIS_URL", "")
+        if not url:
+            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-ceiling-")))
+            service = start_valkey(scratch)
+            stack.callback(service.stop)
+            url = service.url
+        rows = [(answer, *measure(url, answer, args)) for answer in ("SUCCESS", "SOLD_OUT", "DUPLICATE")]
+    print(f"one coupon, {args.processes} client processes x {args.depth} pipelined calls, {args.seconds:.0f} s each")
+    print("| answer | server usec/call | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling |")
+    print("|---|---:|---:|---:|---:|")
+    for answer, usec, rate in rows:
+        ceiling = 1_000_000 / usec
+        print(f"| {answer} | {usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
