@@ -3,11 +3,12 @@
 Against embedded Valkey, Tansu and PostgreSQL (or the servers named by REDIS_URL,
 KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL). Each process is one warm Lambda container answering
 one request at a time (Powertools' resolver holds the current event, so one per process).
-For each process count, in one run: requests/s and
-p50/p95/p99 latency of POST /coupon-issues on a warm coupon. Then, on a small run under MONITOR,
-the Redis commands each request sends and the Kafka records per SUCCESS; and the import time of
-the handler module, with and without the X-Ray tracer the other functions use, against a bare
-``import boto3``.
+For each process count, in one run: requests/s and p50/p95/p99 latency of POST /coupon-issues
+on a warm coupon, for the intake and for the bare handler of ``bench/bare_intake.py`` (the
+floor: the same Lua and produce, no framework), and the intake's requests/s over the bare one's.
+Then, on a small run under MONITOR, the Redis commands each request sends and the Kafka records
+per SUCCESS; and the import time of the handler module, with and without the X-Ray tracer the
+other functions use, against a bare ``import boto3``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import importlib
 import json
 import multiprocessing
 import os
@@ -48,8 +50,11 @@ from functions.intake.dependencies import reset
 emit = functools.partial(print, file=sys.stdout, flush=True)  # the real stdout, bound before any redirect
 
 
-def call(method: str, path: str, body: object) -> tuple[int, dict]:
-    response = intake_app.handler(api_event(method, path, body), InProcessContext())
+HANDLERS = {"intake": "functions.intake.app", "bare": "bench.bare_intake"}
+
+
+def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
+    response = (handler or intake_app.handler)(api_event(method, path, body), InProcessContext())
     return response["statusCode"], json.loads(response["body"])
 
 
@@ -71,29 +76,31 @@ def create_coupon(total: int) -> int:
     return coupon_id
 
 
-def _load_process(coupon_id: int, users: list[int], barrier: Any, results: Any) -> None:
+def _load_process(module: str, coupon_id: int, users: list[int], barrier: Any, results: Any) -> None:
     """One process = one Lambda container: a warm handler, one request at a time."""
     with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
-        call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1})  # warm this process
+        handler = importlib.import_module(module).handler
+        call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1}, handler)  # warm this process
         latencies: list[float] = []
         outcomes: Counter[str] = Counter()
         barrier.wait()
         started = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process on Linux
         for user in users:
             began = time.perf_counter()
-            _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
+            _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user}, handler)
             latencies.append(time.perf_counter() - began)
             outcomes[body["status"]] += 1
         results.put((started, time.monotonic(), latencies, outcomes))
 
 
-def load(coupon_id: int, users: int, processes: int) -> tuple[float, list[float], Counter[str]]:
+def load(module: str, coupon_id: int, users: int, processes: int) -> tuple[float, list[float], Counter[str]]:
     """Requests from ``processes`` concurrent handler processes, each walking its share of users."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(processes), context.Queue()
     workers = [
         context.Process(
-            target=_load_process, args=(coupon_id, list(range(1 + p, users + 1, processes)), barrier, results)
+            target=_load_process,
+            args=(module, coupon_id, list(range(1 + p, users + 1, processes)), barrier, results),
         )
         for p in range(processes)
     ]
@@ -124,7 +131,7 @@ def import_seconds(modules: str, repeats: int = 5) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=4_000, help="requests per thread count")
-    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--processes", type=int, nargs="+", default=[8])
     args = parser.parse_args()
 
     with ExitStack() as stack:
@@ -141,16 +148,19 @@ def main() -> None:
         reset()
         stack.callback(reset)
 
-        emit("| processes | requests/s | p50 ms | p95 ms | p99 ms | outcomes |")
-        emit("|---:|---:|---:|---:|---:|---|")
+        emit("| handler | processes | requests/s | p50 ms | p95 ms | p99 ms | vs bare | outcomes |")
+        emit("|---|---:|---:|---:|---:|---:|---:|---|")
         for processes in args.processes:
-            coupon_id = create_coupon(total=args.requests // 2)
-            elapsed, latencies, outcomes = load(coupon_id, args.requests, processes)
-            cuts = statistics.quantiles(latencies, n=100, method="inclusive")
-            emit(
-                f"| {processes} | {len(latencies) / elapsed:,.0f} | {cuts[49] * 1000:.2f} | {cuts[94] * 1000:.2f} "
-                f"| {cuts[98] * 1000:.2f} | {dict(outcomes)} |"
-            )
+            rates: dict[str, float] = {}
+            for name in ("bare", "intake"):
+                coupon_id = create_coupon(total=args.requests // 2)
+                elapsed, latencies, outcomes = load(HANDLERS[name], coupon_id, args.requests, processes)
+                rates[name] = len(latencies) / elapsed
+                cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+                emit(
+                    f"| {name} | {processes} | {rates[name]:,.0f} | {cuts[49] * 1000:.2f} | {cuts[94] * 1000:.2f} "
+                    f"| {cuts[98] * 1000:.2f} | {rates[name] / rates['bare']:.2f}x | {dict(outcomes)} |"
+                )
 
         coupon_id = create_coupon(total=100)
         outcomes = Counter()
