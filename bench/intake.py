@@ -43,6 +43,7 @@ from lua_redis import connect
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake-bench")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponBench")
 os.environ.setdefault("LOG_LEVEL", "warning")
+os.environ.setdefault("KAFKA_CONSUMER_GROUP", "coupon-worker-bench")  # whose offsets mark records in flight
 
 from functions.intake import app as intake_app
 from functions.intake.dependencies import reset
