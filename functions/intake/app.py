@@ -4,6 +4,11 @@ Thin by design: the resolver validates each request into the models of ``schemas
 of ``routes/`` calls one domain function with collaborators from ``dependencies.py`` and builds
 its answer from a response model (``answers.py``); everything else is answered by
 ``errors.py``. Every answer has ``status``; errors add ``error``, which says what was wrong.
+
+The route modules, ``caller.py`` and ``dependencies.py`` keep their annotations as objects (no
+``from __future__ import annotations``): Powertools reads ``Depends`` from the signatures on
+every request, and string annotations cost a compile and an eval each time, about 0.8 ms of a
+request's CPU (bench/intake.py; a unit test keeps it so).
 """
 
 from typing import Any

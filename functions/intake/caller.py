@@ -1,7 +1,5 @@
 """Who is asking: the user id from the body, or from the token when USER_ID_SOURCE=claims."""
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass
 from http import HTTPStatus

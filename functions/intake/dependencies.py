@@ -6,8 +6,6 @@ container (``functools.cache``): Powertools resolves a dependency once per invoc
 cache keeps the Redis client and the Kafka producer alive across invocations.
 """
 
-from __future__ import annotations
-
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -39,7 +37,7 @@ class Wiring:
 
 
 @functools.cache
-def _engine(settings: IntakeSettings) -> Engine:
+def _engine(settings: IntakeSettings) -> "Engine":
     # SQLAlchemy is imported here, on the first request that needs the database, not at cold start.
     from coupon_core.adapters.postgres.engine import make_engine  # noqa: PLC0415
 

@@ -1,7 +1,5 @@
 """``POST /coupons`` and ``GET /coupons/{couponId}``: the admin routes (IAM-authorised on AWS)."""
 
-from __future__ import annotations
-
 from http import HTTPStatus
 from typing import Annotated, Any, Literal
 

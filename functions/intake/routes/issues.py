@@ -1,7 +1,5 @@
 """``POST /coupon-issues`` and ``GET /coupons/{couponId}/issues/{userId}``: the public routes."""
 
-from __future__ import annotations
-
 import time
 from http import HTTPStatus
 from typing import Annotated, Any

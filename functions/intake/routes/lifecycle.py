@@ -1,8 +1,6 @@
 """``POST /coupons/{couponId}/issues/{userId}/use`` and ``.../cancel``: an issued copy used
 once, or canceled and returned to stock (public routes)."""
 
-from __future__ import annotations
-
 from http import HTTPStatus
 from typing import Annotated, Any
 

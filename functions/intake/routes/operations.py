@@ -2,8 +2,6 @@
 issues (JSON, or CSV to export), rename or move a coupon, close and reopen it, top up its stock,
 reconcile it now."""
 
-from __future__ import annotations
-
 import csv
 import io
 from dataclasses import asdict
