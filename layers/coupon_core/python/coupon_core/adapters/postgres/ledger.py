@@ -12,6 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
+from coupon_core.adapters.postgres.outbox import event_row
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import DatabaseUnavailableError, StockMismatchError
@@ -156,17 +157,14 @@ class SqlLedger:
             connection.execute(  # one multi-row INSERT: pg8000's executemany would be a round trip per row
                 insert(OutboxEvent).values(
                     [
-                        {
-                            "aggregate_id": str(row.id),
-                            "coupon_id": coupon_id,
-                            "event_type": COUPON_ISSUED,
-                            "payload": {
-                                "couponId": coupon_id,
-                                "userId": row.user_id,
-                                "requestId": str(row.request_id),
-                                "issuedAt": row.issued_at.isoformat(),
-                            },
-                        }
+                        event_row(
+                            COUPON_ISSUED,
+                            issue_id=row.id,
+                            coupon_id=coupon_id,
+                            user_id=row.user_id,
+                            request_id=row.request_id,
+                            issuedAt=row.issued_at,
+                        )
                         for row in rows
                     ]
                 )

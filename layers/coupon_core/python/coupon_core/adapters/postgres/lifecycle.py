@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import Engine, func, insert, select, text, update
 
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, OutboxEvent
+from coupon_core.adapters.postgres.outbox import event_row
 from coupon_core.domain.lifecycle import (
     COUPON_CANCELED,
     COUPON_EXPIRED,
@@ -36,6 +39,22 @@ _EXPIRE_DUE = text(
 )
 
 
+def _locked_copy(connection: Any, coupon_id: int, user_id: int, *columns: Any) -> Any:
+    """The user's copy, locked for the transaction: its id, request, status, whether it is past
+    its validity, and ``columns``; None without one."""
+    return connection.execute(
+        select(
+            CouponIssue.id,
+            CouponIssue.request_id,
+            CouponIssue.status,
+            (CouponIssue.expires_at <= func.now()).label("past_validity"),
+            *columns,
+        )
+        .where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
+        .with_for_update()
+    ).one_or_none()
+
+
 class SqlIssueLifecycle:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
@@ -43,18 +62,7 @@ class SqlIssueLifecycle:
     @_database_down
     def use(self, coupon_id: int, user_id: int, key: str | None) -> UseResult:
         with self._engine.begin() as connection:
-            row = connection.execute(
-                select(
-                    CouponIssue.id,
-                    CouponIssue.request_id,
-                    CouponIssue.status,
-                    CouponIssue.used_at,
-                    CouponIssue.use_key,
-                    (CouponIssue.expires_at <= func.now()).label("past_validity"),
-                )
-                .where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
-                .with_for_update()
-            ).one_or_none()
+            row = _locked_copy(connection, coupon_id, user_id, CouponIssue.used_at, CouponIssue.use_key)
             if row is None:
                 return UseResult(UseOutcome.NOT_ISSUED)
             if row.status == "USED":
@@ -71,19 +79,9 @@ class SqlIssueLifecycle:
                 .returning(CouponIssue.used_at)
             )
             assert used_at is not None
-            connection.execute(
-                insert(OutboxEvent).values(
-                    aggregate_id=str(row.id),
-                    coupon_id=coupon_id,
-                    event_type=COUPON_USED,
-                    payload={
-                        "couponId": coupon_id,
-                        "userId": user_id,
-                        "requestId": str(row.request_id),
-                        "usedAt": used_at.isoformat(),
-                    },
-                )
-            )
+            event = event_row(COUPON_USED, issue_id=row.id, coupon_id=coupon_id, user_id=user_id,
+                              request_id=row.request_id, usedAt=used_at)  # fmt: skip
+            connection.execute(insert(OutboxEvent).values(event))
             return UseResult(UseOutcome.USED, used_at)
 
     @_database_down
@@ -96,19 +94,9 @@ class SqlIssueLifecycle:
             )
             if reissue is None:
                 return CancelResult(CancelOutcome.NOT_ISSUED)
-            row = connection.execute(
-                select(
-                    CouponIssue.id,
-                    CouponIssue.request_id,
-                    CouponIssue.status,
-                    CouponIssue.reserved_at,
-                    CouponIssue.canceled_at,
-                    CouponIssue.cancel_key,
-                    (CouponIssue.expires_at <= func.now()).label("past_validity"),
-                )
-                .where(CouponIssue.coupon_id == coupon_id, CouponIssue.user_id == user_id)
-                .with_for_update()
-            ).one_or_none()
+            row = _locked_copy(
+                connection, coupon_id, user_id, CouponIssue.reserved_at, CouponIssue.canceled_at, CouponIssue.cancel_key
+            )
             if row is None:
                 return CancelResult(CancelOutcome.NOT_ISSUED)
             if row.status == "CANCELED":
@@ -130,20 +118,9 @@ class SqlIssueLifecycle:
             connection.execute(
                 update(Coupon).where(Coupon.id == coupon_id).values(remaining_quantity=Coupon.remaining_quantity + 1)
             )
-            connection.execute(
-                insert(OutboxEvent).values(
-                    aggregate_id=str(row.id),
-                    coupon_id=coupon_id,
-                    event_type=COUPON_CANCELED,
-                    payload={
-                        "couponId": coupon_id,
-                        "userId": user_id,
-                        "requestId": str(row.request_id),
-                        "canceledAt": canceled_at.isoformat(),
-                        "mayTakeAgain": reissue,
-                    },
-                )
-            )
+            event = event_row(COUPON_CANCELED, issue_id=row.id, coupon_id=coupon_id, user_id=user_id,
+                              request_id=row.request_id, canceledAt=canceled_at, mayTakeAgain=reissue)  # fmt: skip
+            connection.execute(insert(OutboxEvent).values(event))
             return CancelResult(
                 CancelOutcome.CANCELED, canceled_at, now=True, reserved_at=to_millis(row.reserved_at), reissue=reissue
             )
@@ -153,22 +130,10 @@ class SqlIssueLifecycle:
         with self._engine.begin() as connection:
             rows = connection.execute(_EXPIRE_DUE, {"limit": limit}).all()
             if rows:
-                connection.execute(
-                    insert(OutboxEvent).values(
-                        [
-                            {
-                                "aggregate_id": str(row.id),
-                                "coupon_id": row.coupon_id,
-                                "event_type": COUPON_EXPIRED,
-                                "payload": {
-                                    "couponId": row.coupon_id,
-                                    "userId": row.user_id,
-                                    "requestId": str(row.request_id),
-                                    "expiredAt": row.expires_at.isoformat(),
-                                },
-                            }
-                            for row in rows
-                        ]
-                    )
-                )
+                events = [
+                    event_row(COUPON_EXPIRED, issue_id=row.id, coupon_id=row.coupon_id, user_id=row.user_id,
+                              request_id=row.request_id, expiredAt=row.expires_at)
+                    for row in rows
+                ]  # fmt: skip
+                connection.execute(insert(OutboxEvent).values(events))
             return len(rows)

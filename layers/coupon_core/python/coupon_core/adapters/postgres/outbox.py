@@ -1,6 +1,11 @@
-"""The outbox table as the relay sees it: claim the oldest events, mark them published."""
+"""The outbox table: the rows the changes write (``event_row``), and the relay's side of it,
+claiming the oldest events and marking them published."""
 
 from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Engine, func, select, update
 
@@ -14,6 +19,16 @@ from lua_redis import Reraise
 RELAY_LOCK = 0x636F75706F6E  # "coupon"
 
 _database_down = Reraise(DatabaseUnavailableError, "outbox unavailable", DRIVER_ERRORS)
+
+
+def event_row(
+    event_type: str, *, issue_id: int, coupon_id: int, user_id: int, request_id: uuid.UUID, **details: Any
+) -> dict[str, Any]:
+    """The values of one outbox row about an issued copy: what the payload of every coupon event
+    carries (couponId, userId, requestId) and its own ``details`` (the time, as ISO 8601)."""
+    payload = {"couponId": coupon_id, "userId": user_id, "requestId": str(request_id)}
+    payload |= {name: value.isoformat() if isinstance(value, datetime) else value for name, value in details.items()}
+    return {"aggregate_id": str(issue_id), "coupon_id": coupon_id, "event_type": event_type, "payload": payload}
 
 
 class SqlOutbox:
