@@ -18,6 +18,7 @@ from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.domain.lifecycle import LifecycleService
 from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
+from coupon_core.domain.state_sync import StateSync
 from coupon_core.errors import UnavailableError
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
@@ -55,13 +56,14 @@ def _catalog(settings: IntakeSettings) -> CouponCatalog:
 def _lifecycle(settings: IntakeSettings) -> LifecycleService:
     from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle  # noqa: PLC0415
 
+    return LifecycleService(SqlIssueLifecycle(_engine(settings)), _catalog(settings), wiring().store, _sync(settings))
+
+
+@functools.cache
+def _sync(settings: IntakeSettings) -> StateSync:
     parts = wiring()
-    return LifecycleService(
-        SqlIssueLifecycle(_engine(settings)),
-        _catalog(settings),
-        parts.store,
-        CouponLocks(parts.client),
-        retention_ms=settings.retention.state_ms,
+    return StateSync(
+        _catalog(settings), parts.store, CouponLocks(parts.client), retention_ms=settings.retention.state_ms
     )
 
 
@@ -117,11 +119,8 @@ def catalog() -> CouponCatalog:
 
 
 def coupon_admin() -> CouponAdmin:
-    parts = wiring()
-    settings = parts.settings
-    return CouponAdmin(
-        _catalog(settings), parts.store, CouponLocks(parts.client), retention_ms=settings.retention.state_ms
-    )
+    settings = wiring().settings
+    return CouponAdmin(_catalog(settings), _sync(settings))
 
 
 def on_demand_reconcile() -> OnDemandReconcile:
@@ -145,5 +144,6 @@ def reset() -> None:
     wiring.cache_clear()
     _catalog.cache_clear()
     _lifecycle.cache_clear()
+    _sync.cache_clear()
     _engine.cache_clear()
     _in_flight.cache_clear()

@@ -10,17 +10,13 @@ one transaction.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from coupon_core.domain.issuing import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
-from lua_redis import LockUnavailableError, StateUnavailableError
-
-logger = logging.getLogger(__name__)
+from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.state_sync import StateSync
 
 COUPON_USED = "COUPON_USED"
 COUPON_CANCELED = "COUPON_CANCELED"
@@ -86,20 +82,11 @@ class LifecycleService:
     """Use and cancel. The catalog and Redis tell a missing copy apart (no such coupon, or a copy
     on its way: PENDING); Redis gets a canceled copy back."""
 
-    def __init__(
-        self,
-        issues: IssueLifecycle,
-        catalog: CouponCatalog,
-        store: Reservations,
-        locks: CouponLocks,
-        *,
-        retention_ms: int,
-    ) -> None:
+    def __init__(self, issues: IssueLifecycle, catalog: CouponCatalog, store: Reservations, sync: StateSync) -> None:
         self._issues = issues
         self._catalog = catalog
         self._store = store
-        self._locks = locks
-        self._retention_ms = retention_ms
+        self._sync = sync
 
     def use(self, coupon_id: int, user_id: int, *, key: str | None) -> UseResult:
         result = self._issues.use(coupon_id, user_id, key)
@@ -122,22 +109,12 @@ class LifecycleService:
         return "PENDING" if self._store.reservation_time(coupon_id, user_id) is not None else "NOT_ISSUED"
 
     def _return_to_stock(self, coupon_id: int, user_id: int, result: CancelResult) -> None:
-        """Under the coupon's state lock, so that a reconcile that read the database before the
-        cancel cannot write the old state back after it. A second take allowed: release the
-        reservation (fenced by its time). Not allowed: the reservation stays and blocks the user,
-        and Redis's total becomes the database's count (an absolute value: a repeat, or a race
-        with another cancel, writes the same). If Redis or the lock is unavailable, the cancel
-        stands in the database and the next reconcile brings Redis to it."""
-        try:
-            with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
-                if result.reissue and result.reserved_at is not None:
-                    self._store.release(coupon_id, user_id, result.reserved_at)
-                elif (coupon := self._catalog.find(coupon_id)) is not None:
-                    self._store.update_state(coupon.state(self._retention_ms))
-        except (StateUnavailableError, LockUnavailableError):
-            logger.warning(
-                "cancel recorded; Redis gets the copy back at the next reconcile", extra={"couponId": coupon_id}
-            )
+        """A second take allowed: release the reservation. Not allowed: the reservation stays and
+        blocks the user, and Redis's total becomes the database's count (``StateSync``)."""
+        if result.reissue and result.reserved_at is not None:
+            self._sync.release(coupon_id, user_id, result.reserved_at, "cancel")
+        else:
+            self._sync.rewrite(coupon_id, "cancel")
 
 
 def expire_all_due(lifecycle: IssueLifecycle, *, batch: int, max_batches: int) -> int:
