@@ -29,8 +29,14 @@ def until_settled(answer: Callable[[], str]) -> str:
 
 def test_coupons_come_a_page_at_a_time(pipeline):
     ids = [create_coupon(5) for _ in range(3)]
+    for user in (1, 2):
+        issue(ids[1], user)
+    pipeline.run_worker()
     first = call("GET", "/coupons", query={"limit": "2"})
-    assert [c["couponId"] for c in first.body["coupons"]] == ids[:2]
+    assert [(c["couponId"], c["issued"], c["remainingQuantity"]) for c in first.body["coupons"]] == [
+        (ids[0], 0, 5),
+        (ids[1], 2, 3),
+    ]
     second = call("GET", "/coupons", query={"limit": "2", "after": str(first.body["next"])})
     assert ([c["couponId"] for c in second.body["coupons"]], second.body["next"]) == (ids[2:], None)
     refused = call("GET", "/coupons", query={"limit": "0"})

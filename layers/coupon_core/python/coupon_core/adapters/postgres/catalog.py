@@ -53,11 +53,18 @@ def _coupon(row: CouponRow, issued: int, canceled: int = 0) -> Coupon:
 
 def _counts(session: Session, coupon_id: int) -> tuple[int, int]:
     """(held, canceled) copies of the coupon."""
+    return _counts_of(session, [coupon_id]).get(coupon_id, (0, 0))
+
+
+def _counts_of(session: Session, coupon_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """(held, canceled) copies of each coupon that has any, in one query."""
     canceled = CouponIssue.status == "CANCELED"
-    held, gone = session.execute(
-        select(func.count().filter(~canceled), func.count().filter(canceled)).where(CouponIssue.coupon_id == coupon_id)
-    ).one()
-    return int(held), int(gone)
+    rows = session.execute(
+        select(CouponIssue.coupon_id, func.count().filter(~canceled), func.count().filter(canceled))
+        .where(CouponIssue.coupon_id.in_(coupon_ids))
+        .group_by(CouponIssue.coupon_id)
+    ).all()
+    return {coupon_id: (int(held), int(gone)) for coupon_id, held, gone in rows}
 
 
 class SqlCouponCatalog:
@@ -166,8 +173,11 @@ class SqlCouponCatalog:
     def page(self, after: int, limit: int) -> list[Coupon]:
         """Coupons with an id above ``after``, in id order."""
         with Session(self._engine) as session:
-            rows = session.scalars(select(CouponRow).where(CouponRow.id > after).order_by(CouponRow.id).limit(limit))
-            return [_coupon(row, *_counts(session, row.id)) for row in rows]
+            rows = list(
+                session.scalars(select(CouponRow).where(CouponRow.id > after).order_by(CouponRow.id).limit(limit))
+            )
+            counts = _counts_of(session, [row.id for row in rows])
+            return [_coupon(row, *counts.get(row.id, (0, 0))) for row in rows]
 
     @_database_down
     def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]:
