@@ -23,11 +23,9 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from contextlib import ExitStack
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import create_engine
@@ -36,7 +34,7 @@ from coupon_core.adapters.postgres.migrate import upgrade
 from local.kafka_topics import create_topic, read_all
 from local.lambda_events import InProcessContext, api_event
 from local.redis_monitor import client_commands
-from local.services import STARTERS
+from local.services import STARTERS, service_urls
 from lua_redis import connect
 
 # Powertools reads these when the handler module is imported, so they are set before that.
@@ -138,12 +136,7 @@ def main() -> None:
     with ExitStack() as stack:
         # The handler prints its metrics (CloudWatch EMF) as in Lambda: that cost stays, the text goes.
         stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-intake-")))
-        for env_var, starter in STARTERS.items():
-            if not os.environ.get(env_var):
-                service = starter(scratch)
-                stack.callback(service.stop)
-                os.environ[env_var] = service.url
+        os.environ.update(service_urls(stack, "bench-intake-", STARTERS))
         upgrade(create_engine(os.environ["DATABASE_URL"]))
         os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
         reset()

@@ -14,15 +14,12 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import socket
-import tempfile
 import time
 import uuid
 from contextlib import ExitStack
-from pathlib import Path
 
-from local.services import start_valkey
+from local.services import service_urls
 from lua_redis import CouponState, ReservationStore, connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
@@ -102,12 +99,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5)
     args = parser.parse_args()
     with ExitStack() as stack:
-        url = os.environ.get("REDIS_URL", "")
-        if not url:
-            scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-ceiling-")))
-            service = start_valkey(scratch)
-            stack.callback(service.stop)
-            url = service.url
+        url = service_urls(stack, "bench-ceiling-", ("REDIS_URL",))["REDIS_URL"]
         rows = [(answer, *measure(url, answer, args)) for answer in ("SUCCESS", "SOLD_OUT", "DUPLICATE")]
     print(f"one coupon, {args.processes} client processes x {args.depth} pipelined calls, {args.seconds:.0f} s each")
     print("| answer | server usec/call | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling |")

@@ -16,14 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from sqlalchemy import create_engine
 
@@ -36,7 +33,7 @@ from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import Delivered, IssueMessage, Position
-from local.services import STARTERS
+from local.services import service_urls
 from lua_redis import CouponLocks, ReservationStore, connect
 
 
@@ -87,14 +84,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with ExitStack() as stack:
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-worker-")))
-        urls = {}
-        for env_var in ("DATABASE_URL", "REDIS_URL"):
-            urls[env_var] = os.environ.get(env_var) or ""
-            if not urls[env_var]:
-                service = STARTERS[env_var](scratch)
-                stack.callback(service.stop)
-                urls[env_var] = service.url
+        urls = service_urls(stack, "bench-worker-", ("DATABASE_URL", "REDIS_URL"))
         engine = create_engine(urls["DATABASE_URL"], pool_size=2)
         upgrade(engine)
         client = connect(urls["REDIS_URL"], socket_timeout=10)

@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
-import tempfile
 import time
 import uuid
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
@@ -29,7 +26,7 @@ from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
 from coupon_core.domain.records import Delivered, IssueMessage, Position
-from local.services import STARTERS
+from local.services import service_urls
 from lua_redis import CouponLocks, WriteLimit, WriteRate, connect
 
 TOPIC = "coupon.issue.v1"
@@ -96,14 +93,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=300, help="writes per second across the writers")
     args = parser.parse_args()
     with ExitStack() as stack:
-        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-limit-")))
-        urls = {}
-        for env_var in ("DATABASE_URL", "REDIS_URL"):
-            urls[env_var] = os.environ.get(env_var) or ""
-            if not urls[env_var]:
-                service = STARTERS[env_var](scratch)
-                stack.callback(service.stop)
-                urls[env_var] = service.url
+        urls = service_urls(stack, "bench-limit-", ("DATABASE_URL", "REDIS_URL"))
         engine = create_engine(urls["DATABASE_URL"])
         upgrade(engine)
         engine.dispose()

@@ -19,7 +19,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -267,6 +268,20 @@ def start_all(scratch: Path, environ: Mapping[str, str] = os.environ) -> list[Se
         stop_all(services)
         raise
     return services
+
+
+def service_urls(stack: ExitStack, prefix: str, env_vars: Iterable[str]) -> dict[str, str]:
+    """The URL of each service named by its variable: the environment's when it names one, else
+    a service started here (in a scratch folder) and stopped when ``stack`` closes."""
+    scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
+    urls: dict[str, str] = {}
+    for env_var in env_vars:
+        urls[env_var] = os.environ.get(env_var) or ""
+        if not urls[env_var]:
+            service = STARTERS[env_var](scratch)
+            stack.callback(service.stop)
+            urls[env_var] = service.url
+    return urls
 
 
 def stop(pid: int, first: signal.Signals | int = signal.SIGTERM, timeout_s: float = 10.0) -> None:
