@@ -3,12 +3,16 @@
 Against embedded Valkey, Tansu and PostgreSQL (or the servers named by REDIS_URL,
 KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL). Each process is one warm Lambda container answering
 one request at a time (Powertools' resolver holds the current event, so one per process).
-For each process count, in one run: requests/s and p50/p95/p99 latency of POST /coupon-issues
-on a warm coupon, for the intake and for the bare handler of ``bench/bare_intake.py`` (the
-floor: the same Lua and produce, no framework), and the intake's requests/s over the bare one's.
+For each process count, in one run: requests/s, p50/p95/p99 latency and the handler processes'
+own CPU per request of POST /coupon-issues on a warm coupon, for the intake and for the bare
+handler of ``bench/bare_intake.py`` (the floor: the same Lua and produce, no framework), in
+rounds of alternating order (bare first, then intake first, ...) so that a drift of this
+shared machine falls on both; each row is compared with the bare row of its round.
 Then, on a small run under MONITOR, the Redis commands each request sends and the Kafka records
-per SUCCESS; and the import time of the handler module, with and without the X-Ray tracer the
-other functions use, against a bare ``import boto3``.
+per SUCCESS; the import time of the handler module, with and without the X-Ray tracer the
+other functions use, against a bare ``import boto3``; and cold starts against the live servers
+(``bench/cold_start.py``): the first request after the import against the warm ones, with the
+connections opened during the import as in Lambda and without.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import sys
 import time
 from collections import Counter
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import create_engine
@@ -83,16 +88,38 @@ def _load_process(module: str, coupon_id: int, users: list[int], barrier: Any, r
         latencies: list[float] = []
         outcomes: Counter[str] = Counter()
         barrier.wait()
-        started = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process on Linux
+        started, cpu_started = time.monotonic(), time.process_time()  # one monotonic clock for all on Linux
         for user in users:
             began = time.perf_counter()
             _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user}, handler)
             latencies.append(time.perf_counter() - began)
             outcomes[body["status"]] += 1
-        results.put((started, time.monotonic(), latencies, outcomes))
+        results.put((started, time.monotonic(), time.process_time() - cpu_started, latencies, outcomes))
 
 
-def load(module: str, coupon_id: int, users: int, processes: int) -> tuple[float, list[float], Counter[str]]:
+@dataclass(frozen=True)
+class Load:
+    elapsed_s: float
+    cpu_s: float  # the handler processes' own CPU (threads included), not the servers'
+    latencies: list[float]
+    outcomes: Counter[str]
+
+    @property
+    def rate(self) -> float:
+        return len(self.latencies) / self.elapsed_s
+
+    @property
+    def cpu_ms(self) -> float:
+        return self.cpu_s * 1000 / len(self.latencies)
+
+    def summary(self) -> str:
+        """requests/s | p50 | p95 | p99 | CPU ms/request, as table cells."""
+        cuts = statistics.quantiles(self.latencies, n=100, method="inclusive")
+        percentiles = " | ".join(f"{cuts[p - 1] * 1000:.2f}" for p in (50, 95, 99))
+        return f"{self.rate:,.0f} | {percentiles} | {self.cpu_ms:.3f}"
+
+
+def load(module: str, coupon_id: int, users: int, processes: int) -> Load:
     """Requests from ``processes`` concurrent handler processes, each walking its share of users."""
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(processes), context.Queue()
@@ -108,8 +135,12 @@ def load(module: str, coupon_id: int, users: int, processes: int) -> tuple[float
     reports = [results.get(timeout=600) for _ in workers]
     for worker in workers:
         worker.join()
-    elapsed = max(end for _, end, _, _ in reports) - min(start for start, _, _, _ in reports)
-    return elapsed, [s for _, _, lat, _ in reports for s in lat], sum((o for *_, o in reports), Counter())
+    return Load(
+        elapsed_s=max(report[1] for report in reports) - min(report[0] for report in reports),
+        cpu_s=sum(report[2] for report in reports),
+        latencies=[seconds for report in reports for seconds in report[3]],
+        outcomes=sum((report[4] for report in reports), Counter()),
+    )
 
 
 def import_seconds(modules: str, repeats: int = 5) -> float:
@@ -127,10 +158,34 @@ def import_seconds(modules: str, repeats: int = 5) -> float:
     return statistics.median(runs)
 
 
+def cold_starts(coupon_id: int, repeats: int = 5) -> None:
+    """Fresh interpreters against the live servers: import, first request, warm requests."""
+    emit("\n| connections opened | import ms | first request ms | warm request ms (median of 50) | first / warm |")
+    emit("|---|---:|---:|---:|---:|")
+    for label, lambda_init in (("on the first request", False), ("during the import (Lambda INIT)", True)):
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        environment.pop("AWS_LAMBDA_INITIALIZATION_TYPE", None)
+        if lambda_init:
+            environment["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
+        runs = []
+        for n in range(repeats):
+            first_user = 10**12 * (2 + lambda_init) + 1_000 * n
+            probe = [sys.executable, "-m", "bench.cold_start", str(coupon_id), str(first_user)]
+            runs.append(
+                json.loads(subprocess.run(probe, capture_output=True, text=True, check=True, env=environment).stdout)
+            )
+        assert all(run["status"] == 202 for run in runs), runs
+        imported, first, warm = (
+            statistics.median(run[key] * 1000 for run in runs) for key in ("import", "first", "warm")
+        )
+        emit(f"| {label} | {imported:.0f} | {first:.2f} | {warm:.2f} | {first / warm:.1f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=4_000, help="requests per thread count")
     parser.add_argument("--processes", type=int, nargs="+", default=[8])
+    parser.add_argument("--rounds", type=int, default=4, help="rounds of both handlers, alternating who goes first")
     args = parser.parse_args()
 
     with ExitStack() as stack:
@@ -142,22 +197,27 @@ def main() -> None:
         reset()
         stack.callback(reset)
 
-        emit("| handler | processes | requests/s | p50 ms | p95 ms | p99 ms | vs bare | outcomes |")
-        emit("|---|---:|---:|---:|---:|---:|---:|---|")
+        emit("| round | handler | processes | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | vs bare |")
+        emit("|---:|---|---:|---:|---:|---:|---:|---:|---|")
         for processes in args.processes:
-            rates: dict[str, float] = {}
-            for name in ("bare", "intake"):
-                coupon_id = create_coupon(total=args.requests // 2)
-                elapsed, latencies, outcomes = load(HANDLERS[name], coupon_id, args.requests, processes)
-                rates[name] = len(latencies) / elapsed
-                cuts = statistics.quantiles(latencies, n=100, method="inclusive")
-                emit(
-                    f"| {name} | {processes} | {rates[name]:,.0f} | {cuts[49] * 1000:.2f} | {cuts[94] * 1000:.2f} "
-                    f"| {cuts[98] * 1000:.2f} | {rates[name] / rates['bare']:.2f}x | {dict(outcomes)} |"
-                )
+            ratios: list[tuple[float, float]] = []
+            for round_ in range(1, args.rounds + 1):
+                order = ("bare", "intake") if round_ % 2 else ("intake", "bare")
+                runs = {name: load(HANDLERS[name], create_coupon(total=args.requests // 2), args.requests, processes)
+                        for name in order}  # fmt: skip
+                for name, run in sorted(runs.items()):
+                    rate, cpu = run.rate / runs["bare"].rate, run.cpu_ms / runs["bare"].cpu_ms
+                    emit(f"| {round_} | {name} | {processes} | {run.summary()} | {rate:.2f}x, {cpu:.2f}x CPU |")
+                ratios.append((runs["intake"].rate / runs["bare"].rate, runs["intake"].cpu_ms / runs["bare"].cpu_ms))
+                emit(f"<!-- round {round_} outcomes: { {name: dict(run.outcomes) for name, run in runs.items()} } -->")
+            emit(
+                f"\n{processes} processes, median of {args.rounds} rounds: the intake at "
+                f"{statistics.median(r for r, _ in ratios):.2f}x the bare handler's requests/s, "
+                f"{statistics.median(c for _, c in ratios):.2f}x its CPU per request\n"
+            )
 
         coupon_id = create_coupon(total=100)
-        outcomes = Counter()
+        outcomes: Counter[str] = Counter()
         sent = client_commands(
             connect(os.environ["REDIS_URL"]),
             lambda: outcomes.update(
@@ -172,6 +232,7 @@ def main() -> None:
         emit(f"\naccounting run: {dict(outcomes)}")
         emit(f"Redis commands per request: {len(sent) / 200:.2f} ({dict(Counter(sent))})")
         emit(f"Kafka records per SUCCESS: {len(records) / outcomes['SUCCESS']:.2f}")
+        cold_starts(create_coupon(total=10_000))
 
     handler_s, boto3_s = import_seconds("functions.intake.app"), import_seconds("boto3")
     traced_s = import_seconds("functions.intake.app, coupon_core.tracing")  # the handler with the X-Ray tracer

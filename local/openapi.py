@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from functions.intake.app import app
+from functions.intake.api import app
 
 DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
 

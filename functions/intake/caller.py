@@ -1,15 +1,15 @@
 """Who is asking: the user id from the body, or from the token when USER_ID_SOURCE=claims."""
 
+from __future__ import annotations
+
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Annotated, Any
-
-from aws_lambda_powertools.event_handler import Depends, Request
+from typing import Any
 
 from coupon_core.settings import IntakeSettings, UserIdSource
-from functions.intake.dependencies import settings
-from functions.intake.errors import RequestRefusedError
+from functions.intake.answers import RequestRefusedError
 from lua_redis import MAX_BIGINT
 
 _FORBIDDEN = (HTTPStatus.FORBIDDEN, "FORBIDDEN")
@@ -23,14 +23,13 @@ class Caller:
 
     source: UserIdSource
     claim: str
-    claims: dict[str, Any]
+    claims: Mapping[str, Any]
 
     def user_id(self, claimed: int | None) -> int:
         """The user the request acts for, given the id it names (body or path), if any.
 
-        With ``body``, the named id (required). With ``claims``, the token's numeric ``sub``; a
-        With ``claims``, the token's numeric ``claim``, ASCII digits only; a
-        request that names a different user is refused.
+        With ``body``, the named id (required). With ``claims``, the token's numeric ``claim``,
+        ASCII digits only; a request that names a different user is refused.
         """
         if self.source == "body":
             if claimed is None:
@@ -44,8 +43,8 @@ class Caller:
         return int(value)
 
 
-def caller(request: Request, config: Annotated[IntakeSettings, Depends(settings)]) -> Caller:
-    """The caller of the current request (a ``Depends`` provider)."""
-    context = request.resolved_event.raw_event.get("requestContext") or {}
+def caller_of(event: Mapping[str, Any], settings: IntakeSettings) -> Caller:
+    """The caller of an API Gateway REST proxy event."""
+    context = event.get("requestContext") or {}
     claims = (context.get("authorizer") or {}).get("claims") or {}
-    return Caller(config.issuing.user_id_source, config.issuing.user_id_claim, dict(claims))
+    return Caller(settings.issuing.user_id_source, settings.issuing.user_id_claim, claims)

@@ -1,14 +1,16 @@
 """The intake's collaborators: built once per Lambda container, handed to routes with ``Depends``.
 
-Each provider is a plain function a route names in ``Annotated[T, Depends(provider)]``; tests
-replace one with ``app.dependency_overrides[provider] = ...``. The wiring is cached per
-container (``functools.cache``): Powertools resolves a dependency once per invocation, the
-cache keeps the Redis client and the Kafka producer alive across invocations.
+Each provider is a plain function a route names in ``Annotated[T, Depends(provider)]``, and the
+express lane calls through :func:`provide`. Tests replace one with ``OVERRIDES[provider] = ...``:
+the same dict is the resolver's ``dependency_overrides``, so both lanes see the replacement. The
+wiring is cached per container (``functools.cache``): it keeps the Redis client and the Kafka
+producer alive across invocations.
 """
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import redis
 
@@ -20,11 +22,22 @@ from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.errors import UnavailableError
+from coupon_core.observability import logger
 from coupon_core.settings import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
+
+
+T = TypeVar("T")
+
+OVERRIDES: dict[Callable[..., Any], Callable[..., Any]] = {}
+
+
+def provide(provider: Callable[[], T]) -> T:
+    """What ``provider`` gives, or what a test put in its place (:data:`OVERRIDES`)."""
+    return cast("T", OVERRIDES.get(provider, provider)())
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,21 @@ def wiring() -> Wiring:
         store, publisher, initialiser, wait_replicas=issuing.wait_replicas, wait_timeout_ms=issuing.wait_timeout_ms
     )
     return Wiring(settings, client, store, publisher, initialiser, service)
+
+
+def open_connections() -> None:
+    """Open the hot path's connections now (Redis, the Kafka producer with its topic's metadata).
+
+    Called while a Lambda container initialises: the first request then finds them open instead
+    of paying for them. Nothing here may stop the container from starting: a failure is logged
+    and the first request connects (or reports a wrong variable) as it would have anyway.
+    """
+    try:
+        parts = wiring()
+        parts.client.ping()
+        parts.publisher.connect()
+    except Exception:  # logged; the request path connects again, and reports what is wrong
+        logger.warning("could not connect while initialising; the first request will", exc_info=True)
 
 
 def settings() -> IntakeSettings:

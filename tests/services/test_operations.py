@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
-from functions.intake import app as intake_app
+from functions.intake import dependencies
 from functions.intake.dependencies import on_demand_reconcile
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon, issue
@@ -121,7 +121,7 @@ class InProcessRebuild:
 
 
 def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redis_client, monkeypatch):
-    monkeypatch.setitem(intake_app.app.dependency_overrides, on_demand_reconcile, InProcessRebuild)
+    monkeypatch.setitem(dependencies.OVERRIDES, on_demand_reconcile, InProcessRebuild)
     coupon_id = create_coupon(5)
     for user in (1, 2):
         issue(coupon_id, user)

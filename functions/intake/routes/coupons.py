@@ -11,9 +11,9 @@ from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
 from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
-from functions.intake.answers import answer, documented
+from functions.intake.answers import coupon_not_found
 from functions.intake.dependencies import catalog, reservations, state_initialiser
-from functions.intake.errors import coupon_not_found
+from functions.intake.routes.responses import answer, documented
 from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
 
 router = Router()

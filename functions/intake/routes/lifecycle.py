@@ -8,15 +8,14 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
-from functions.intake.answers import answer, documented
-from functions.intake.caller import Caller, caller
+from functions.intake.answers import RequestRefusedError, coupon_not_found
 from functions.intake.dependencies import lifecycle
-from functions.intake.errors import RequestRefusedError, coupon_not_found
+from functions.intake.routes.asker import Asker
+from functions.intake.routes.responses import answer, documented
 from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody
 
 router = Router()
 
-Asker = Annotated[Caller, Depends(caller)]
 Service = Annotated[LifecycleService, Depends(lifecycle)]
 _FORBIDDEN = "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)"
 _REFUSALS = {

@@ -16,10 +16,10 @@ from coupon_core.domain.coupons import Coupon, CouponChanges, IssueEntry
 from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
-from functions.intake.answers import answer, documented
+from functions.intake.answers import RequestRefusedError, coupon_not_found
 from functions.intake.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
-from functions.intake.errors import RequestRefusedError, coupon_not_found
 from functions.intake.routes.coupons import coupon_body
+from functions.intake.routes.responses import answer, documented
 from functions.intake.schemas import (
     ChangeCouponRequest,
     CouponBody,

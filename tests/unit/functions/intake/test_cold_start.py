@@ -1,19 +1,44 @@
-"""The hot path's cold start: importing the handler pulls in no SQLAlchemy, Alembic or X-Ray SDK."""
+"""The hot path's cold start: what importing the handler and answering an issue request load."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 
+from tests.unit.functions.intake.test_routes import ENV
 
-def test_importing_the_intake_handler_leaves_the_database_stack_and_the_xray_sdk_unloaded():
-    probe = (
-        "import sys, functions.intake.app; "
-        "print(sorted(m for m in ('sqlalchemy', 'alembic', 'pg8000', 'aws_xray_sdk') if m in sys.modules))"
-    )
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    loaded = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment
-    ).stdout.strip()
-    assert loaded == "[]"
+# An issue request answered by a stand-in service, then the heavy modules that got loaded.
+ANSWER_ONE_REQUEST = """
+import json, sys, uuid
+from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from functions.intake import app, dependencies
+from local.lambda_events import InProcessContext, api_event
+
+class Service:
+    def issue(self, coupon_id, user_id, key=None):
+        return IssueResult(IssueOutcome.SOLD_OUT)
+
+dependencies.OVERRIDES[dependencies.issue_service] = Service
+answer = app.handler(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}), InProcessContext())
+heavy = ("sqlalchemy", "alembic", "pg8000", "aws_xray_sdk", "pydantic", "boto3",
+         "aws_lambda_powertools.event_handler", "functions.intake.api")
+print(json.dumps({"status": answer["statusCode"], "loaded": sorted(m for m in heavy if m in sys.modules)}))
+"""
+
+
+def _run(code: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    variables = {**os.environ, **ENV, **environment, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=variables)
+
+
+def test_an_issue_request_loads_no_resolver_models_database_stack_sdk_or_tracer():
+    result = json.loads(_run(ANSWER_ONE_REQUEST).stdout.splitlines()[-1])
+    assert result == {"status": 409, "loaded": []}
+
+
+def test_in_a_lambda_init_an_unreachable_server_is_logged_and_the_container_still_starts():
+    # ENV's servers are on port 1: nothing listens, and the connections fail during the import.
+    done = _run("import functions.intake.app", AWS_LAMBDA_INITIALIZATION_TYPE="on-demand", LOG_LEVEL="WARNING")
+    assert "could not connect while initialising; the first request will" in done.stdout + done.stderr

@@ -49,7 +49,7 @@ def call(event: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
 
 def override(monkeypatch, provider: Any, value: Any) -> None:
     """Replace one of the intake's dependencies for this test (Powertools' dependency_overrides)."""
-    monkeypatch.setitem(intake_app.app.dependency_overrides, provider, lambda: value)
+    monkeypatch.setitem(dependencies.OVERRIDES, provider, lambda: value)
 
 
 @pytest.fixture

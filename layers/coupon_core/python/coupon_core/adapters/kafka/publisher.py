@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from kafka import KafkaProducer
@@ -37,6 +38,15 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
         "max_block_ms": timeout_ms,
         "delivery_timeout_ms": timeout_ms,
     }
+
+
+def _await_producer_id(producer: KafkaProducer, *, deadline: float) -> None:
+    """An idempotent producer's I/O thread asks the broker for its producer id as it starts and
+    sends nothing before it has one. kafka-python has no public call to wait for that, hence the
+    private attribute, read defensively: without it this returns at once."""
+    manager = getattr(producer, "_transaction_manager", None)
+    while manager is not None and not manager.has_producer_id() and time.monotonic() < deadline:
+        time.sleep(0.001)
 
 
 class IssuePublisher:
@@ -79,6 +89,14 @@ class IssuePublisher:
         except PublishError:
             self._discard_producer()
             raise
+
+    def connect(self) -> None:
+        """Create the producer, fetch the topic's metadata and wait for the producer id (bounded
+        by the timeout), so that the first publish sends at once."""
+        with _not_sent:
+            producer = self._get_producer()
+            producer.partitions_for(self._settings.topic)
+            _await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
 
     def close(self) -> None:
         self._discard_producer()

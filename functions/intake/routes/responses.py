@@ -1,0 +1,34 @@
+"""The resolver's side of the answers: Powertools ``Response`` objects and OpenAPI descriptions."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import Response
+from pydantic import BaseModel
+
+from functions.intake.answers import Answer
+from functions.intake.schemas import ErrorBody
+
+
+def respond(plain: Answer) -> Response[Any]:
+    """A plain :class:`Answer` as the resolver's ``Response``."""
+    return Response(
+        status_code=plain.status_code, content_type="application/json", body=plain.body, headers=plain.headers or None
+    )
+
+
+def answer(status_code: HTTPStatus, body: BaseModel) -> Response[Any]:
+    """A response model's body: the document generated from the routes and the answers cannot drift apart."""
+    return respond(Answer(status_code, body.model_dump()))
+
+
+def documented(success: tuple[int, str, type[BaseModel]], errors: dict[int, str] | None = None) -> dict[int, Any]:
+    """OpenAPI responses of a route: its success model, and ErrorBody for each error status."""
+    code, description, model = success
+    responses: dict[int, Any] = {code: {"description": description, "content": {"application/json": {"model": model}}}}
+    all_errors = {422: "INVALID_REQUEST: the request is malformed; the error says how", **(errors or {})}
+    for status_code, text in all_errors.items():
+        responses[status_code] = {"description": text, "content": {"application/json": {"model": ErrorBody}}}
+    return responses
