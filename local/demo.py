@@ -1,14 +1,21 @@
 """The flash-sale demo (``make demo``): the whole system on this machine, end to end.
 
-Brings the stack up (``make up``) unless it is already, creates a coupon of 1,000 copies through
-the API Gateway URL, lets 10,000 users send 20,000 requests (each clicks twice, the two clicks
-from different clients at the same moment) from 8 concurrent clients that behave as the API
-asks (a 503 is retried after its Retry-After; a lost answer is checked on the status route),
+Brings the stack up (``make up``) unless it is already, creates a coupon of 200 copies through
+the API Gateway URL, lets 1,000 users send 2,000 requests (each clicks twice, the two clicks
+from different clients at the same moment; a sell-out five times over) from 8 concurrent
+clients that behave as the API asks (a 503 is retried after its Retry-After; a lost answer is
+checked on the status route),
 waits until the pipeline (Kafka, the worker, the DLQ handler) has drained; then two holders use
 their copy, two cancel theirs, an operator tops up two copies, and ten late users take the four
 free copies; it drains again, runs a reconcile and the relay, counts the coupon's events on
 ``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken.
-Exits 1 if any broke. Stops what it started.
+Then it calls the same intake handler in-process against the same servers
+(``local/handler_probe.py``), to separate what a request costs the system from what the local
+stand-ins (LocalStack's gateway and Lambda service, the host executor) add, and says where the
+demo's wall time went. Exits 1 if any invariant broke. Stops what it started.
+
+The default run takes about two and a half minutes here, the stack's start included; a large
+sale is ``make demo DEMO_ARGS="--quantity 1000 --users 10000"`` (about twelve minutes).
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from sqlalchemy import Engine, create_engine, text
 
 from local import stack
 from local.api_client import Answer, ApiClient
+from local.handler_probe import handler_latencies, percentiles_ms
 from local.invariants import Observed, check, observe, successes_of
 from local.kafka_topics import read_all
 from lua_redis import connect
@@ -36,12 +44,13 @@ from lua_redis.keys import reserved_key
 
 DRAIN_TIMEOUT_S = 300
 LATE_USERS = 10
+PROBE_REQUESTS = 400  # half of them SUCCESS: the probe's coupon has half as many copies
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quantity", type=int, default=1_000)
-    parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument("--quantity", type=int, default=200)
+    parser.add_argument("--users", type=int, default=1_000)
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (an even number)")
     return parser.parse_args(argv)
 
@@ -178,18 +187,41 @@ def bad_input_changes_nothing(api: ApiClient, engine: Engine, client: redis.Redi
     return refused and snapshot() == before
 
 
+class Phases:
+    """Wall time per phase of the demo, printed at the end."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._started = time.monotonic()
+
+    def done(self, name: str) -> None:
+        now = time.monotonic()
+        self.seconds[name] = now - self._started
+        self._started = now
+
+    def report(self) -> None:
+        total = sum(self.seconds.values())
+        print(f"\nWall time: {total:.0f} s")
+        for name, seconds in self.seconds.items():
+            print(f"  {name:<38} {seconds:>6.1f} s")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    phases = Phases()
     started_here = not stack.is_up()
     env = stack.up()
+    phases.done("stack up" if started_here else "stack (already up)")
     try:
-        return run(args, env)
+        return run(args, env, phases)
     finally:
         if started_here:
             stack.down()
+            phases.done("stack down")
+        phases.report()
 
 
-def run(args: argparse.Namespace, env: dict[str, str]) -> int:
+def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     aws = {"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1",
            "aws_access_key_id": "test", "aws_secret_access_key": "test"}  # fmt: skip
     api = ApiClient(env["API_URL"], connections=args.clients)
@@ -206,11 +238,13 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
 
     sale = Sale(api, coupon_id, args.users, args.clients)
     elapsed = sale.run()
+    phases.done("the sale, through API Gateway")
     outcomes = Counter(answer.status for _, answer in sale.answers)
     successes = successes_of(sale.answers)
     latencies = [answer.seconds for _, answer in sale.answers]
     sqs, lambda_ = boto3.client("sqs", **aws), boto3.client("lambda", **aws)
     drained = wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
+    phases.done("pipeline drain")
     late, lifecycle = after_the_sale(api, coupon_id, observe(engine, client, coupon_id), args.users)
     successes |= late
     wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
@@ -229,6 +263,9 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     changes = {"COUPON_ISSUED": len(observed.issued_requests), "COUPON_USED": lifecycle["use: USED"],
                "COUPON_CANCELED": lifecycle["cancel: CANCELED"]}  # fmt: skip
     invariants["Events: each change once on coupon.events.v1 " + str(changes)] = dict(events) == changes
+    phases.done("after the sale, reconcile, relay, checks")
+    local_costs = stand_in_costs(api, lambda_, env, latencies)
+    phases.done("in-process handler probe")
 
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
@@ -245,10 +282,33 @@ def run(args: argparse.Namespace, env: dict[str, str]) -> int:
     print(f"  events             {', '.join(f'{name} {count:,}' for name, count in sorted(events.items()))} "
           "on coupon.events.v1")  # fmt: skip
     print(f"  reconcile          {reconcile_report.get('reconciled') or reconcile_report}")
+    print(local_costs)
     print("\nInvariants")
     for name, held in invariants.items():
         print(f"  [{'held' if held else 'BROKEN'}] {name}")
     return 0 if all(invariants.values()) else 1
+
+
+def stand_in_costs(api: ApiClient, lambda_: Any, env: dict[str, str], latencies: list[float]) -> str:
+    """The same handler in-process on a coupon of its own, beside the sale's end-to-end latency."""
+    now = datetime.now(UTC)
+    window = {"issueStartsAt": now.isoformat(), "issueEndsAt": (now + timedelta(hours=1)).isoformat()}
+    probe = api.request("POST", "/coupons", {"name": "handler probe", "totalQuantity": PROBE_REQUESTS // 2, **window})
+    function = lambda_.get_function_configuration(FunctionName=env["INTAKE_FUNCTION"])
+    users = range(2, PROBE_REQUESTS + 2)
+    rows = {
+        "end to end, through the local stand-ins": percentiles_ms(latencies),
+        "the intake handler in-process, same servers": percentiles_ms(
+            handler_latencies(function["Environment"]["Variables"], int(probe.body["couponId"]), users)
+        ),
+    }
+    lines = [f"\n{'Where a request goes (ms)':<46}{'p50':>9}{'p95':>9}{'p99':>9}"]
+    lines += [f"  {name:<44}" + "".join(f"{value:>9.1f}" for value in cuts.values()) for name, cuts in rows.items()]
+    end_to_end, in_process = (cuts["p50"] for cuts in rows.values())
+    lines.append(
+        f"  LocalStack's gateway and Lambda service and the executor: {1 - in_process / end_to_end:.0%} of the median"
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

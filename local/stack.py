@@ -36,6 +36,7 @@ EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
 FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
+LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -143,7 +144,8 @@ def _deploy(env: dict[str, str]) -> dict[str, str]:
                   "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip
     outputs_file = STATE / "outputs.json"
     log = (STATE / "deploy.log").open("w")
-    for command in (["bootstrap"], ["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file)]):
+    bootstrap = ["bootstrap", f"aws://{LOCALSTACK_ACCOUNT}/{AWS['AWS_DEFAULT_REGION']}"]  # named: no synth needed
+    for command in (bootstrap, ["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file)]):
         started = time.monotonic()
         done = subprocess.run(  # noqa: PLW1510 - the return code is checked below, to name the log
             [str(cdklocal), *command, *context], cwd=ROOT, env=deploy_env, stdout=log, stderr=log
