@@ -1,0 +1,50 @@
+"""Where a warm intake request's time goes: ``python -m bench.intake_profile [--requests N]``.
+
+cProfile around N requests of POST /coupon-issues, in one process, against embedded servers (or
+those named by REDIS_URL, KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL), on a coupon of N/2 copies
+whose state is warm: prints the functions with the most cumulative time. Profiling inflates
+pure-Python work against waits, so read it for shares, not for absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import cProfile
+import io
+import os
+import pstats
+from contextlib import ExitStack
+
+from sqlalchemy import create_engine
+
+from bench.intake import call, create_coupon
+from coupon_core.adapters.postgres.migrate import upgrade
+from functions.intake.dependencies import reset
+from local.kafka_topics import create_topic
+from local.services import STARTERS, service_urls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--requests", type=int, default=3_000)
+    parser.add_argument("--top", type=int, default=40)
+    args = parser.parse_args()
+    with ExitStack() as stack:
+        os.environ.update(service_urls(stack, "bench-profile-", STARTERS))
+        upgrade(create_engine(os.environ["DATABASE_URL"]))
+        os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
+        reset()
+        stack.callback(reset)
+        profile = cProfile.Profile()
+        with contextlib.redirect_stdout(io.StringIO()):  # the handler's metrics (EMF)
+            coupon_id = create_coupon(total=args.requests // 2)
+            profile.enable()
+            for user in range(1, args.requests + 1):
+                call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
+            profile.disable()
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)
+
+
+if __name__ == "__main__":
+    main()
