@@ -15,7 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
 from coupon_core.observability import logger, metrics
 from coupon_core.timeutil import from_millis
-from functions.intake.answers import Answer, coupon_not_found, error_answer, unavailable, unconfirmed
+from functions.intake.answers import Answer, answer_for, coupon_not_found, error_answer, unavailable, unconfirmed
 from functions.intake.caller import Caller
 
 _CONFLICTS = {
@@ -50,8 +50,7 @@ def _answer(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
         body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
         return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
     if result.outcome is IssueOutcome.COUPON_NOT_FOUND:
-        refusal = coupon_not_found(coupon_id)
-        return error_answer(refusal.status_code, refusal.status, refusal.error)
+        return answer_for(coupon_not_found(coupon_id))
     if result.outcome is IssueOutcome.KEY_REUSED:
         return error_answer(
             HTTPStatus.UNPROCESSABLE_ENTITY,
