@@ -1,5 +1,6 @@
 """Lambda code and layers: the functions package, the two shared layers, and third-party
-dependencies bundled locally with pip for the Lambda platform (never with Docker)."""
+dependencies bundled locally with pip for the Lambda platform (never with Docker), each with its
+bytecode compiled for the interpreter that runs it (``bytecode.py``)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,14 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from coupon_cdk.bytecode import INVALIDATION_MODE, CompiledCopy, compile_tree, runtime_python
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
-PIP_PLATFORM = ("--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", "3.12")
+PYTHON_VERSION = "3.12"  # the runtime's
+PIP_PLATFORM = ("--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", PYTHON_VERSION)
+NO_DOCKER = DockerImage.from_registry("none:never-pulled")  # every asset is bundled locally
 
 
 def runtime_requirements() -> list[str]:
@@ -28,41 +33,52 @@ def runtime_requirements() -> list[str]:
 
 @jsii.implements(ILocalBundling)
 class PipBundling:
-    """Installs the runtime requirements as Linux arm64 wheels into the layer's ``python/``."""
+    """Installs the runtime requirements as Linux arm64 wheels into the layer's ``python/``, and
+    compiles them for the runtime (pip would compile them for the interpreter running it)."""
 
     def __init__(self, requirements: list[str]) -> None:
         self._requirements = requirements
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: object) -> bool:
-        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                   "--only-binary=:all:", *PIP_PLATFORM, "--target", str(Path(output_dir) / "python"),
-                   *self._requirements]  # fmt: skip
+        target = Path(output_dir) / "python"
+        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
+                   "--only-binary=:all:", *PIP_PLATFORM, "--target", str(target), *self._requirements]  # fmt: skip
         subprocess.run(command, check=True)
+        compile_tree(target, runtime_python(PYTHON_VERSION))
         return True
 
 
-def function_code() -> lambda_.Code:
-    """One asset with the ``functions`` package; each handler is ``functions/<name>/<module>.handler``."""
-    return lambda_.Code.from_asset(
-        str(ROOT), exclude=["*", "!functions", "!functions/**", "**/__pycache__", "**/*.pyc"]
-    )
+def _compiled(source: Path, target: str, version: str | None) -> lambda_.Code:
+    """``source`` at ``target`` in the asset, compiled for Python ``version`` (None: this host's)."""
+    bundling = BundlingOptions(image=NO_DOCKER, local=CompiledCopy(source, target, version))
+    return lambda_.Code.from_asset(str(source), exclude=["**/__pycache__", "**/*.pyc"], bundling=bundling)
 
 
-def _source_layer(name: str) -> lambda_.Code:
+def function_code(*, local: bool = False) -> lambda_.Code:
+    """One asset with the ``functions`` package; each handler is ``functions/<name>/<module>.handler``.
+
+    ``local=True``: compiled for this host's interpreter, which runs the functions on LocalStack.
+    """
+    return _compiled(ROOT / "functions", "functions", None if local else PYTHON_VERSION)
+
+
+def _source_layer(name: str, version: str | None) -> lambda_.Code:
     """A layer of this repository's own code: ``layers/<name>/python/<package>``."""
-    return lambda_.Code.from_asset(str(ROOT / "layers" / name), exclude=["**/__pycache__", "**/*.pyc"])
+    return _compiled(ROOT / "layers" / name, ".", version)
 
 
 class Layers(Construct):
-    """The shared layers; ``with_dependencies=False`` (local) leaves third-party packages to the
-    host's interpreter, since LocalStack runs the functions on the project's virtualenv."""
+    """The shared layers; ``local=True`` (LocalStack runs the functions on the project's
+    virtualenv) leaves third-party packages to the host's interpreter and compiles for it."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, with_dependencies: bool = True) -> None:
+    def __init__(self, scope: Construct, construct_id: str, *, local: bool = False) -> None:
         super().__init__(scope, construct_id)
-        self.lua_redis = self._layer("LuaRedis", _source_layer("lua_redis"), "Lua scripts, store and lock")
-        self.coupon_core = self._layer("CouponCore", _source_layer("coupon_core"), "shared domain and adapters")
+        version = None if local else PYTHON_VERSION
+        lua_redis, coupon_core = _source_layer("lua_redis", version), _source_layer("coupon_core", version)
+        self.lua_redis = self._layer("LuaRedis", lua_redis, "Lua scripts, store and lock")
+        self.coupon_core = self._layer("CouponCore", coupon_core, "shared domain and adapters")
         self.all = [self.lua_redis, self.coupon_core]
-        if with_dependencies:
+        if not local:
             self.all.insert(0, self._dependencies())
 
     def _dependencies(self) -> lambda_.LayerVersion:
@@ -72,10 +88,10 @@ class Layers(Construct):
             lambda_.Code.from_asset(
                 str(ROOT / "layers" / "dependencies"),
                 asset_hash_type=AssetHashType.CUSTOM,
-                asset_hash=hashlib.sha256(" ".join([*requirements, *PIP_PLATFORM]).encode()).hexdigest(),
-                bundling=BundlingOptions(
-                    image=DockerImage.from_registry("none:never-pulled"), local=PipBundling(requirements)
-                ),
+                asset_hash=hashlib.sha256(
+                    " ".join([*requirements, *PIP_PLATFORM, INVALIDATION_MODE]).encode()
+                ).hexdigest(),
+                bundling=BundlingOptions(image=NO_DOCKER, local=PipBundling(requirements)),
             ),
             "third-party packages of the runtime dependency group",
         )

@@ -11,7 +11,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
-from coupon_cdk.code import ARCHITECTURE, RUNTIME, Layers, function_code
+from coupon_cdk.code import ARCHITECTURE, RUNTIME, Layers
 from coupon_cdk.nag import accept
 
 
@@ -44,6 +44,7 @@ class Function(Construct):
         *,
         spec: FunctionSpec,
         environment: dict[str, str],
+        code: lambda_.Code,
         layers: Layers,
         placement: Placement,
         log_retention: logs.RetentionDays,
@@ -82,7 +83,7 @@ class Function(Construct):
             description=spec.description,
             runtime=RUNTIME,
             architecture=ARCHITECTURE,
-            code=function_code(),
+            code=code,
             handler=spec.handler,
             layers=layers.all,
             memory_size=spec.memory_mb,

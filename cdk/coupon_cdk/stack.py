@@ -16,7 +16,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from coupon_cdk.api import Api
-from coupon_cdk.code import Layers
+from coupon_cdk.code import Layers, function_code
 from coupon_cdk.config import ConfigError, EnvironmentConfig, WarmupConfig
 from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
@@ -45,7 +45,8 @@ class CouponStack(Stack):
         retention = _retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
         common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}
-        layers = Layers(self, "Layers", with_dependencies=config.local is None)
+        local = config.local is not None
+        code, layers = function_code(local=local), Layers(self, "Layers", local=local)
         self.queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
         aws: AwsParts | None = None
 
@@ -68,7 +69,7 @@ class CouponStack(Stack):
         def function(spec: FunctionSpec, environment: dict[str, str]) -> Function:
             return Function(
                 self, spec.name.title(), spec=spec, environment=common | data_env | environment,
-                layers=layers, placement=placement, log_retention=retention,
+                code=code, layers=layers, placement=placement, log_retention=retention,
             )  # fmt: skip
 
         sizing = config.concurrency
