@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import redis
 
-from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.domain.lifecycle import LifecycleService
@@ -82,6 +81,8 @@ def _sync(settings: IntakeSettings) -> StateSync:
 
 @functools.cache
 def _in_flight(settings: IntakeSettings) -> InFlightReader:
+    from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader  # noqa: PLC0415 - a coupon's first request
+
     read_back = settings.read_back
     group = settings.consumer_group.group
     return KafkaInFlightReader(

@@ -15,12 +15,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from coupon_core.domain.coupons import Coupon
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Publisher, Reservations
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableError
+
+if TYPE_CHECKING:  # in annotations only: the intake's cold start does not import the coupon model
+    from coupon_core.domain.coupons import Coupon
+    from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Publisher, Reservations
 
 logger = logging.getLogger(__name__)
 

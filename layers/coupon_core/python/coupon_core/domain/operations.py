@@ -7,11 +7,12 @@ now is (``StateSync``, as a cancel does).
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from coupon_core.domain.coupons import Coupon, CouponChanges
-from coupon_core.domain.ports import CouponCatalog
-from coupon_core.domain.state_sync import StateSync
+if TYPE_CHECKING:  # in annotations only: the intake imports this module with its providers
+    from coupon_core.domain.coupons import Coupon, CouponChanges
+    from coupon_core.domain.ports import CouponCatalog
+    from coupon_core.domain.state_sync import StateSync
 
 
 class OnDemandReconcile(Protocol):

@@ -14,12 +14,13 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
-from coupon_core.domain.dead_letters import OffsetRange, Rejection
-from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
-from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
+if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's providers do) stays cheap
+    from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
+    from coupon_core.domain.dead_letters import OffsetRange, Rejection
+    from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
+    from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
 class Reservations(Protocol):
