@@ -10,9 +10,10 @@ rounds of alternating order (bare first, then intake first, ...) so that a drift
 shared machine falls on both; each row is compared with the bare row of its round.
 Then, on a small run under MONITOR, the Redis commands each request sends and the Kafka records
 per SUCCESS; the import time of the handler module, with and without the X-Ray tracer the
-other functions use, against a bare ``import boto3``; and cold starts against the live servers
-(``bench/cold_start.py``): the first request after the import against the warm ones, with the
-connections opened during the import as in Lambda and without.
+other functions use, against a bare ``import boto3``, all with their bytecode compiled as the
+Lambda packages ship it; and cold starts against the live servers (``bench/cold_start.py``):
+the first request after the import against the warm ones, with the connections opened during
+the import as in Lambda and without.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter
 from contextlib import ExitStack
@@ -143,27 +145,43 @@ def load(module: str, coupon_id: int, users: int, processes: int) -> Load:
     )
 
 
-def import_seconds(modules: str, repeats: int = 5) -> float:
-    """Median time to import ``modules`` (``import``'s comma-separated list) in a fresh interpreter."""
-    probe = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    runs = [
-        float(
-            subprocess.run(
-                [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment
-            ).stdout
+def fresh_interpreter_environment(bytecode: str) -> dict[str, str]:
+    """A fresh interpreter's variables: this one's path, and bytecode written to and read from
+    ``bytecode`` whatever this machine's PYTHONDONTWRITEBYTECODE says, as the Lambda packages ship
+    it compiled (cdk/coupon_cdk/bytecode.py). Without it every run would compile our modules."""
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONPYCACHEPREFIX": bytecode}
+    environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    return environment
+
+
+def import_seconds(imports: list[str], bytecode: str, repeats: int = 11) -> dict[str, float]:
+    """Median time to import each entry (``import``'s comma-separated list) in fresh interpreters,
+    the entries taking turns so that a drift of the machine falls on all; one unmeasured run each
+    first writes their bytecode."""
+    environment = fresh_interpreter_environment(bytecode)
+
+    def once(modules: str) -> float:
+        probe = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
+        done = subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment
         )
-        for _ in range(repeats)
-    ]
-    return statistics.median(runs)
+        return float(done.stdout)
+
+    for modules in imports:
+        once(modules)
+    runs: dict[str, list[float]] = {modules: [] for modules in imports}
+    for _ in range(repeats):
+        for modules in imports:
+            runs[modules].append(once(modules))
+    return {modules: statistics.median(seconds) for modules, seconds in runs.items()}
 
 
-def cold_starts(coupon_id: int, repeats: int = 5) -> None:
+def cold_starts(coupon_id: int, bytecode: str, repeats: int = 5) -> None:
     """Fresh interpreters against the live servers: import, first request, warm requests."""
     emit("\n| connections opened | import ms | first request ms | warm request ms (median of 50) | first / warm |")
     emit("|---|---:|---:|---:|---:|")
     for label, lambda_init in (("on the first request", False), ("during the import (Lambda INIT)", True)):
-        environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+        environment = fresh_interpreter_environment(bytecode)
         environment.pop("AWS_LAMBDA_INITIALIZATION_TYPE", None)
         if lambda_init:
             environment["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
@@ -186,8 +204,22 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=4_000, help="requests per thread count")
     parser.add_argument("--processes", type=int, nargs="+", default=[8])
     parser.add_argument("--rounds", type=int, default=4, help="rounds of both handlers, alternating who goes first")
+    parser.add_argument("--imports-only", action="store_true", help="only the import times: no servers")
     args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-bytecode-") as bytecode:
+        if not args.imports_only:
+            against_live_servers(args, bytecode)
+        handler, traced = "functions.intake.app", "functions.intake.app, coupon_core.tracing"  # traced: with X-Ray
+        imports = import_seconds([handler, "boto3", traced], bytecode)  # the servers stopped: a quieter machine
+    handler_s, boto3_s, traced_s = imports[handler], imports["boto3"], imports[traced]
+    emit(
+        f"\nimport functions.intake.app: {handler_s * 1000:.0f} ms; with the X-Ray tracer: {traced_s * 1000:.0f} ms "
+        f"({traced_s / handler_s:.2f}x); import boto3: {boto3_s * 1000:.0f} ms (handler {handler_s / boto3_s:.2f}x)"
+    )
 
+
+def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
+    """The rounds of both handlers, the accounting run and the cold starts, on embedded servers."""
     with ExitStack() as stack:
         # The handler prints its metrics (CloudWatch EMF) as in Lambda: that cost stays, the text goes.
         stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
@@ -232,14 +264,7 @@ def main() -> None:
         emit(f"\naccounting run: {dict(outcomes)}")
         emit(f"Redis commands per request: {len(sent) / 200:.2f} ({dict(Counter(sent))})")
         emit(f"Kafka records per SUCCESS: {len(records) / outcomes['SUCCESS']:.2f}")
-        cold_starts(create_coupon(total=10_000))
-
-    handler_s, boto3_s = import_seconds("functions.intake.app"), import_seconds("boto3")
-    traced_s = import_seconds("functions.intake.app, coupon_core.tracing")  # the handler with the X-Ray tracer
-    emit(
-        f"\nimport functions.intake.app: {handler_s * 1000:.0f} ms; with the X-Ray tracer: {traced_s * 1000:.0f} ms "
-        f"({traced_s / handler_s:.2f}x); import boto3: {boto3_s * 1000:.0f} ms (handler {handler_s / boto3_s:.2f}x)"
-    )
+        cold_starts(create_coupon(total=10_000), bytecode)
 
 
 if __name__ == "__main__":
