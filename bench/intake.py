@@ -57,6 +57,12 @@ emit = functools.partial(print, file=sys.stdout, flush=True)  # the real stdout,
 
 
 HANDLERS = {"intake": "functions.intake.app", "bare": "bench.bare_intake"}
+IMPORTS = {
+    "`import boto3`": "boto3",
+    "the intake handler": "functions.intake.app",
+    "the libraries of its hot path alone": "redis, kafka, aws_lambda_powertools.logging, aws_lambda_powertools.metrics",
+    "the intake handler with the X-Ray tracer of the other functions": "functions.intake.app, coupon_core.tracing",
+}
 
 
 def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
@@ -145,20 +151,23 @@ def load(module: str, coupon_id: int, users: int, processes: int) -> Load:
     )
 
 
-def fresh_interpreter_environment(bytecode: str) -> dict[str, str]:
+def fresh_interpreter_environment(bytecode: str, *, compiled: bool = True) -> dict[str, str]:
     """A fresh interpreter's variables: this one's path, and bytecode written to and read from
     ``bytecode`` whatever this machine's PYTHONDONTWRITEBYTECODE says, as the Lambda packages ship
-    it compiled (cdk/coupon_cdk/bytecode.py). Without it every run would compile our modules."""
+    it compiled (cdk/coupon_cdk/bytecode.py). ``compiled=False`` (``bytecode`` empty): none is read
+    or written, so every module is compiled at import, as from a package shipped without it."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "PYTHONPYCACHEPREFIX": bytecode}
     environment.pop("PYTHONDONTWRITEBYTECODE", None)
+    if not compiled:
+        environment["PYTHONDONTWRITEBYTECODE"] = "1"
     return environment
 
 
-def import_seconds(imports: list[str], bytecode: str, repeats: int = 11) -> dict[str, float]:
+def import_seconds(imports: list[str], bytecode: str, *, compiled: bool = True, repeats: int = 21) -> dict[str, float]:
     """Median time to import each entry (``import``'s comma-separated list) in fresh interpreters,
     the entries taking turns so that a drift of the machine falls on all; one unmeasured run each
     first writes their bytecode."""
-    environment = fresh_interpreter_environment(bytecode)
+    environment = fresh_interpreter_environment(bytecode, compiled=compiled)
 
     def once(modules: str) -> float:
         probe = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
@@ -206,16 +215,17 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=4, help="rounds of both handlers, alternating who goes first")
     parser.add_argument("--imports-only", action="store_true", help="only the import times: no servers")
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bench-bytecode-") as bytecode:
+    handler = IMPORTS["the intake handler"]
+    with tempfile.TemporaryDirectory(prefix="bench-bytecode-") as bytecode, tempfile.TemporaryDirectory() as none:
         if not args.imports_only:
             against_live_servers(args, bytecode)
-        handler, traced = "functions.intake.app", "functions.intake.app, coupon_core.tracing"  # traced: with X-Ray
-        imports = import_seconds([handler, "boto3", traced], bytecode)  # the servers stopped: a quieter machine
-    handler_s, boto3_s, traced_s = imports[handler], imports["boto3"], imports[traced]
-    emit(
-        f"\nimport functions.intake.app: {handler_s * 1000:.0f} ms; with the X-Ray tracer: {traced_s * 1000:.0f} ms "
-        f"({traced_s / handler_s:.2f}x); import boto3: {boto3_s * 1000:.0f} ms (handler {handler_s / boto3_s:.2f}x)"
-    )
+        imports = import_seconds(list(IMPORTS.values()), bytecode)  # the servers stopped: a quieter machine
+        from_sources = import_seconds([handler], none, compiled=False, repeats=5)[handler]
+    emit("\n| import (fresh interpreter, bytecode compiled) | ms | vs boto3 |\n|---|---:|---:|")
+    for label, modules in IMPORTS.items():
+        emit(f"| {label} | {imports[modules] * 1000:.0f} | {imports[modules] / imports['boto3']:.2f}x |")
+    boto3_s = imports["boto3"]
+    emit(f"| the intake handler without any bytecode | {from_sources * 1000:.0f} | {from_sources / boto3_s:.2f}x |")
 
 
 def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
