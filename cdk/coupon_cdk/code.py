@@ -20,7 +20,7 @@ from coupon_cdk.bytecode import INVALIDATION_MODE, CompiledCopy, compile_tree, r
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
-PYTHON_VERSION = "3.12"  # the runtime's
+PYTHON_VERSION = RUNTIME.name.removeprefix("python")  # "3.12": its bytecode is compiled by that version
 PIP_PLATFORM = ("--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", PYTHON_VERSION)
 NO_DOCKER = DockerImage.from_registry("none:never-pulled")  # every asset is bundled locally
 

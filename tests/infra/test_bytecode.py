@@ -16,7 +16,7 @@ from aws_cdk import DockerImage
 
 from coupon_cdk import bytecode
 from coupon_cdk.bytecode import CompiledCopy, runtime_python
-from coupon_cdk.code import PYTHON_VERSION, ROOT, RUNTIME
+from coupon_cdk.code import PYTHON_VERSION, ROOT
 
 # Run by the runtime's interpreter: for every source file, what its .pyc says of itself.
 CHECK = """
@@ -43,10 +43,6 @@ NO_IMAGE = DockerImage.from_registry("none:never-pulled")
 def _problems(python: str, tree: Path) -> dict[str, str]:
     done = subprocess.run([python, "-c", CHECK, str(tree)], capture_output=True, text=True, check=True)
     return json.loads(done.stdout)
-
-
-def test_the_runtime_name_and_the_compiling_version_agree():
-    assert RUNTIME.name == f"python{PYTHON_VERSION}"
 
 
 @pytest.mark.parametrize(("source", "target"), [(ROOT / "functions", "functions"), (ROOT / "layers/coupon_core", ".")])
