@@ -30,7 +30,12 @@ _not_acknowledged = Reraise(PublishUnconfirmedError, "Kafka did not acknowledge 
 
 
 def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
-    """kafka-python settings: durable (acks=all, idempotent), and bounded by ``timeout_ms``."""
+    """kafka-python settings: durable (acks=all, idempotent), and bounded by ``timeout_ms``.
+
+    Without kafka-python's own metrics: nothing reads them (the functions report through
+    Powertools Metrics and MSK through CloudWatch), and recording their sensors on every send
+    and response was about a sixth of a produce's CPU (docs/benchmarks.md).
+    """
     return connection_config(settings, timeout_ms) | {
         "client_id": "coupon-intake",
         "acks": "all",
@@ -38,6 +43,7 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
         "linger_ms": 0,
         "max_block_ms": timeout_ms,
         "delivery_timeout_ms": timeout_ms,
+        "metrics_enabled": False,
     }
 
 
