@@ -48,9 +48,10 @@ class PipBundling:
         return True
 
 
-def _compiled(source: Path, target: str, version: str | None) -> lambda_.Code:
-    """``source`` at ``target`` in the asset, compiled for Python ``version`` (None: this host's)."""
-    bundling = BundlingOptions(image=NO_DOCKER, local=CompiledCopy(source, target, version))
+def _compiled(source: Path, target: str, *, local: bool) -> lambda_.Code:
+    """``source`` at ``target`` in the asset, compiled for the runtime's Python (``local``: for
+    this host's, which runs the functions on LocalStack)."""
+    bundling = BundlingOptions(image=NO_DOCKER, local=CompiledCopy(source, target, None if local else PYTHON_VERSION))
     return lambda_.Code.from_asset(str(source), exclude=["**/__pycache__", "**/*.pyc"], bundling=bundling)
 
 
@@ -59,12 +60,12 @@ def function_code(*, local: bool = False) -> lambda_.Code:
 
     ``local=True``: compiled for this host's interpreter, which runs the functions on LocalStack.
     """
-    return _compiled(ROOT / "functions", "functions", None if local else PYTHON_VERSION)
+    return _compiled(ROOT / "functions", "functions", local=local)
 
 
-def _source_layer(name: str, version: str | None) -> lambda_.Code:
+def _source_layer(name: str, *, local: bool) -> lambda_.Code:
     """A layer of this repository's own code: ``layers/<name>/python/<package>``."""
-    return _compiled(ROOT / "layers" / name, ".", version)
+    return _compiled(ROOT / "layers" / name, ".", local=local)
 
 
 class Layers(Construct):
@@ -73,8 +74,7 @@ class Layers(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, local: bool = False) -> None:
         super().__init__(scope, construct_id)
-        version = None if local else PYTHON_VERSION
-        lua_redis, coupon_core = _source_layer("lua_redis", version), _source_layer("coupon_core", version)
+        lua_redis, coupon_core = _source_layer("lua_redis", local=local), _source_layer("coupon_core", local=local)
         self.lua_redis = self._layer("LuaRedis", lua_redis, "Lua scripts, store and lock")
         self.coupon_core = self._layer("CouponCore", coupon_core, "shared domain and adapters")
         self.all = [self.lua_redis, self.coupon_core]
