@@ -6,6 +6,11 @@ here instead, once per build, by an interpreter of the runtime's version (``pyth
 ``python3.12`` runtime: a ``.pyc`` is read only by the version that wrote it). The files are
 hash-checked (``checked-hash``), not timestamped: the asset zip does not keep the files'
 modification times, which would make every timestamped ``.pyc`` stale.
+
+Sources: AWS's *Security Overview of AWS Lambda* ("Lambda isolation technologies": an
+execution environment holds the function's code, its layers and "a writeable /tmp directory");
+the CDK CLI's ``zipDirectory`` sets every entry's time to one fixed epoch so that equal content
+hashes equally.
 """
 
 from __future__ import annotations
