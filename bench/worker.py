@@ -29,10 +29,11 @@ from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.ports import FailureOutcome
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import IssueMessage
 from local.services import service_urls
 from lua_redis import CouponLocks, ReservationStore, connect
 

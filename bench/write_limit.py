@@ -24,10 +24,12 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import IssueMessage
 from local.services import service_urls
-from lua_redis import CouponLocks, WriteLimit, WriteRate, connect
+from lua_redis import CouponLocks, connect
+from lua_redis.limit import WriteLimit, WriteRate
 
 TOPIC = "coupon.issue.v1"
 

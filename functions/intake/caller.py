@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 
-from coupon_core.settings import IntakeSettings, UserIdSource
+from coupon_core.settings.intake import IntakeSettings, UserIdSource
 from functions.intake.answers import RequestRefusedError
 from lua_redis import MAX_BIGINT
 

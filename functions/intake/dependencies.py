@@ -22,7 +22,7 @@ from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
-from coupon_core.settings import IntakeSettings
+from coupon_core.settings.intake import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore, connect
 
 if TYPE_CHECKING:

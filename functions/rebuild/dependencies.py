@@ -9,7 +9,7 @@ from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
-from coupon_core.settings import RebuildSettings
+from coupon_core.settings.rebuild import RebuildSettings
 from lua_redis import CouponLocks, ReservationStore, connect
 
 

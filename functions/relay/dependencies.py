@@ -9,7 +9,7 @@ from coupon_core.adapters.kafka.event_publisher import EventPublisher
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.adapters.postgres.outbox import SqlOutbox
-from coupon_core.settings import RelaySettings
+from coupon_core.settings.relay import RelaySettings
 
 
 @dataclass(frozen=True)

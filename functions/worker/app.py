@@ -13,8 +13,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEventRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import RecordOutcome, Verdict
-from coupon_core.domain.records import Delivered, Position
 from coupon_core.observability import logger, metrics
 from coupon_core.tracing import tracer
 from functions.worker.dependencies import persister

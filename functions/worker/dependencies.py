@@ -10,8 +10,9 @@ from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
-from coupon_core.settings import DlqHandlerSettings, WorkerSettings
-from lua_redis import CouponLocks, ReservationStore, WriteLimit, WriteRate, connect
+from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
+from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis.limit import WriteLimit, WriteRate
 
 
 @functools.cache

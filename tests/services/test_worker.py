@@ -22,8 +22,8 @@ from sqlalchemy import create_engine, make_url, text
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes
-from coupon_core.domain.records import Delivered, Position
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from coupon_core.errors import ConfigError
-from coupon_core.settings import DlqHandlerSettings, IntakeSettings, RebuildSettings, WorkerSettings
+from coupon_core.settings.intake import IntakeSettings
+from coupon_core.settings.rebuild import RebuildSettings
+from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
 
 VALID = {
     "REDIS_URL": "rediss://cache.example:6379/0",

@@ -4,7 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Depends, Request
 
-from coupon_core.settings import IntakeSettings
+from coupon_core.settings.intake import IntakeSettings
 from functions.intake.caller import Caller, caller_of
 from functions.intake.dependencies import settings
 

@@ -14,8 +14,9 @@ from typing import Any
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
+from coupon_core.domain.delivery import Delivered, InFlight, Position
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
-from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
+from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import DatabaseUnavailableError, PublishError
 from lua_redis import (
     CouponState,

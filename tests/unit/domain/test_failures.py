@@ -8,9 +8,10 @@ import uuid
 import pytest
 
 from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ports import FailureOutcome
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import UnreadableDeadLetterError
 from lua_redis import ReleaseOutcome
 from tests.unit.domain import ports

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import uuid
 
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle, Verdict
 from coupon_core.domain.ports import GroupOutcome
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.records import IssueMessage
 from lua_redis import StateUnavailableError
 from tests.unit.domain import ports
 

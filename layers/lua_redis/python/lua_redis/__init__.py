@@ -1,13 +1,13 @@
 """Coupon reservations in Redis: the Lua scripts, the reservation store and the coupon locks.
 
 The Redis half of the contracts in docs/design.md. Everything a caller needs is importable from
-here; the domain sees this layer through its ports (``coupon_core.domain.ports``).
+here, except the worker's write limit (``lua_redis.limit``), which the intake's cold start has no
+use for; the domain sees this layer through its ports (``coupon_core.domain.ports``).
 """
 
 from lua_redis.client import connect
 from lua_redis.errors import InvalidInputError, LockUnavailableError, Reraise, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
-from lua_redis.limit import WriteLimit, WriteRate
 from lua_redis.lock import CouponLocks, held_lock
 from lua_redis.models import CouponState, ReconcileChanges, ReleaseOutcome, Reservation, ReserveOutcome
 from lua_redis.store import ReservationStore
@@ -25,8 +25,6 @@ __all__ = [
     "ReservationStore",
     "ReserveOutcome",
     "StateUnavailableError",
-    "WriteLimit",
-    "WriteRate",
     "connect",
     "held_lock",
     "validate_id",

@@ -11,7 +11,7 @@ import pytest
 
 from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.domain.records import IssueMessage
-from coupon_core.settings import IntakeSettings
+from coupon_core.settings.intake import IntakeSettings
 from functions.intake import app as intake_app
 from functions.intake import dependencies
 from local.lambda_events import InProcessContext, api_event

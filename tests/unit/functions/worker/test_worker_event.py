@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from coupon_core.domain.records import Delivered, Position
+from coupon_core.domain.delivery import Delivered, Position
 from functions.worker.app import MalformedEventError, _delivered
 from local.lambda_events import msk_event
 

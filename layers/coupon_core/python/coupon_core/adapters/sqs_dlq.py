@@ -11,7 +11,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from coupon_core.domain.dead_letters import Rejection
-from coupon_core.domain.records import Position
+from coupon_core.domain.delivery import Position
 
 logger = logging.getLogger(__name__)
 

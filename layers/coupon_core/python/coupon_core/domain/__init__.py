@@ -4,7 +4,8 @@ Free of Lambda types and of drivers: it talks to Redis, PostgreSQL, Kafka and SQ
 the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
 
     coupons.py       coupons and issued users as plain values
-    records.py       the Kafka record of an accepted request (issue message, position)
+    records.py       the Kafka record of an accepted request (issue message), as produced
+    delivery.py      a record as read back: its position, its decoded message, what is in flight
     dead_letters.py  the DLQ's messages: rejection letters and on-failure letters
     ports.py         what the domain needs from the outside, as protocols
     issuing.py       the intake: reserve, publish, release if the publish fails

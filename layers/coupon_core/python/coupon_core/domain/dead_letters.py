@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.domain.records import Delivered, IssueMessage, Position
+from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import UnreadableDeadLetterError
 
 REJECTED_KIND = "coupon.issue.rejected"

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from coupon_core.domain.dead_letters import Rejection
+from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, WriteLimit
-from coupon_core.domain.records import Delivered, Position
 from coupon_core.errors import DatabaseUnavailableError
 from lua_redis import LockUnavailableError, StateUnavailableError
 

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's providers do) stays cheap
     from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
     from coupon_core.domain.dead_letters import OffsetRange, Rejection
-    from coupon_core.domain.records import Delivered, InFlight, IssueMessage, Position
+    from coupon_core.domain.delivery import Delivered, InFlight, Position
+    from coupon_core.domain.records import IssueMessage
     from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
@@ -113,7 +114,7 @@ class IssueLedger(Protocol):
 
 
 class WriteLimit(Protocol):
-    """The processing limit on database writes (``lua_redis.WriteLimit``), shared by every worker.
+    """The processing limit on database writes (``lua_redis.limit.WriteLimit``), shared by every worker.
 
     ``take`` answers how many seconds to wait before writing ``writes`` records (then counted),
     or None when that would pass ``max_wait_s`` (nothing counted); ``StateUnavailableError``

@@ -8,7 +8,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from coupon_core.adapters.kafka.connection import connection_config
-from coupon_core.domain.records import Delivered, InFlight, Position
+from coupon_core.domain.delivery import Delivered, InFlight, Position
 from coupon_core.errors import ReadBackError
 from coupon_core.settings import KafkaSettings
 from lua_redis import Reraise
