@@ -10,10 +10,11 @@ rounds of alternating order (bare first, then intake first, ...) so that a drift
 shared machine falls on both; each row is compared with the bare row of its round.
 Then, on a small run under MONITOR, the Redis commands each request sends and the Kafka records
 per SUCCESS; the import time of the handler module, with and without the X-Ray tracer the
-other functions use, against a bare ``import boto3``, all with their bytecode compiled as the
-Lambda packages ship it; and cold starts against the live servers (``bench/cold_start.py``):
-the first request after the import against the warm ones, with the connections opened during
-the import as in Lambda and without.
+other functions use and the MSK IAM signer its INIT loads on AWS, against a bare
+``import boto3``, and of our modules alone (every other module it loads imported first), all
+with their bytecode compiled as the Lambda packages ship it; and cold starts against the live
+servers (``bench/cold_start.py``): the first request after the import against the warm ones,
+with the connections opened during the import as in Lambda and without.
 """
 
 from __future__ import annotations
@@ -62,6 +63,10 @@ IMPORTS = {
     "the intake handler": "functions.intake.app",
     "the libraries of its hot path alone": "redis, kafka, aws_lambda_powertools.logging, aws_lambda_powertools.metrics",
     "the intake handler with the X-Ray tracer of the other functions": "functions.intake.app, coupon_core.tracing",
+    # On MSK (KAFKA_AUTH=iam) the INIT's connect also imports AWS's token signer, and with it boto3.
+    "the intake handler with the MSK IAM signer its INIT loads on AWS": (
+        "functions.intake.app, aws_msk_iam_sasl_signer.MSKAuthTokenProvider"
+    ),
 }
 
 
@@ -170,11 +175,9 @@ def import_seconds(imports: list[str], bytecode: str, *, compiled: bool = True, 
     environment = fresh_interpreter_environment(bytecode, compiled=compiled)
 
     def once(modules: str) -> float:
-        probe = f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)"
-        done = subprocess.run(
-            [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment
+        return _printed_seconds(
+            f"import time; t = time.perf_counter(); import {modules}; print(time.perf_counter() - t)", environment
         )
-        return float(done.stdout)
 
     for modules in imports:
         once(modules)
@@ -183,6 +186,32 @@ def import_seconds(imports: list[str], bytecode: str, *, compiled: bool = True, 
         for modules in imports:
             runs[modules].append(once(modules))
     return {modules: statistics.median(seconds) for modules, seconds in runs.items()}
+
+
+def our_modules_seconds(bytecode: str, repeats: int = 21) -> float:
+    """Median time to import the handler in fresh interpreters that have already imported every
+    other module it loads (the libraries, the standard library): our own modules' share alone,
+    which the library rows' noise would hide."""
+    environment = fresh_interpreter_environment(bytecode)
+    ours = ("coupon_core", "functions", "lua_redis", "__main__")
+    handler = IMPORTS["the intake handler"]
+    listing = f"import sys; import {handler}; print(*(m for m in sys.modules if m.split('.')[0] not in {ours!r}))"
+    others = subprocess.run(
+        [sys.executable, "-c", listing], capture_output=True, text=True, check=True, env=environment
+    ).stdout.split()
+    probe = (
+        f"import importlib, time\nfor name in {others!r}:\n    importlib.import_module(name)\n"
+        f"t = time.perf_counter(); import {handler}; print(time.perf_counter() - t)"
+    )
+
+    _printed_seconds(probe, environment)  # writes the bytecode
+    return statistics.median(_printed_seconds(probe, environment) for _ in range(repeats))
+
+
+def _printed_seconds(probe: str, environment: dict[str, str]) -> float:
+    """What ``probe`` prints, run in a fresh interpreter: a duration in seconds."""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=environment)
+    return float(done.stdout)
 
 
 def cold_starts(coupon_id: int, bytecode: str, repeats: int = 5) -> None:
@@ -221,11 +250,13 @@ def main() -> None:
             against_live_servers(args, bytecode)
         imports = import_seconds(list(IMPORTS.values()), bytecode)  # the servers stopped: a quieter machine
         from_sources = import_seconds([handler], none, compiled=False, repeats=5)[handler]
+        ours_s = our_modules_seconds(bytecode)
     emit("\n| import (fresh interpreter, bytecode compiled) | ms | vs boto3 |\n|---|---:|---:|")
     for label, modules in IMPORTS.items():
         emit(f"| {label} | {imports[modules] * 1000:.0f} | {imports[modules] / imports['boto3']:.2f}x |")
     boto3_s = imports["boto3"]
     emit(f"| the intake handler without any bytecode | {from_sources * 1000:.0f} | {from_sources / boto3_s:.2f}x |")
+    emit(f"| our modules alone (every other module already imported) | {ours_s * 1000:.0f} | {ours_s / boto3_s:.2f}x |")
 
 
 def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
