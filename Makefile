@@ -77,6 +77,7 @@ bench: venv
 	$(BIN)/python -m bench.replica_wait
 	$(BIN)/python -m bench.write_limit
 	$(BIN)/python -m bench.reserve_ceiling
+	$(BIN)/python -m bench.msk_token
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -17,10 +17,9 @@ class MskIamTokenProvider(AbstractTokenProvider):
         self._region = region
 
     def token(self) -> str:
-        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # noqa: PLC0415 - only with KAFKA_AUTH=iam
+        from coupon_core.adapters.kafka.msk_iam import auth_token  # noqa: PLC0415 - only with KAFKA_AUTH=iam
 
-        token, _expiry_ms = MSKAuthTokenProvider.generate_auth_token(self._region)
-        return str(token)
+        return auth_token(self._region)
 
 
 def connection_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:

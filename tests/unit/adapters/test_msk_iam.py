@@ -1,0 +1,84 @@
+"""MSK IAM tokens: the signer library's own token, with the credentials looked up once."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+from collections.abc import Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import botocore.auth
+import botocore.session
+import pytest
+from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
+
+from coupon_core.adapters.kafka import msk_iam
+from coupon_core.adapters.kafka.connection import MskIamTokenProvider
+from coupon_core.errors import ConfigError
+
+REGION = "eu-west-1"
+SIGNED_AT = datetime.datetime(2026, 12, 1, 9, 30, 0)  # botocore signs with a naive UTC time
+
+
+@pytest.fixture(autouse=True)
+def lambda_credentials(monkeypatch, tmp_path) -> Iterator[None]:
+    """The execution role's credentials in the environment, as Lambda sets them; no other source."""
+    for name in ("AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEXAMPLEKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example/secret+key")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "example-session-token")
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: SIGNED_AT)
+    msk_iam._credentials.cache_clear()
+    yield
+    msk_iam._credentials.cache_clear()
+
+
+def signed_url(token: str) -> dict[str, list[str]]:
+    url = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode()
+    assert urlsplit(url).netloc == f"kafka.{REGION}.amazonaws.com"
+    return parse_qs(urlsplit(url).query)
+
+
+def test_the_token_is_the_one_the_signer_makes_through_its_default_chain():
+    token = MskIamTokenProvider(REGION).token()
+
+    assert token == MSKAuthTokenProvider.generate_auth_token(REGION)[0]
+    query = signed_url(token)
+    assert query["Action"] == ["kafka-cluster:Connect"]
+    assert query["X-Amz-Credential"] == [f"ASIAEXAMPLEKEY/20261201/{REGION}/kafka-cluster/aws4_request"]
+    assert query["X-Amz-Security-Token"] == ["example-session-token"]
+    assert query["X-Amz-Date"] == ["20261201T093000Z"]
+
+
+def test_the_credential_chain_is_walked_once_for_every_connection(monkeypatch):
+    sessions = []
+    session_class = botocore.session.Session
+
+    def counted(*args, **kwargs):
+        sessions.append(args)
+        return session_class(*args, **kwargs)
+
+    monkeypatch.setattr(botocore.session, "Session", counted)
+    provider = MskIamTokenProvider(REGION)
+
+    tokens = {provider.token() for _ in range(3)}
+
+    assert len(sessions) == 1
+    assert len(tokens) == 1  # the same second, the same credentials: the same presigned URL
+
+
+def test_without_credentials_the_error_says_so_and_the_next_token_looks_again(monkeypatch):
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(name)
+    provider = MskIamTokenProvider(REGION)
+
+    with pytest.raises(ConfigError, match="KAFKA_AUTH=iam, but no AWS credentials were found"):
+        provider.token()
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIALATERKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "later-secret")
+    assert signed_url(provider.token())["X-Amz-Credential"][0].startswith("ASIALATERKEY/")
