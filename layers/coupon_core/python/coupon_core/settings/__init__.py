@@ -19,7 +19,8 @@ from dataclasses import dataclass, fields
 from typing import Literal, Self, cast, get_type_hints
 
 from coupon_core.errors import ConfigError
-from coupon_core.settings.variables import Environ, choice, integer, required, url
+from coupon_core.settings import variables as var
+from coupon_core.settings.variables import Environ
 
 KafkaAuth = Literal["none", "iam"]
 
@@ -33,7 +34,7 @@ class RedisSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> RedisSettings:
-        return cls(url=url(environ, "REDIS_URL", ("redis", "rediss")))
+        return cls(url=var.url(environ, "REDIS_URL", ("redis", "rediss")))
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,8 @@ class DatabaseSettings:
         if has_url == has_secret:
             raise ConfigError("exactly one of DATABASE_URL and DB_SECRET_ARN must be set")
         if has_url:
-            return cls(url=url(environ, "DATABASE_URL", ("postgresql+pg8000",)), secret_arn=None)
-        arn = required(environ, "DB_SECRET_ARN")
+            return cls(url=var.url(environ, "DATABASE_URL", ("postgresql+pg8000",)), secret_arn=None)
+        arn = var.required(environ, "DB_SECRET_ARN")
         if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
             raise ConfigError(f"DB_SECRET_ARN must be a Secrets Manager secret ARN; got {arn!r}")
         host = environ.get("DB_HOST", "").strip() or None
@@ -72,14 +73,14 @@ class KafkaSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> KafkaSettings:
-        servers = tuple(s.strip() for s in required(environ, "KAFKA_BOOTSTRAP_SERVERS").split(","))
+        servers = tuple(s.strip() for s in var.required(environ, "KAFKA_BOOTSTRAP_SERVERS").split(","))
         bad = [server for server in servers if not _HOST_PORT.match(server)]
         if bad:
             raise ConfigError(f"KAFKA_BOOTSTRAP_SERVERS must be host:port[,host:port...]; bad entries {bad}")
-        topic = required(environ, "KAFKA_TOPIC")
+        topic = var.required(environ, "KAFKA_TOPIC")
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,249}", topic):
             raise ConfigError(f"KAFKA_TOPIC must be a valid Kafka topic name; got {topic!r}")
-        auth = choice(environ, "KAFKA_AUTH", ("none", "iam"), "none")
+        auth = var.choice(environ, "KAFKA_AUTH", ("none", "iam"), "none")
         region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
         if auth == "iam" and not region:
             raise ConfigError("KAFKA_AUTH=iam needs AWS_REGION to sign its tokens")
@@ -97,9 +98,9 @@ class ObservabilitySettings:
     @classmethod
     def from_env(cls, environ: Environ) -> ObservabilitySettings:
         return cls(
-            service_name=required(environ, "POWERTOOLS_SERVICE_NAME"),
-            metrics_namespace=required(environ, "POWERTOOLS_METRICS_NAMESPACE"),
-            log_level=choice(environ, "LOG_LEVEL", ("debug", "info", "warning", "error", "critical"), "info"),
+            service_name=var.required(environ, "POWERTOOLS_SERVICE_NAME"),
+            metrics_namespace=var.required(environ, "POWERTOOLS_METRICS_NAMESPACE"),
+            log_level=var.choice(environ, "LOG_LEVEL", ("debug", "info", "warning", "error", "critical"), "info"),
         )
 
 
@@ -111,7 +112,7 @@ class RetentionSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> RetentionSettings:
-        return cls(state_ms=integer(environ, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS)
+        return cls(state_ms=var.integer(environ, "STATE_RETENTION_HOURS", 24 * 7, low=1, high=24 * 366) * HOUR_MS)
 
 
 @dataclass(frozen=True)
@@ -122,7 +123,7 @@ class ConsumerGroupSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> ConsumerGroupSettings:
-        group = required(environ, "KAFKA_CONSUMER_GROUP")
+        group = var.required(environ, "KAFKA_CONSUMER_GROUP")
         if not re.fullmatch(r"[A-Za-z0-9._-]{1,255}", group):
             raise ConfigError(f"KAFKA_CONSUMER_GROUP must be a consumer group name; got {group!r}")
         return cls(group=group)
@@ -138,8 +139,8 @@ class ReadBackSettings:
     @classmethod
     def from_env(cls, environ: Environ) -> ReadBackSettings:
         return cls(
-            max_records=integer(environ, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
-            timeout_s=integer(environ, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
+            max_records=var.integer(environ, "READ_BACK_MAX_RECORDS", 10_000, low=1, high=100_000),
+            timeout_s=var.integer(environ, "READ_BACK_TIMEOUT_S", 20, low=1, high=600),
         )
 
 
@@ -150,8 +151,8 @@ def produce_bounds(environ: Environ) -> tuple[int, int]:
     database for one that never reached Kafka, and releases it: a produce that could take
     longer than the skew (a send and its resend) could still land after that release.
     """
-    produce_timeout_ms = integer(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000)
-    skew_ms = integer(environ, "RECONCILE_SKEW_MS", 15_000, low=1_000, high=3_600_000)
+    produce_timeout_ms = var.integer(environ, "KAFKA_PRODUCE_TIMEOUT_MS", 3_000, low=100, high=60_000)
+    skew_ms = var.integer(environ, "RECONCILE_SKEW_MS", 15_000, low=1_000, high=3_600_000)
     if 2 * produce_timeout_ms >= skew_ms:  # a send, and its resend when the ack is lost
         raise ConfigError(
             f"twice KAFKA_PRODUCE_TIMEOUT_MS ({produce_timeout_ms}) must be shorter than RECONCILE_SKEW_MS ({skew_ms})"

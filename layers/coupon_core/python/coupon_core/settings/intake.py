@@ -16,7 +16,8 @@ from coupon_core.settings import (
     RetentionSettings,
     produce_bounds,
 )
-from coupon_core.settings.variables import Environ, choice, integer
+from coupon_core.settings import variables as var
+from coupon_core.settings.variables import Environ
 
 UserIdSource = Literal["body", "claims"]
 
@@ -45,11 +46,11 @@ class IssuingSettings:
     @classmethod
     def from_env(cls, environ: Environ) -> IssuingSettings:
         return cls(
-            user_id_source=cast(UserIdSource, choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
+            user_id_source=cast(UserIdSource, var.choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
             user_id_claim=_claim_name(environ.get("USER_ID_CLAIM", "custom:user_id").strip() or "custom:user_id"),
             produce_timeout_ms=produce_bounds(environ)[0],
-            wait_replicas=integer(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
-            wait_timeout_ms=integer(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),
+            wait_replicas=var.integer(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
+            wait_timeout_ms=var.integer(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),
         )
 
 

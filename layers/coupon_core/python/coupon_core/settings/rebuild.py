@@ -15,7 +15,8 @@ from coupon_core.settings import (
     RetentionSettings,
     produce_bounds,
 )
-from coupon_core.settings.variables import Environ, integer
+from coupon_core.settings import variables as var
+from coupon_core.settings.variables import Environ
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ReconcileSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> ReconcileSettings:
-        lookback_ms = integer(environ, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
+        lookback_ms = var.integer(environ, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
         if lookback_ms >= RetentionSettings.from_env(environ).state_ms:
             raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
         produce_timeout_ms, skew_ms = produce_bounds(environ)
@@ -37,7 +38,7 @@ class ReconcileSettings:
             skew_ms=skew_ms,
             produce_bound_ms=2 * produce_timeout_ms,
             lookback_ms=lookback_ms,
-            lookahead_ms=integer(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
+            lookahead_ms=var.integer(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
         )
 
 

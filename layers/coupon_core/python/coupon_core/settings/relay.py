@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coupon_core.settings import FunctionSettings, KafkaSettings
-from coupon_core.settings.variables import Environ, integer
+from coupon_core.settings import variables as var
+from coupon_core.settings.variables import Environ
 
 
 @dataclass(frozen=True)
@@ -18,8 +19,8 @@ class OutboxRelaySettings:
     @classmethod
     def from_env(cls, environ: Environ) -> OutboxRelaySettings:
         return cls(
-            batch=integer(environ, "OUTBOX_BATCH", 500, low=1, high=10_000),
-            publish_timeout_ms=integer(environ, "OUTBOX_PUBLISH_TIMEOUT_MS", 10_000, low=100, high=60_000),
+            batch=var.integer(environ, "OUTBOX_BATCH", 500, low=1, high=10_000),
+            publish_timeout_ms=var.integer(environ, "OUTBOX_PUBLISH_TIMEOUT_MS", 10_000, low=100, high=60_000),
         )
 
 

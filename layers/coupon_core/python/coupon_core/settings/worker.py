@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coupon_core.settings import FunctionSettings, KafkaSettings, ReadBackSettings
-from coupon_core.settings.variables import Environ, integer, url
+from coupon_core.settings import variables as var
+from coupon_core.settings.variables import Environ
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class DlqSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> DlqSettings:
-        return cls(url=url(environ, "DLQ_URL", ("https", "http")))
+        return cls(url=var.url(environ, "DLQ_URL", ("https", "http")))
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,8 @@ class WorkerLockSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> WorkerLockSettings:
-        lease = integer(environ, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
-        return cls(lease_s=lease, wait_s=integer(environ, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease))
+        lease = var.integer(environ, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
+        return cls(lease_s=lease, wait_s=var.integer(environ, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease))
 
 
 @dataclass(frozen=True)
@@ -44,11 +45,11 @@ class WriteLimitSettings:
 
     @classmethod
     def from_env(cls, environ: Environ) -> WriteLimitSettings:
-        per_second = integer(environ, "WORKER_WRITES_PER_SECOND", 0, low=0, high=1_000_000)
+        per_second = var.integer(environ, "WORKER_WRITES_PER_SECOND", 0, low=0, high=1_000_000)
         return cls(
             per_second=per_second,
-            burst=integer(environ, "WORKER_WRITE_BURST", max(1, per_second), low=1, high=10_000_000),
-            wait_s=integer(environ, "WORKER_WRITE_WAIT_S", 60, low=1, high=600),
+            burst=var.integer(environ, "WORKER_WRITE_BURST", max(1, per_second), low=1, high=10_000_000),
+            wait_s=var.integer(environ, "WORKER_WRITE_WAIT_S", 60, low=1, high=600),
         )
 
 
