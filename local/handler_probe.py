@@ -14,7 +14,6 @@ import io
 import os
 import statistics
 import time
-from typing import Any
 
 from local.lambda_events import InProcessContext, api_event
 
@@ -35,6 +34,7 @@ def handler_latencies(function_environment: dict[str, str], coupon_id: int, user
         return [request(user) for user in users]
 
 
-def percentiles_ms(seconds: list[float]) -> dict[str, Any]:
+def percentiles_ms(seconds: list[float]) -> dict[str, float]:
+    """p50, p95 and p99 of ``seconds``, in milliseconds."""
     cuts = statistics.quantiles(seconds, n=100, method="inclusive")
     return {"p50": cuts[49] * 1000, "p95": cuts[94] * 1000, "p99": cuts[98] * 1000}
