@@ -47,7 +47,7 @@ integration: venv $(CDK)
 # A flash sale under random faults, in-process against the real servers, with the I1-I5 report
 # (make test runs a small one); CHAOS_ARGS="--users 1000 --quantity 300 --seed 7" for a big one.
 chaos: venv
-	$(BIN)/python -m local.chaos $(CHAOS_ARGS)
+	$(BIN)/python -m local.tools.chaos $(CHAOS_ARGS)
 
 lint: venv
 	$(BIN)/ruff check .
@@ -59,15 +59,15 @@ format: venv
 	$(BIN)/ruff format .
 
 demo: venv $(CDK)
-	$(BIN)/python -m local.demo $(DEMO_ARGS)
+	$(BIN)/python -m local.tools.demo $(DEMO_ARGS)
 
 # The whole system on this machine (services, LocalStack with the local CDK environment, the
 # Kafka bridge); .local/stack.env says where everything is. down stops what up started.
 up: venv $(CDK)
-	$(BIN)/python -m local.stack up
+	$(BIN)/python -m local.stack.control up
 
 down: venv
-	$(BIN)/python -m local.stack down
+	$(BIN)/python -m local.stack.control down
 
 bench: venv
 	$(BIN)/python -m bench.reserve
@@ -85,7 +85,7 @@ migrate: venv
 
 # Regenerate docs/openapi.json from the intake routes.
 openapi: venv
-	$(BIN)/python -m local.openapi
+	$(BIN)/python -m local.tools.openapi
 
 # The CDK app per environment: make synth ENV=dev|prod|local (deploy, diff and destroy alike).
 $(CDK): package.json

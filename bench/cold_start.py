@@ -16,7 +16,7 @@ import time
 
 started = time.perf_counter()
 from functions.intake import app  # noqa: E402 - the import is what is measured
-from local.lambda_events import InProcessContext, api_event  # noqa: E402
+from local.testkit.lambda_events import InProcessContext, api_event  # noqa: E402
 
 imported = time.perf_counter()
 

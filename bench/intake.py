@@ -39,10 +39,10 @@ from typing import Any
 from sqlalchemy import create_engine
 
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.kafka_topics import create_topic, read_all
-from local.lambda_events import InProcessContext, api_event
-from local.redis_monitor import client_commands
-from local.services import STARTERS, service_urls
+from local.stack.services import STARTERS, service_urls
+from local.testkit.kafka_topics import create_topic, read_all
+from local.testkit.lambda_events import InProcessContext, api_event
+from local.testkit.redis_monitor import client_commands
 from lua_redis import connect
 
 # Powertools reads these when the handler module is imported, so they are set before that.

@@ -21,8 +21,8 @@ from sqlalchemy import create_engine
 from bench.intake import call, create_coupon
 from coupon_core.adapters.postgres.migrate import upgrade
 from functions.intake.dependencies import reset
-from local.kafka_topics import create_topic
-from local.services import STARTERS, service_urls
+from local.stack.services import STARTERS, service_urls
+from local.testkit.kafka_topics import create_topic
 
 
 def main() -> None:

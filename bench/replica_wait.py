@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from local.services import start_valkey
+from local.stack.services import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_reserver, watch_reserver
-from local.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
-from local.services import start_valkey
+from local.stack.services import start_valkey
+from local.testkit.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
 from lua_redis import CouponState, ReservationStore, connect
 
 STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {

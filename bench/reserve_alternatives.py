@@ -1,6 +1,6 @@
 """What the Lua reserve is measured against: the ways one might do it without a script.
 
-Each factory builds a reserver for one process (see ``local.flash_sale``). They check the same
+Each factory builds a reserver for one process (see ``local.testkit.flash_sale``). They check the same
 things as ``reserve.lua`` (window, duplicate, quantity) on the same keys, so the only
 difference is how the check and the write are tied together.
 """
@@ -11,7 +11,7 @@ import time
 
 import redis
 
-from local.flash_sale import Reserver
+from local.testkit.flash_sale import Reserver
 from lua_redis import connect, held_lock
 from lua_redis.keys import issue_lock_name, meta_key, reserved_key
 

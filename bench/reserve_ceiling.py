@@ -19,7 +19,7 @@ import time
 import uuid
 from contextlib import ExitStack
 
-from local.services import service_urls
+from local.stack.services import service_urls
 from lua_redis import CouponState, ReservationStore, connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts

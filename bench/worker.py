@@ -34,7 +34,7 @@ from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueMessage
-from local.services import service_urls
+from local.stack.services import service_urls
 from lua_redis import CouponLocks, ReservationStore, connect
 
 

@@ -27,7 +27,7 @@ from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
 from coupon_core.domain.records import IssueMessage
-from local.services import service_urls
+from local.stack.services import service_urls
 from lua_redis import CouponLocks, connect
 from lua_redis.limit import WriteLimit, WriteRate
 

@@ -1,1 +1,12 @@
-"""Local stand-ins for the AWS data services: embedded Valkey, PostgreSQL and a Kafka broker."""
+"""Everything that runs the system off AWS, split by who uses it.
+
+- ``stack``: the local stack itself (``make up`` / ``make down``): embedded servers, LocalStack
+  and its Lambda executor, the Kafka-to-Lambda bridge.
+- ``tools``: what a person runs against it: the demo, the chaos run, the smoke test of a
+  deployed environment, the OpenAPI generator, and the parts of their reports.
+- ``client``: the client of a deployed API and its authentication.
+- ``testkit``: what tests and benchmarks import to drive the real servers: Lambda events,
+  topics, a fault-injecting proxy, Redis's MONITOR, a multi-process flash sale.
+
+The arrows run one way: ``tools`` -> ``stack``, ``client``, ``testkit``; ``stack`` -> ``testkit``.
+"""

@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import Engine, create_engine
 
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.services import STARTERS
+from local.stack.services import STARTERS
 
 # What the deployed functions get from CDK; Powertools reads these at import time.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-tests")

@@ -20,11 +20,11 @@ from coupon_cdk.code import Layers, function_code
 from coupon_cdk.config import ConfigError, EnvironmentConfig, WarmupConfig
 from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
-from coupon_cdk.lifecycle import Lifecycle
 from coupon_cdk.monitoring import DataStores, Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
 from coupon_cdk.network import Network
 from coupon_cdk.queues import DeadLetterQueues
+from coupon_cdk.retention import Retention
 from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopics
 from coupon_cdk.waf import ApiFirewall
 
@@ -41,7 +41,7 @@ class CouponStack(Stack):
     def __init__(self, scope: Construct, construct_id: str, *, config: EnvironmentConfig, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
-        Aspects.of(self).add(Lifecycle(config.log_retention_days, config.removal_policy))
+        Aspects.of(self).add(Retention(config.log_retention_days, config.removal_policy))
         retention = _retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
         common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}

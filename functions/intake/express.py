@@ -28,7 +28,7 @@ from coupon_core import untrusted_json
 from functions.intake.answers import ANSWERED, answer_for
 from functions.intake.caller import caller_of
 from functions.intake.dependencies import issue_service, provide, settings
-from functions.intake.issuing import request_coupon
+from functions.intake.issue_route import request_coupon
 from lua_redis import MAX_BIGINT
 
 METHOD, PATH = "POST", "/coupon-issues"

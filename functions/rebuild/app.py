@@ -14,7 +14,7 @@ from coupon_core.domain.reconcile import ReconcileReport
 from coupon_core.observability import logger, metrics
 from coupon_core.tracing import tracer
 from functions.rebuild.dependencies import wiring
-from functions.rebuild.events import is_scheduled, on_demand_coupons
+from functions.rebuild.event_parsing import is_scheduled, on_demand_coupons
 
 
 def coupons_to_reconcile(event: Any) -> list[int]:

@@ -12,8 +12,8 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.domain.events import relay
 from coupon_core.domain.lifecycle import expire_all_due
+from coupon_core.domain.outbox_relay import relay
 from coupon_core.observability import logger, metrics
 from functions.relay.dependencies import wiring
 from functions.schedule_events import is_scheduled

@@ -13,8 +13,8 @@ import pytest
 import redis
 from sqlalchemy import Engine, create_engine
 
-from local import stack
-from local.api_client import ApiClient
+from local.client.api_client import ApiClient
+from local.stack import control as stack
 from lua_redis import connect
 
 

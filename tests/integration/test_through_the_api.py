@@ -18,9 +18,9 @@ from kafka import KafkaProducer
 from sqlalchemy import text
 
 from coupon_core.domain.records import IssueMessage
-from local import stack
-from local.invariants import check, observe, successes_of
-from local.kafka_topics import read_all
+from local.stack import control as stack
+from local.testkit.kafka_topics import read_all
+from local.tools.invariants import check, observe, successes_of
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
 

@@ -12,7 +12,7 @@ from moto import mock_aws
 from functions.intake import dependencies as intake_dependencies
 from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
-from local.kafka_topics import create_topic
+from local.testkit.kafka_topics import create_topic
 from lua_redis import ReservationStore, connect
 from tests.database_support import empty_tables
 from tests.services.pipeline_support import Pipeline

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from functions.intake import app as intake_app
-from local.lambda_events import InProcessContext, api_event
+from local.testkit.lambda_events import InProcessContext, api_event
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from typing import Any
 from functions.rebuild import app as rebuild_app
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
-from local.kafka_topics import commit_offsets, read_all
-from local.lambda_events import InProcessContext, msk_event, sqs_event
+from local.testkit.kafka_topics import commit_offsets, read_all
+from local.testkit.lambda_events import InProcessContext, msk_event, sqs_event
 
 
 @dataclass

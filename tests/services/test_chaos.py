@@ -13,7 +13,7 @@ import sys
 
 
 def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
-    command = [sys.executable, "-m", "local.chaos", "--users", "40", "--quantity", "15", "--seed", "11"]
+    command = [sys.executable, "-m", "local.tools.chaos", "--users", "40", "--quantity", "15", "--seed", "11"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     for name in ("REDIS_URL", "DATABASE_URL", "KAFKA_BOOTSTRAP_SERVERS"):  # its own servers, behind fault proxies
         env.pop(name, None)

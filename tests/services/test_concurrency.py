@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from local.flash_sale import LoadPlan, lua_reserver, run_load
+from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
 from lua_redis import ReservationStore
 from tests.services.support import open_coupon
 

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from local import postgres_install
-from local.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, start_postgres
+from local.stack import postgres_install
+from local.stack.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, start_postgres
 
 as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="only root runs PostgreSQL as a system user of its own, from a copy it can reach"

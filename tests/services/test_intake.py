@@ -16,9 +16,9 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, reset
-from local.fault_proxy import FaultProxy
-from local.kafka_topics import create_topic, read_all
-from local.services import free_port, start_tansu, start_valkey
+from local.stack.services import free_port, start_tansu, start_valkey
+from local.testkit.fault_proxy import FaultProxy
+from local.testkit.kafka_topics import create_topic, read_all
 from lua_redis import ReservationStore, connect
 from lua_redis.keys import rebuild_key, reserved_key
 from tests.bad_inputs import BAD_ISSUE_BODIES

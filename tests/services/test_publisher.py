@@ -13,7 +13,7 @@ from kafka import KafkaProducer
 
 from coupon_core.adapters.kafka.publisher import producer_config
 from coupon_core.settings import KafkaSettings
-from local.kafka_topics import create_topic
+from local.testkit.kafka_topics import create_topic
 
 # In a fresh interpreter (kafka-python's generated codecs are cached per process): optionally
 # connect, then publish once and list the Kafka codecs compiled during that publish.

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 
 from coupon_core.errors import UnknownCouponsError
-from functions.rebuild.events import InvalidRebuildEventError
-from local.flash_sale import LoadPlan, lua_reserver, run_load
+from functions.rebuild.event_parsing import InvalidRebuildEventError
+from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import create_coupon, issue
 from tests.services.pipeline_support import rebuild

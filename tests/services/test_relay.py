@@ -17,13 +17,13 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.outbox import SqlOutbox
 from coupon_core.domain.coupons import NewCoupon
-from coupon_core.domain.events import CouponEvent, relay
+from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.records import IssueMessage
 from coupon_core.settings import KafkaSettings
 from functions.relay import app as relay_app
 from functions.relay import dependencies
-from local.kafka_topics import create_topic, read_all
-from local.lambda_events import InProcessContext
+from local.testkit.kafka_topics import create_topic, read_all
+from local.testkit.lambda_events import InProcessContext
 from tests.database_support import empty_tables
 
 

@@ -7,7 +7,7 @@ import uuid
 import pytest
 import redis
 
-from local.redis_monitor import client_commands
+from local.testkit.redis_monitor import client_commands
 from lua_redis import (
     MAX_BIGINT,
     InvalidInputError,

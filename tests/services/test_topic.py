@@ -12,7 +12,7 @@ from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicChange, Topi
 from coupon_core.errors import ConfigError, UnavailableError
 from coupon_core.settings import KafkaSettings
 from functions.topic.app import handler
-from local.lambda_events import InProcessContext
+from local.testkit.lambda_events import InProcessContext
 
 
 @pytest.fixture

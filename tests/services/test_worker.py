@@ -27,9 +27,9 @@ from coupon_core.domain.persisting import IssuePersister, LockTimes
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
-from local.kafka_topics import create_topic
-from local.lambda_events import InProcessContext, sqs_event
-from local.services import start_postgres
+from local.stack.services import start_postgres
+from local.testkit.kafka_topics import create_topic
+from local.testkit.lambda_events import InProcessContext, sqs_event
 from lua_redis import CouponLocks, ReleaseOutcome, connect, held_lock
 from lua_redis.keys import issue_lock_name
 from tests.services.worker_support import (

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, text
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.records import IssueMessage
-from local.lambda_events import msk_event
+from local.testkit.lambda_events import msk_event
 from lua_redis import ReservationStore, ReserveOutcome
 
 TOPIC = "coupon.issue.v1"

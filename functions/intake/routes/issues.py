@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from coupon_core.domain.issuing import IssueService
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.status import issue_status
-from functions.intake import issuing
+from functions.intake import issue_route
 from functions.intake.answers import coupon_not_found
 from functions.intake.dependencies import catalog, issue_service, reservations
 from functions.intake.routes.asker import Asker
@@ -43,7 +43,7 @@ def request_coupon(
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
     # Most requests never reach this: the express lane (express.py) answers a well-formed one first.
-    return respond(issuing.request_coupon(service, asker, request.couponId, request.userId, idempotency_key))
+    return respond(issue_route.request_coupon(service, asker, request.couponId, request.userId, idempotency_key))
 
 
 @router.get(

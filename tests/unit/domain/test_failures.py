@@ -14,7 +14,7 @@ from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import UnreadableDeadLetterError
 from lua_redis import ReleaseOutcome
-from tests.unit.domain import ports
+from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"
 MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
@@ -37,13 +37,13 @@ def on_failure_letter(first: int, last: int) -> str:
 
 
 def recorder(
-    ledger: ports.FailureLedger, store: ports.Reservations, reader: ports.RangeReader | None = None
+    ledger: fakes.FailureLedger, store: fakes.Reservations, reader: fakes.RangeReader | None = None
 ) -> FailureRecorder:
-    return FailureRecorder(ledger, store, reader or ports.RangeReader())
+    return FailureRecorder(ledger, store, reader or fakes.RangeReader())
 
 
 def test_a_rejection_is_recorded_then_released_fenced_and_the_release_kept():
-    ledger, store = ports.FailureLedger(), ports.Reservations(release_answer=ReleaseOutcome.STALE)
+    ledger, store = fakes.FailureLedger(), fakes.Reservations(release_answer=ReleaseOutcome.STALE)
 
     assert recorder(ledger, store).handle(rejection_letter()) == [FailureOutcome.RECORDED]
 
@@ -54,7 +54,7 @@ def test_a_rejection_is_recorded_then_released_fenced_and_the_release_kept():
 
 
 def test_a_letter_handled_twice_is_recorded_once_and_released_again_harmlessly():
-    ledger, store = ports.FailureLedger(), ports.Reservations()
+    ledger, store = fakes.FailureLedger(), fakes.Reservations()
     handler = recorder(ledger, store)
     assert handler.handle(rejection_letter()) == [FailureOutcome.RECORDED]
     store.release_answer = ReleaseOutcome.NOT_HELD
@@ -64,17 +64,17 @@ def test_a_letter_handled_twice_is_recorded_once_and_released_again_harmlessly()
 
 
 def test_a_letter_for_an_issued_user_changes_nothing():
-    ledger, store = ports.FailureLedger(issued={(3, 7)}), ports.Reservations()
+    ledger, store = fakes.FailureLedger(issued={(3, 7)}), fakes.Reservations()
     assert recorder(ledger, store).handle(rejection_letter()) == [FailureOutcome.ALREADY_ISSUED]
     assert (store.releases, ledger.failures) == ([], {})
 
 
 def test_nothing_is_released_when_the_failure_could_not_be_recorded():
-    class DatabaseDown(ports.FailureLedger):
+    class DatabaseDown(fakes.FailureLedger):
         def record_failures(self, coupon_id, failures):
             raise RuntimeError("database down")
 
-    store = ports.Reservations()
+    store = fakes.Reservations()
     with pytest.raises(RuntimeError):
         recorder(DatabaseDown(), store).handle(rejection_letter())
     assert store.releases == []  # released only once the failure is committed
@@ -83,7 +83,7 @@ def test_nothing_is_released_when_the_failure_could_not_be_recorded():
 def test_an_on_failure_letter_is_read_back_and_settled_in_one_transaction_per_coupon():
     other = IssueMessage(3, 8, uuid.uuid4(), 1_700_000_000_200)
     elsewhere = IssueMessage(4, 7, uuid.uuid4(), 1_700_000_000_300)
-    reader = ports.RangeReader(
+    reader = fakes.RangeReader(
         [
             Delivered(Position(TOPIC, 2, 10), MESSAGE),
             Delivered(Position(TOPIC, 2, 11), None, "value is not JSON"),
@@ -92,7 +92,7 @@ def test_an_on_failure_letter_is_read_back_and_settled_in_one_transaction_per_co
             Delivered(Position(TOPIC, 2, 14), IssueMessage(3, 9, uuid.uuid4(), 1)),  # outside the range
         ]
     )
-    ledger, store = ports.FailureLedger(issued={(3, 8)}), ports.Reservations()
+    ledger, store = fakes.FailureLedger(issued={(3, 8)}), fakes.Reservations()
 
     outcomes = recorder(ledger, store, reader).handle(on_failure_letter(10, 13))
 
@@ -104,7 +104,7 @@ def test_an_on_failure_letter_is_read_back_and_settled_in_one_transaction_per_co
 
 @pytest.mark.parametrize("body", ["not json", "[]", json.dumps({"kind": "something.else", "v": 1})])
 def test_an_unreadable_letter_raises_and_changes_nothing(body):
-    ledger, store = ports.FailureLedger(), ports.Reservations()
+    ledger, store = fakes.FailureLedger(), fakes.Reservations()
     with pytest.raises(UnreadableDeadLetterError):
         recorder(ledger, store).handle(body)
     assert (store.releases, ledger.failures) == ([], {})

@@ -12,7 +12,7 @@ from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.issuing import IssueOutcome, IssueService, StateInitialiser
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from lua_redis import Reservation, ReserveOutcome, StateUnavailableError
-from tests.unit.domain import ports
+from tests.unit.domain import fakes
 
 RESERVED_AT = 1_764_590_400_123
 HOUR = timedelta(hours=1)
@@ -23,22 +23,22 @@ def coupon(starts: datetime, ends: datetime) -> Coupon:
 
 
 def service(
-    store: ports.Reservations,
-    publisher: ports.Publisher | None = None,
-    catalog: ports.Catalog | None = None,
-    locks: ports.Locks | None = None,
-    in_flight: ports.InFlightReader | None = None,
+    store: fakes.Reservations,
+    publisher: fakes.Publisher | None = None,
+    catalog: fakes.Catalog | None = None,
+    locks: fakes.Locks | None = None,
+    in_flight: fakes.InFlightReader | None = None,
 ) -> IssueService:
-    catalog = catalog or ports.Catalog()
-    reader = in_flight or ports.InFlightReader()
+    catalog = catalog or fakes.Catalog()
+    reader = in_flight or fakes.InFlightReader()
     initialiser = StateInitialiser(
-        store, locks or ports.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000, produce_bound_ms=2_000
+        store, locks or fakes.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000, produce_bound_ms=2_000
     )
-    return IssueService(store, publisher or ports.Publisher(), initialiser)
+    return IssueService(store, publisher or fakes.Publisher(), initialiser)
 
 
 def test_a_success_publishes_the_reservation_with_its_time():
-    store, publisher = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]), ports.Publisher()
+    store, publisher = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]), fakes.Publisher()
 
     result = service(store, publisher).issue(3, 7)
 
@@ -53,15 +53,15 @@ def test_a_success_publishes_the_reservation_with_its_time():
     "refusal", [ReserveOutcome.DUPLICATE, ReserveOutcome.SOLD_OUT, ReserveOutcome.NOT_OPEN, ReserveOutcome.ENDED]
 )
 def test_a_refusal_publishes_nothing(refusal):
-    store, publisher = ports.Reservations([Reservation(refusal)]), ports.Publisher()
+    store, publisher = fakes.Reservations([Reservation(refusal)]), fakes.Publisher()
     assert service(store, publisher).issue(3, 7).outcome.value == refusal.value
     assert publisher.published == []
 
 
 def test_a_record_that_never_left_the_producer_releases_the_reservation_fenced_by_its_time():
-    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
 
-    result = service(store, ports.Publisher(fails=NotPublishedError)).issue(3, 7)
+    result = service(store, fakes.Publisher(fails=NotPublishedError)).issue(3, 7)
 
     assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, False)
     assert "did not acknowledge" in result.detail
@@ -69,20 +69,20 @@ def test_a_record_that_never_left_the_producer_releases_the_reservation_fenced_b
 
 
 def test_a_failed_publish_whose_release_fails_too_is_unavailable_and_flagged_for_reconcile():
-    store = ports.Reservations(
+    store = fakes.Reservations(
         [Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
     )
 
-    result = service(store, ports.Publisher(fails=NotPublishedError)).issue(3, 7)
+    result = service(store, fakes.Publisher(fails=NotPublishedError)).issue(3, 7)
 
     assert (result.outcome, result.release_failed) == (IssueOutcome.UNAVAILABLE, True)
     assert store.releases == [(3, 7, RESERVED_AT)]
 
 
 def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation():
-    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
 
-    result = service(store, ports.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
+    result = service(store, fakes.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
 
     assert result.outcome is IssueOutcome.UNCONFIRMED
     assert result.message is not None
@@ -91,10 +91,10 @@ def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation(
 
 def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again():
     now = datetime.now(UTC)
-    store = ports.Reservations(
+    store = fakes.Reservations(
         [Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]
     )
-    catalog, locks = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {})), ports.Locks()
+    catalog, locks = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {})), fakes.Locks()
 
     result = service(store, catalog=catalog, locks=locks).issue(3, 7)
 
@@ -107,9 +107,9 @@ def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again()
 def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_database():
     """After a flush: user 1 is issued, user 2's record still waits in Kafka; both hold a copy."""
     now = datetime.now(UTC)
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.DUPLICATE, 222)])
-    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
-    reader = ports.InFlightReader({3: {2: 222}, 4: {9: 999}}, log=catalog.reads)
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.DUPLICATE, 222)])
+    catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
+    reader = fakes.InFlightReader({3: {2: 222}, 4: {9: 999}}, log=catalog.reads)
 
     result = service(store, catalog=catalog, in_flight=reader).issue(3, 2)
 
@@ -120,9 +120,9 @@ def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_databa
 
 def test_a_state_lost_mid_sale_waits_out_the_produces_under_way_before_its_rebuild():
     now = datetime.now(UTC)
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)], wait_ms=1_500)
-    reader = ports.InFlightReader()
-    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)], wait_ms=1_500)
+    reader = fakes.InFlightReader()
+    catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
 
     result = service(store, catalog=catalog, in_flight=reader).issue(3, 7)
 
@@ -133,38 +133,38 @@ def test_a_state_lost_mid_sale_waits_out_the_produces_under_way_before_its_rebui
 
 def test_a_cold_coupon_before_its_window_is_built_at_once():
     now = datetime.now(UTC)
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.NOT_OPEN)])
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.NOT_OPEN)])
     store.wait_ms = 1_500
-    catalog = ports.Catalog(IssuedUsers(coupon(now + HOUR, now + 2 * HOUR), {}))
+    catalog = fakes.Catalog(IssuedUsers(coupon(now + HOUR, now + 2 * HOUR), {}))
     assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.NOT_OPEN
     assert len(store.installed) == 1
 
 
 def test_an_unknown_cold_coupon_is_not_found_and_nothing_is_installed():
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
-    assert service(store, catalog=ports.Catalog(None)).issue(3, 7).outcome is IssueOutcome.COUPON_NOT_FOUND
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    assert service(store, catalog=fakes.Catalog(None)).issue(3, 7).outcome is IssueOutcome.COUPON_NOT_FOUND
     assert store.installed == []
 
 
 def test_a_coupon_whose_keys_would_already_have_expired_is_ended_from_the_database():
     long_ago = datetime.now(UTC) - 100 * HOUR
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
-    catalog = ports.Catalog(IssuedUsers(coupon(long_ago - HOUR, long_ago), {}))
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    catalog = fakes.Catalog(IssuedUsers(coupon(long_ago - HOUR, long_ago), {}))
     assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.ENDED
     assert store.installed == []
 
 
 def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
-    store, catalog = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), ports.Catalog()
-    result = service(store, catalog=catalog, locks=ports.Locks(held={3})).issue(3, 7)
+    store, catalog = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), fakes.Catalog()
+    result = service(store, catalog=catalog, locks=fakes.Locks(held={3})).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
     assert catalog.reads == []
 
 
 def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():
     now = datetime.now(UTC)
-    store = ports.Reservations([Reservation(ReserveOutcome.STATE_MISSING)] * 2)
-    catalog = ports.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {}))
+    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)] * 2)
+    catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {}))
     result = service(store, catalog=catalog).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
     assert "vanished" in result.detail
@@ -176,12 +176,12 @@ USER = 918_273_645  # a user id that would stand out in a log line
 @pytest.mark.parametrize(
     ("publisher", "release_answer"),
     [
-        (ports.Publisher(fails=PublishUnconfirmedError), None),  # logs a warning
-        (ports.Publisher(fails=NotPublishedError), StateUnavailableError("Redis gone")),  # logs the exception
+        (fakes.Publisher(fails=PublishUnconfirmedError), None),  # logs a warning
+        (fakes.Publisher(fails=NotPublishedError), StateUnavailableError("Redis gone")),  # logs the exception
     ],
 )
 def test_the_logs_name_the_request_never_the_user(caplog, publisher, release_answer):
-    store = ports.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=release_answer)
+    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=release_answer)
 
     with caplog.at_level(logging.INFO, logger="coupon_core"):
         service(store, publisher).issue(3, USER)

@@ -9,7 +9,7 @@ from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutco
 from coupon_core.domain.ports import GroupOutcome
 from coupon_core.domain.records import IssueMessage
 from lua_redis import StateUnavailableError
-from tests.unit.domain import ports
+from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"
 
@@ -23,20 +23,20 @@ def malformed(partition: int, offset: int) -> Delivered:
 
 
 def persister(
-    ledger: ports.IssueLedger, locks: ports.Locks | None = None, dlq: ports.DeadLetterQueue | None = None
+    ledger: fakes.IssueLedger, locks: fakes.Locks | None = None, dlq: fakes.DeadLetterQueue | None = None
 ) -> IssuePersister:
-    return IssuePersister(ledger, locks or ports.Locks(), dlq or ports.DeadLetterQueue(), LockTimes(5, 1))
+    return IssuePersister(ledger, locks or fakes.Locks(), dlq or fakes.DeadLetterQueue(), LockTimes(5, 1))
 
 
 def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
     batch = [record(0, i, 1, 10 + i, 100 + i) for i in range(4)] + [record(1, 0, 2, 13, 103)]
-    ledger = ports.IssueLedger(
+    ledger = fakes.IssueLedger(
         {
             1: [GroupOutcome.ISSUED, GroupOutcome.ALREADY_ISSUED, GroupOutcome.ALREADY_FAILED, GroupOutcome.NO_STOCK],
             2: [GroupOutcome.COUPON_NOT_FOUND],
         }
     )
-    dlq = ports.DeadLetterQueue()
+    dlq = fakes.DeadLetterQueue()
 
     verdicts = persister(ledger, dlq=dlq).persist(batch)
 
@@ -55,7 +55,7 @@ def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
 
 def test_a_malformed_record_is_rejected_alone_and_the_others_persist():
     batch = [malformed(0, 0), record(0, 1, 1, 10, 100)]
-    ledger, dlq = ports.IssueLedger({1: [GroupOutcome.ISSUED]}), ports.DeadLetterQueue()
+    ledger, dlq = fakes.IssueLedger({1: [GroupOutcome.ISSUED]}), fakes.DeadLetterQueue()
 
     verdicts = persister(ledger, dlq=dlq).persist(batch)
 
@@ -66,7 +66,7 @@ def test_a_malformed_record_is_rejected_alone_and_the_others_persist():
 
 def test_a_group_goes_to_the_ledger_in_kafka_order():
     batch = [record(0, 2, 1, 12, 300), record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 200)]
-    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED] * 3})
+    ledger = fakes.IssueLedger({1: [GroupOutcome.ISSUED] * 3})
 
     persister(ledger).persist(batch)
 
@@ -75,10 +75,10 @@ def test_a_group_goes_to_the_ledger_in_kafka_order():
 
 def test_a_held_lock_or_a_database_outage_makes_only_that_group_transient():
     batch = [record(0, 0, 1, 10, 100), record(1, 0, 2, 20, 200), record(2, 0, 3, 30, 300)]
-    ledger = ports.IssueLedger({3: [GroupOutcome.ISSUED]}, down={2})
-    dlq = ports.DeadLetterQueue()
+    ledger = fakes.IssueLedger({3: [GroupOutcome.ISSUED]}, down={2})
+    dlq = fakes.DeadLetterQueue()
 
-    verdicts = persister(ledger, ports.Locks(held={1}), dlq).persist(batch)
+    verdicts = persister(ledger, fakes.Locks(held={1}), dlq).persist(batch)
 
     assert [verdicts[r.position].outcome for r in batch] == [
         RecordOutcome.TRANSIENT,
@@ -92,14 +92,14 @@ def test_a_held_lock_or_a_database_outage_makes_only_that_group_transient():
 
 def test_redis_down_at_the_lock_is_transient():
     batch = [record(0, 0, 1, 10, 100)]
-    verdicts = persister(ports.IssueLedger(), locks=ports.Locks(down=True)).persist(batch)
+    verdicts = persister(fakes.IssueLedger(), locks=fakes.Locks(down=True)).persist(batch)
     assert verdicts[batch[0].position].outcome is RecordOutcome.TRANSIENT
 
 
 def test_a_rejection_the_dlq_refuses_is_transient_so_that_the_mapping_retries_it():
     batch = [record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 101)]
-    ledger = ports.IssueLedger({1: [GroupOutcome.NO_STOCK, GroupOutcome.NO_STOCK]})
-    dlq = ports.DeadLetterQueue(refuses={batch[1].position})
+    ledger = fakes.IssueLedger({1: [GroupOutcome.NO_STOCK, GroupOutcome.NO_STOCK]})
+    dlq = fakes.DeadLetterQueue(refuses={batch[1].position})
 
     verdicts = persister(ledger, dlq=dlq).persist(batch)
 
@@ -122,14 +122,14 @@ class Limit:
         return answer
 
 
-def throttled(ledger: ports.IssueLedger, limit: Limit, slept: list[float], budget_s: float = 10) -> IssuePersister:
+def throttled(ledger: fakes.IssueLedger, limit: Limit, slept: list[float], budget_s: float = 10) -> IssuePersister:
     throttle = Throttle(limit, budget_s=budget_s, sleep=slept.append)
-    return IssuePersister(ledger, ports.Locks(), ports.DeadLetterQueue(), LockTimes(5, 1), throttle)
+    return IssuePersister(ledger, fakes.Locks(), fakes.DeadLetterQueue(), LockTimes(5, 1), throttle)
 
 
 def test_each_group_waits_what_the_limit_says_within_one_budget_for_the_batch():
     batch = [record(0, 0, 1, 10, 100), record(0, 1, 1, 11, 101), record(1, 0, 2, 12, 102)]
-    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED] * 2, 2: [GroupOutcome.ISSUED]})
+    ledger = fakes.IssueLedger({1: [GroupOutcome.ISSUED] * 2, 2: [GroupOutcome.ISSUED]})
     limit, slept = Limit(0.0, 2.5), []
 
     verdicts = throttled(ledger, limit, slept).persist(batch)
@@ -141,12 +141,12 @@ def test_each_group_waits_what_the_limit_says_within_one_budget_for_the_batch():
 
 def test_a_group_the_limit_cannot_admit_in_time_is_retried_never_dead_lettered():
     batch = [record(0, 0, 1, 10, 100), record(1, 0, 2, 12, 102), record(2, 0, 3, 13, 103)]
-    ledger = ports.IssueLedger({1: [GroupOutcome.ISSUED], 2: [GroupOutcome.ISSUED], 3: [GroupOutcome.ISSUED]})
+    ledger = fakes.IssueLedger({1: [GroupOutcome.ISSUED], 2: [GroupOutcome.ISSUED], 3: [GroupOutcome.ISSUED]})
     limit, slept = Limit(6.0, None, StateUnavailableError("Redis gone")), []
-    dlq = ports.DeadLetterQueue()
+    dlq = fakes.DeadLetterQueue()
     throttle = Throttle(limit, budget_s=10, sleep=slept.append)
 
-    verdicts = IssuePersister(ledger, ports.Locks(), dlq, LockTimes(5, 1), throttle).persist(batch)
+    verdicts = IssuePersister(ledger, fakes.Locks(), dlq, LockTimes(5, 1), throttle).persist(batch)
 
     assert [verdicts[r.position].outcome for r in batch] == [
         RecordOutcome.ISSUED,

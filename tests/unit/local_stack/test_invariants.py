@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from local.invariants import Observed, check
+from local.tools.invariants import Observed, check
 
 
 def observed(

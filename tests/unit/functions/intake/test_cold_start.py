@@ -18,7 +18,7 @@ ANSWER_ONE_REQUEST = """
 import json, sys, uuid
 from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from functions.intake import app, dependencies
-from local.lambda_events import InProcessContext, api_event
+from local.testkit.lambda_events import InProcessContext, api_event
 
 class Service:
     def issue(self, coupon_id, user_id, key=None):

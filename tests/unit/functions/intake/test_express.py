@@ -19,7 +19,7 @@ from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.domain.records import IssueMessage
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import api, app, dependencies, express
-from local.lambda_events import InProcessContext, api_event
+from local.testkit.lambda_events import InProcessContext, api_event
 from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.unit.functions.intake.test_routes import ENV, FakeService
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from local.openapi import DOCUMENT, generate
+from local.tools.openapi import DOCUMENT, generate
 
 
 def test_the_checked_in_document_is_current():

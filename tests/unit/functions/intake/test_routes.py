@@ -14,7 +14,7 @@ from coupon_core.domain.records import IssueMessage
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import app as intake_app
 from functions.intake import dependencies
-from local.lambda_events import InProcessContext, api_event
+from local.testkit.lambda_events import InProcessContext, api_event
 from tests.bad_inputs import BAD_ISSUE_BODIES
 
 ENV = {

@@ -8,7 +8,7 @@ import pytest
 
 from coupon_core.domain.delivery import Delivered, Position
 from functions.worker.app import MalformedEventError, _delivered
-from local.lambda_events import msk_event
+from local.testkit.lambda_events import msk_event
 
 WHERE = Position("coupon.issue.v1", 0, 1)
 

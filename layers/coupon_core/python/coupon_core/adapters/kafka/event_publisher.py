@@ -8,7 +8,7 @@ from kafka import KafkaProducer
 from kafka.errors import KafkaError
 
 from coupon_core.adapters.kafka.publisher import producer_config
-from coupon_core.domain.events import CouponEvent
+from coupon_core.domain.outbox_relay import CouponEvent
 from coupon_core.errors import PublishError
 from coupon_core.settings import KafkaSettings
 from lua_redis import Reraise

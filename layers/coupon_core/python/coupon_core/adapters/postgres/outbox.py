@@ -11,7 +11,7 @@ from sqlalchemy import Engine, func, select, update
 
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import OutboxEvent
-from coupon_core.domain.events import CouponEvent, Publish
+from coupon_core.domain.outbox_relay import CouponEvent, Publish
 from coupon_core.errors import DatabaseUnavailableError
 from lua_redis import Reraise
 

@@ -30,7 +30,7 @@ KEPT = {
 
 
 @jsii.implements(IAspect)
-class Lifecycle:
+class Retention:
     """Every log group keeps ``retention_days``; every function writes to one of them; the data
     stores of :data:`KEPT` are kept (``retain``) or deleted with the stack (``destroy``)."""
 

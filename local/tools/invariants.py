@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import redis
 from sqlalchemy import Engine, text
 
-from local.api_client import Answer
+from local.client.api_client import Answer
 from lua_redis.keys import reserved_key
 
 

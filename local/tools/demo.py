@@ -10,7 +10,7 @@ their copy, two cancel theirs, an operator tops up two copies, and ten late user
 free copies; it drains again, runs a reconcile and the relay, counts the coupon's events on
 ``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken.
 Then it calls the same intake handler in-process against the same servers
-(``local/handler_probe.py``), to separate what a request costs the system from what the local
+(``local/tools/handler_probe.py``), to separate what a request costs the system from what the local
 stand-ins (LocalStack's gateway and Lambda service, the host executor) add, and says where the
 demo's wall time went. Exits 1 if any invariant broke. Stops what it started.
 
@@ -33,12 +33,12 @@ import boto3
 import redis
 from sqlalchemy import Engine, create_engine, text
 
-from local import stack
-from local.api_client import Answer, ApiClient
-from local.handler_probe import handler_latencies, percentiles_ms
-from local.invariants import Observed, check, observe, successes_of
-from local.kafka_topics import read_all
-from local.services import ServiceError
+from local.client.api_client import Answer, ApiClient
+from local.stack import control as stack
+from local.stack.services import ServiceError
+from local.testkit.kafka_topics import read_all
+from local.tools.handler_probe import handler_latencies, percentiles_ms
+from local.tools.invariants import Observed, check, observe, successes_of
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 

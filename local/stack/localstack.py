@@ -1,7 +1,7 @@
 """LocalStack on the host, without Docker: its own virtual environment, our Lambda executor.
 
 ``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (``PACKAGES``); its Lambda
-functions run through ``coupon-lambda-executor`` (``local/lambda_executor``) as host processes
+functions run through ``coupon-lambda-executor`` (``local/stack/lambda_executor``) as host processes
 on the project's interpreter. State lives in the scratch folder and is not persisted.
 """
 
@@ -15,7 +15,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from local.services import Service, ServiceError, spawn
+from local.stack.services import Service, ServiceError, spawn
 
 PORT = 4566
 URL = f"http://127.0.0.1:{PORT}"

@@ -18,7 +18,7 @@ from typing import Any
 
 import urllib3
 
-from local.aws_auth import Signer
+from local.client.aws_auth import Signer
 
 NO_ANSWER = 0
 """``Answer.status_code`` when nothing came back: the request may or may not have been handled."""
@@ -42,7 +42,7 @@ class Answer:
 
 
 class ApiClient:
-    """``sign`` adds the headers that authenticate a request (``local.aws_auth``): SigV4 for the
+    """``sign`` adds the headers that authenticate a request (``local.client.aws_auth``): SigV4 for the
     IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
 
     def __init__(

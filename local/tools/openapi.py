@@ -11,7 +11,7 @@ from pathlib import Path
 
 from functions.intake.api import app
 
-DOCUMENT = Path(__file__).resolve().parent.parent / "docs" / "openapi.json"
+DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
 
 def generate() -> str:

@@ -6,7 +6,7 @@ AWS mapping does: it honours the partial batch response (the batch is retried fr
 failed offset of each partition), retries at most ``--max-retries`` times, and then sends the
 mapping's on-failure record (offset ranges only, no payload) to the DLQ and moves on.
 
-    python -m local.bridge --bootstrap HOST:PORT --topic T --function NAME --dlq-url URL
+    python -m local.stack.bridge --bootstrap HOST:PORT --topic T --function NAME --dlq-url URL
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import KafkaError
 
-from local.lambda_events import msk_event
+from local.testkit.lambda_events import msk_event
 
 LOG = logging.getLogger("bridge")
 

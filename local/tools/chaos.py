@@ -11,7 +11,7 @@ after a 503 or a lost answer). When the sale is over the pipeline drains, reconc
 the stray reservations are older than the production skew, and the I1-I5 report is printed;
 the exit status says whether every invariant held.
 
-    python -m local.chaos --users 300 --quantity 100 --seed 7
+    python -m local.tools.chaos --users 300 --quantity 100 --seed 7
 """
 
 from __future__ import annotations
@@ -41,11 +41,11 @@ from moto import mock_aws
 from sqlalchemy import Engine, create_engine
 
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.fault_proxy import FaultProxy
-from local.invariants import check, observe
-from local.kafka_topics import create_topic
-from local.lambda_events import InProcessContext, api_event, msk_event, sqs_event
-from local.services import Service, free_port, start_postgres, start_tansu, start_valkey
+from local.stack.services import Service, free_port, start_postgres, start_tansu, start_valkey
+from local.testkit.fault_proxy import FaultProxy
+from local.testkit.kafka_topics import create_topic
+from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
+from local.tools.invariants import check, observe
 from lua_redis import connect
 
 SKEW_S = 15  # the production default of RECONCILE_SKEW_MS: strays younger than this are left alone

@@ -1,7 +1,7 @@
 """A smoke test of a deployed environment, through its API with the repository's client.
 
-    python -m local.smoke --url https://ID.execute-api.REGION.amazonaws.com/dev --region REGION
-    python -m local.smoke --url .../prod --region REGION --id-token "$ID_TOKEN"
+    python -m local.tools.smoke --url https://ID.execute-api.REGION.amazonaws.com/dev --region REGION
+    python -m local.tools.smoke --url .../prod --region REGION --id-token "$ID_TOKEN"
 
 Creates a coupon of two copies open now (an admin route, SigV4-signed), requests one for a user
 (signed in dev, with the Cognito ID token in prod, whose ``custom:user_id`` is the user), and
@@ -16,8 +16,8 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from local.api_client import ApiClient
-from local.aws_auth import id_token, sigv4
+from local.client.api_client import ApiClient
+from local.client.aws_auth import id_token, sigv4
 
 PERSIST_WAIT_S = 60
 

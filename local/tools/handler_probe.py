@@ -15,7 +15,7 @@ import os
 import statistics
 import time
 
-from local.lambda_events import InProcessContext, api_event
+from local.testkit.lambda_events import InProcessContext, api_event
 
 
 def handler_latencies(function_environment: dict[str, str], coupon_id: int, users: range) -> list[float]:

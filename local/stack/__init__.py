@@ -1,0 +1,9 @@
+"""The whole system on this machine, without Docker.
+
+- ``control``: ``make up`` / ``make down`` (``python -m local.stack.control up | down | env``).
+- ``services``: embedded Valkey, PostgreSQL and Tansu (Kafka protocol) on loopback.
+- ``postgres_install``: the PostgreSQL install where its system user can run it.
+- ``localstack``: LocalStack on the host, with the Lambda executor in ``lambda_executor/`` (a
+  LocalStack plugin, installed into LocalStack's own virtual environment).
+- ``bridge``: the Kafka-to-Lambda bridge standing in for the MSK event source mapping.
+"""

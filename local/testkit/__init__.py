@@ -1,0 +1,8 @@
+"""What tests and benchmarks import to drive the real servers and the handlers.
+
+- ``lambda_events``: Lambda events and context as AWS sends them, for in-process calls.
+- ``kafka_topics``: topics created, records read back by offset, offsets committed.
+- ``fault_proxy``: a TCP proxy that loses replies, drops connections, holds acknowledgements.
+- ``redis_monitor``: what clients send to Redis, as MONITOR reports it.
+- ``flash_sale``: a flash sale against Redis from several processes and threads.
+"""
