@@ -1,10 +1,20 @@
-"""What the intake says back, as plain data: no framework, no models, cheap to import.
+"""What the intake sends back, and the one table of its refusals: plain data, cheap to import.
 
-An :class:`Answer` is a status code, a JSON body and headers. The express lane
-(``express.py``) turns one into API Gateway's proxy result itself; the resolver's routes wrap it
-in a Powertools ``Response`` (``routes/responses.py``). Every answer has ``status``; errors add
-``error``, which says what was wrong. Response models in ``schemas.py`` document these bodies,
-and a test checks the bodies against them.
+The vocabulary, used the same way everywhere in the intake:
+
+- An :class:`Answer` is everything the intake sends back: a status code, a JSON body, headers.
+  The express lane turns one into API Gateway's proxy result (:meth:`Answer.proxy_result`), the
+  resolver's routes into a Powertools ``Response`` (``routes/responses.as_response``).
+- A **refusal** is an answer other than success. :data:`REFUSALS` is the one table from an
+  outcome (the domain's ``IssueOutcome``, ``UseOutcome`` and ``CancelOutcome`` values, and the
+  intake's own) to its HTTP status, the body's ``status`` and its ``error`` message;
+  :func:`refusal` makes the answer, and :class:`RequestRefusedError` carries one from where it is
+  found (a route, the caller) to the handlers that answer it (``error_handlers.py``).
+- :func:`answer_to` is the answer to what a route raises: a refusal says why, a server outage is
+  a 503 with ``Retry-After`` (never a bare 500).
+
+Every answer has ``status``; a refusal adds ``error``, which says what was wrong. Response models
+in ``schemas.py`` document these bodies, and a test checks the bodies against them.
 """
 
 from __future__ import annotations
@@ -14,16 +24,60 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
 
-from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
-from lua_redis import LockUnavailableError, StateUnavailableError
+from driver_errors import ServerUnavailableError
 
 RETRY_AFTER_S = "1"
 JSON_HEADERS = {"Content-Type": "application/json"}
+_UNPROCESSABLE, _FORBIDDEN, _NOT_FOUND = HTTPStatus.UNPROCESSABLE_ENTITY, HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND
+_CONFLICT, _UNAVAILABLE = HTTPStatus.CONFLICT, HTTPStatus.SERVICE_UNAVAILABLE
+
+# outcome: (HTTP status, the body's "status", its "error" as a template of the refusal's facts).
+# Every 503 also carries Retry-After.
+REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
+    # The request itself
+    "INVALID_REQUEST": (_UNPROCESSABLE, "INVALID_REQUEST", "{problems}"),
+    "USER_ID_MISSING": (_UNPROCESSABLE, "INVALID_REQUEST", "userId: Field required"),
+    "INVALID_CHANGE": (_UNPROCESSABLE, "INVALID_REQUEST", "{problem}"),
+    "KEY_REUSED": (
+        _UNPROCESSABLE,
+        "KEY_REUSED",
+        "this Idempotency-Key was used for another request to coupon {coupon}; use a new key",
+    ),
+    "NO_ROUTE": (_NOT_FOUND, "NOT_FOUND", "no route for {method} {path}"),
+    # Who asks (USER_ID_SOURCE=claims)
+    "NO_USER_IN_TOKEN": (_FORBIDDEN, "FORBIDDEN", "the token carries no numeric user id (claim {claim})"),
+    "NOT_THE_TOKENS_USER": (_FORBIDDEN, "FORBIDDEN", "userId differs from the user id in the token"),
+    # The coupon
+    "COUPON_NOT_FOUND": (_NOT_FOUND, "COUPON_NOT_FOUND", "coupon {coupon} does not exist"),
+    # Issuing a copy (IssueOutcome)
+    "DUPLICATE": (_CONFLICT, "DUPLICATE", "user {user} already holds coupon {coupon}"),
+    "SOLD_OUT": (_CONFLICT, "SOLD_OUT", "coupon {coupon} is sold out"),
+    "NOT_OPEN": (_CONFLICT, "NOT_OPEN", "the issue window of coupon {coupon} has not opened yet"),
+    "ENDED": (_CONFLICT, "ENDED", "the issue window of coupon {coupon} has ended"),
+    "CLOSED": (_CONFLICT, "CLOSED", "coupon {coupon} is closed by its operators"),
+    # Using or canceling an issued copy (UseOutcome, CancelOutcome)
+    "ALREADY_USED": (_CONFLICT, "ALREADY_USED", "user {user}'s copy of coupon {coupon} is already used"),
+    "ALREADY_CANCELED": (_CONFLICT, "ALREADY_CANCELED", "user {user}'s copy of coupon {coupon} is already canceled"),
+    "USED": (_CONFLICT, "USED", "user {user}'s copy of coupon {coupon} is used: it cannot be canceled"),
+    "CANCELED": (_CONFLICT, "CANCELED", "user {user}'s copy of coupon {coupon} was canceled"),
+    "EXPIRED": (_CONFLICT, "EXPIRED", "user {user}'s copy of coupon {coupon} has expired"),
+    "PENDING": (_CONFLICT, "PENDING", "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment"),
+    "NOT_ISSUED": (_CONFLICT, "NOT_ISSUED", "user {user} holds no copy of coupon {coupon}"),
+    # The servers behind it
+    "UNAVAILABLE": (_UNAVAILABLE, "UNAVAILABLE", "temporarily unavailable; nothing was reserved, retry later"),
+    "UNCONFIRMED": (
+        _UNAVAILABLE,
+        "UNCONFIRMED",
+        "request {request} may have been accepted; ask GET /coupons/{coupon}/issues/{user} before sending it again",
+    ),
+}
 
 
 @dataclass(frozen=True)
 class Answer:
+    """Everything the intake sends back: a status code, a JSON body and headers."""
+
     status_code: HTTPStatus
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
@@ -39,50 +93,30 @@ class Answer:
         }
 
 
+def refusal(outcome: str, **facts: object) -> Answer:
+    """The answer that refuses a request for ``outcome`` (a key of :data:`REFUSALS`), its
+    message filled in with ``facts``."""
+    status_code, status, template = REFUSALS[outcome]
+    headers = {"Retry-After": RETRY_AFTER_S} if status_code == _UNAVAILABLE else {}
+    return Answer(status_code, {"status": status, "error": template.format(**facts)}, headers)
+
+
 class RequestRefusedError(Exception):
-    """An answer other than success, raised where the refusal is found (a route, the caller)."""
+    """A refusal, raised where it is found (a route, the caller) and answered by the handlers."""
 
-    def __init__(self, status_code: HTTPStatus, status: str, error: str) -> None:
-        super().__init__(error)
-        self.status_code, self.status, self.error = status_code, status, error
-
-
-def coupon_not_found(coupon_id: int) -> RequestRefusedError:
-    return RequestRefusedError(HTTPStatus.NOT_FOUND, "COUPON_NOT_FOUND", f"coupon {coupon_id} does not exist")
+    def __init__(self, outcome: str, **facts: object) -> None:
+        self.answer = refusal(outcome, **facts)
+        super().__init__(self.answer.body["error"])
 
 
-def error_answer(status_code: HTTPStatus, status: str, error: str, headers: dict[str, str] | None = None) -> Answer:
-    return Answer(status_code, {"status": status, "error": error}, headers or {})
+Answered = RequestRefusedError | ServerUnavailableError
+ANSWERED = (RequestRefusedError, ServerUnavailableError)
 
 
-def unavailable() -> Answer:
-    return error_answer(
-        HTTPStatus.SERVICE_UNAVAILABLE,
-        "UNAVAILABLE",
-        "temporarily unavailable; nothing was reserved, retry later",
-        {"Retry-After": RETRY_AFTER_S},
-    )
-
-
-def unconfirmed(coupon_id: int, user_id: int, request_id: str) -> Answer:
-    """The record was sent but never acknowledged: the request may have been accepted."""
-    return error_answer(
-        HTTPStatus.SERVICE_UNAVAILABLE,
-        "UNCONFIRMED",
-        f"request {request_id} may have been accepted; ask GET /coupons/{coupon_id}/issues/{user_id} "
-        "before sending it again",
-        {"Retry-After": RETRY_AFTER_S},
-    )
-
-
-Answered = RequestRefusedError | StateUnavailableError | LockUnavailableError | UnavailableError
-ANSWERED = (RequestRefusedError, StateUnavailableError, LockUnavailableError, UnavailableError)
-
-
-def answer_for(exc: Answered) -> Answer:
+def answer_to(exc: Answered) -> Answer:
     """The answer to an exception a route raised: a refusal says why, a server outage is a 503
-    with ``Retry-After`` (never a bare 500). Anything else is a bug and stays an exception."""
+    with ``Retry-After``. Anything else is a bug and stays an exception."""
     if isinstance(exc, RequestRefusedError):
-        return error_answer(exc.status_code, exc.status, exc.error)
+        return exc.answer
     logger.warning("a server is unavailable", extra={"detail": str(exc)})
-    return unavailable()
+    return refusal("UNAVAILABLE")

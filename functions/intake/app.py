@@ -24,7 +24,7 @@ from functions.intake import dependencies, express
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return express.answer(event) or _resolver().resolve(event, context)
+    return express.take(event) or _resolver().resolve(event, context)
 
 
 def _resolver() -> Any:

@@ -5,14 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import Any
 
 from coupon_core.settings.intake import IntakeSettings, UserIdSource
 from functions.intake.answers import RequestRefusedError
 from lua_redis import MAX_BIGINT
 
-_FORBIDDEN = (HTTPStatus.FORBIDDEN, "FORBIDDEN")
 _ASCII_ID = re.compile(r"[0-9]{1,19}")  # str.isdigit() takes "²" and int() reads "١٢" as 12
 
 
@@ -33,13 +31,13 @@ class Caller:
         """
         if self.source == "body":
             if claimed is None:
-                raise RequestRefusedError(HTTPStatus.UNPROCESSABLE_ENTITY, "INVALID_REQUEST", "userId: Field required")
+                raise RequestRefusedError("USER_ID_MISSING")
             return claimed
         value = self.claims.get(self.claim)
         if not isinstance(value, str) or not _ASCII_ID.fullmatch(value) or not 1 <= int(value) <= MAX_BIGINT:
-            raise RequestRefusedError(*_FORBIDDEN, f"the token carries no numeric user id (claim {self.claim})")
+            raise RequestRefusedError("NO_USER_IN_TOKEN", claim=self.claim)
         if claimed is not None and claimed != int(value):
-            raise RequestRefusedError(*_FORBIDDEN, "userId differs from the user id in the token")
+            raise RequestRefusedError("NOT_THE_TOKENS_USER")
         return int(value)
 
 

@@ -14,7 +14,7 @@ optional ``userId``, integers in 1..2^63-1 (not booleans, strings or floats), an
 ``Idempotency-Key`` of 1..255 printable ASCII characters. That is a subset of what the route's
 pydantic models accept (a test holds it so); anything else, including every malformed request,
 goes to the resolver, whose validation writes the precise error. Once taken, the request runs
-the same code as the route (``issuing.request_coupon``) with the same collaborators
+the same code as the route (``issue_route.request_coupon``) with the same collaborators
 (``dependencies.provide``), errors and all; Logger and Metrics wrap both lanes in ``app.py``.
 """
 
@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from coupon_core import untrusted_json
-from functions.intake.answers import ANSWERED, answer_for
+from functions.intake.answers import ANSWERED, answer_to
 from functions.intake.caller import caller_of
 from functions.intake.dependencies import issue_service, provide, settings
 from functions.intake.issue_route import request_coupon
@@ -36,18 +36,19 @@ _BODY_FIELDS = frozenset({"couponId", "userId"})
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
 
 
-def answer(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    """API Gateway's proxy result for a well-formed issue request; None for any other event."""
+def take(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """API Gateway's proxy result for a well-formed issue request, which this lane takes; None
+    for any other event, which it leaves to the resolver."""
     request = issue_request(event)
     if request is None:
         return None
     coupon_id, user_id, idempotency_key = request
     try:
         asker = caller_of(event, provide(settings))
-        plain = request_coupon(provide(issue_service), asker, coupon_id, user_id, idempotency_key)
+        answer = request_coupon(provide(issue_service), asker, coupon_id, user_id, idempotency_key)
     except ANSWERED as exc:
-        plain = answer_for(exc)
-    return plain.proxy_result()
+        answer = answer_to(exc)
+    return answer.proxy_result()
 
 
 def issue_request(event: Mapping[str, Any]) -> tuple[int, int | None, str | None] | None:

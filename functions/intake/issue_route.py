@@ -1,8 +1,9 @@
 """What ``POST /coupon-issues`` does once its request is valid, for both lanes that take it.
 
 The express lane (``express.py``) and the resolver's route (``routes/issues.py``) call
-:func:`request_coupon`; it asks the caller for the user, issues, counts and logs, and maps the
-outcome to its answer. Plain data only: importing it costs no framework.
+:func:`request_coupon`; it asks the caller for the user, issues, counts and logs, and answers:
+a success with its body, any other outcome with its refusal (``answers.REFUSALS``). Plain data
+only: importing it costs no framework.
 """
 
 from __future__ import annotations
@@ -15,16 +16,11 @@ from aws_lambda_powertools.metrics import MetricUnit
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
 from coupon_core.observability import logger, metrics
 from coupon_core.timeutil import from_millis
-from functions.intake.answers import Answer, answer_for, coupon_not_found, error_answer, unavailable, unconfirmed
+from functions.intake.answers import Answer, refusal
 from functions.intake.caller import Caller
 
-_CONFLICTS = {
-    IssueOutcome.DUPLICATE: "user {user} already holds coupon {coupon}",
-    IssueOutcome.SOLD_OUT: "coupon {coupon} is sold out",
-    IssueOutcome.NOT_OPEN: "the issue window of coupon {coupon} has not opened yet",
-    IssueOutcome.ENDED: "the issue window of coupon {coupon} has ended",
-    IssueOutcome.CLOSED: "coupon {coupon} is closed by its operators",
-}
+# Outcomes answered by their refusal as they are; the others need the record or a warning.
+_REFUSED = frozenset(IssueOutcome) - {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
 _METRIC_NAMES = {outcome: f"Issue{outcome.value.title().replace('_', '')}" for outcome in IssueOutcome}
 
 
@@ -49,21 +45,12 @@ def _answer(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
         reserved_at = from_millis(message.reserved_at).isoformat(timespec="milliseconds")
         body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
         return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
-    if result.outcome is IssueOutcome.COUPON_NOT_FOUND:
-        return answer_for(coupon_not_found(coupon_id))
-    if result.outcome is IssueOutcome.KEY_REUSED:
-        return error_answer(
-            HTTPStatus.UNPROCESSABLE_ENTITY,
-            "KEY_REUSED",
-            f"this Idempotency-Key was used for another request to coupon {coupon_id}; use a new key",
-        )
-    if result.outcome in _CONFLICTS:
-        error = _CONFLICTS[result.outcome].format(user=user_id, coupon=coupon_id)
-        return error_answer(HTTPStatus.CONFLICT, result.outcome.value, error)
     if result.outcome is IssueOutcome.UNCONFIRMED and message is not None:
-        return unconfirmed(coupon_id, user_id, str(message.request_id))
+        return refusal("UNCONFIRMED", coupon=coupon_id, user=user_id, request=message.request_id)
+    if result.outcome in _REFUSED:
+        return refusal(result.outcome.value, coupon=coupon_id, user=user_id)
     logger.warning("issue request unavailable", extra={"detail": result.detail, "releaseFailed": result.release_failed})
-    return unavailable()
+    return refusal("UNAVAILABLE")
 
 
 def _count(result: IssueResult, started: float) -> None:

@@ -11,9 +11,9 @@ from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
 from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
-from functions.intake.answers import coupon_not_found
+from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import catalog, reservations, state_initialiser
-from functions.intake.routes.responses import answer, documented
+from functions.intake.routes.responses import documented, from_model
 from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
 
 router = Router()
@@ -58,7 +58,7 @@ def create_coupon(
     )
     initialiser.prepare(coupon)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
-    return answer(HTTPStatus.CREATED, coupon_body("CREATED", coupon, reserved=0))
+    return from_model(HTTPStatus.CREATED, coupon_body("CREATED", coupon, reserved=0))
 
 
 @router.get(
@@ -73,5 +73,5 @@ def get_coupon(
 ) -> Response[dict[str, Any]]:
     coupon = coupons.find(couponId)
     if coupon is None:
-        raise coupon_not_found(couponId)
-    return answer(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(couponId)))
+        raise RequestRefusedError("COUPON_NOT_FOUND", coupon=couponId)
+    return from_model(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(couponId)))

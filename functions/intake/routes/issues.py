@@ -11,10 +11,10 @@ from coupon_core.domain.issuing import IssueService
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.status import issue_status
 from functions.intake import issue_route
-from functions.intake.answers import coupon_not_found
+from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import catalog, issue_service, reservations
 from functions.intake.routes.asker import Asker
-from functions.intake.routes.responses import answer, documented, respond
+from functions.intake.routes.responses import as_response, documented, from_model
 from functions.intake.schemas import IdempotencyKey, IssueAccepted, IssueRequest, IssueStatusBody, PathId
 
 router = Router()
@@ -43,7 +43,7 @@ def request_coupon(
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
     # Most requests never reach this: the express lane (express.py) answers a well-formed one first.
-    return respond(issue_route.request_coupon(service, asker, request.couponId, request.userId, idempotency_key))
+    return as_response(issue_route.request_coupon(service, asker, request.couponId, request.userId, idempotency_key))
 
 
 @router.get(
@@ -64,5 +64,5 @@ def get_issue_status(
     user_id = asker.user_id(userId)
     status = issue_status(coupons, store, couponId, user_id)
     if status is None:
-        raise coupon_not_found(couponId)
-    return answer(HTTPStatus.OK, IssueStatusBody(status=status.value, couponId=couponId, userId=user_id))
+        raise RequestRefusedError("COUPON_NOT_FOUND", coupon=couponId)
+    return from_model(HTTPStatus.OK, IssueStatusBody(status=status.value, couponId=couponId, userId=user_id))

@@ -8,31 +8,16 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
-from functions.intake.answers import RequestRefusedError, coupon_not_found
+from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import lifecycle
 from functions.intake.routes.asker import Asker
-from functions.intake.routes.responses import answer, documented
+from functions.intake.routes.responses import documented, from_model
 from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody
 
 router = Router()
 
 Service = Annotated[LifecycleService, Depends(lifecycle)]
 _FORBIDDEN = "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)"
-_REFUSALS = {
-    "ALREADY_USED": "user {user}'s copy of coupon {coupon} is already used",
-    "ALREADY_CANCELED": "user {user}'s copy of coupon {coupon} is already canceled",
-    "USED": "user {user}'s copy of coupon {coupon} is used: it cannot be canceled",
-    "CANCELED": "user {user}'s copy of coupon {coupon} was canceled",
-    "EXPIRED": "user {user}'s copy of coupon {coupon} has expired",
-    "PENDING": "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment",
-    "NOT_ISSUED": "user {user} holds no copy of coupon {coupon}",
-}
-
-
-def _refuse(outcome: str, coupon_id: int, user_id: int) -> RequestRefusedError:
-    if outcome == "COUPON_NOT_FOUND":
-        return coupon_not_found(coupon_id)
-    return RequestRefusedError(HTTPStatus.CONFLICT, outcome, _REFUSALS[outcome].format(user=user_id, coupon=coupon_id))
 
 
 @router.post(
@@ -59,8 +44,8 @@ def use(
     user_id = asker.user_id(userId)
     result = service.use(couponId, user_id, key=idempotency_key)
     if result.outcome is not UseOutcome.USED or result.used_at is None:
-        raise _refuse(result.outcome.value, couponId, user_id)
-    return answer(
+        raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)
+    return from_model(
         HTTPStatus.OK, UseBody(status="USED", couponId=couponId, userId=user_id, usedAt=result.used_at.isoformat())
     )
 
@@ -89,6 +74,6 @@ def cancel(
     user_id = asker.user_id(userId)
     result = service.cancel(couponId, user_id, key=idempotency_key)
     if result.outcome is not CancelOutcome.CANCELED or result.canceled_at is None:
-        raise _refuse(result.outcome.value, couponId, user_id)
+        raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)
     body = CancelBody(status="CANCELED", couponId=couponId, userId=user_id, canceledAt=result.canceled_at.isoformat())
-    return answer(HTTPStatus.OK, body)
+    return from_model(HTTPStatus.OK, body)

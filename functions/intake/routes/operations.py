@@ -15,11 +15,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 from coupon_core.domain.coupons import Coupon, CouponChanges, IssueEntry
 from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.errors import InvalidChangeError
 from coupon_core.observability import logger
-from functions.intake.answers import RequestRefusedError, coupon_not_found
+from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
 from functions.intake.routes.coupons import coupon_body
-from functions.intake.routes.responses import answer, documented
+from functions.intake.routes.responses import documented, from_model
 from functions.intake.schemas import (
     ChangeCouponRequest,
     CouponBody,
@@ -51,7 +52,7 @@ def list_coupons(coupons: Catalog, store: Store, after: PageAfter = 0, limit: Pa
     page = coupons.page(after, limit)
     bodies = [coupon_body("OK", c, reserved=store.reserved_count(c.coupon_id)) for c in page]
     following = page[-1].coupon_id if len(page) == limit else None
-    return answer(HTTPStatus.OK, CouponPage(status="OK", coupons=bodies, next=following))
+    return from_model(HTTPStatus.OK, CouponPage(status="OK", coupons=bodies, next=following))
 
 
 @router.patch("/coupons/<couponId>", summary="Rename a coupon or move its window (admin)", responses=CHANGED)
@@ -98,12 +99,12 @@ def list_issues(
     export: ExportFormat = "json",
 ) -> Response[Any]:
     if coupons.find(couponId) is None:
-        raise coupon_not_found(couponId)
+        raise RequestRefusedError("COUPON_NOT_FOUND", coupon=couponId)
     entries = [_entry_body(entry) for entry in coupons.issues_page(couponId, after, limit)]
     following = entries[-1].issueId if len(entries) == limit else None
     if export == "csv":
         return Response(HTTPStatus.OK, content_type="text/csv", body=_csv(entries), headers=_next_page(following))
-    return answer(HTTPStatus.OK, IssuePage(status="OK", couponId=couponId, issues=entries, next=following))
+    return from_model(HTTPStatus.OK, IssuePage(status="OK", couponId=couponId, issues=entries, next=following))
 
 
 @router.post(
@@ -119,22 +120,22 @@ def reconcile(
     reconciler: Annotated[OnDemandReconcile, Depends(on_demand_reconcile)],
 ) -> Response[Any]:
     if coupons.find(couponId) is None:
-        raise coupon_not_found(couponId)
+        raise RequestRefusedError("COUPON_NOT_FOUND", coupon=couponId)
     report = reconciler.reconcile(couponId)
-    return answer(HTTPStatus.OK, ReconcileAnswer(status="OK", couponId=couponId, report=report))
+    return from_model(HTTPStatus.OK, ReconcileAnswer(status="OK", couponId=couponId, report=report))
 
 
 def _changed(admin: CouponAdmin, store: Reservations, coupon_id: int, changes: CouponChanges) -> Response[Any]:
     try:
         coupon: Coupon | None = admin.change(coupon_id, changes)
-    except ValueError as exc:
-        raise RequestRefusedError(HTTPStatus.UNPROCESSABLE_ENTITY, "INVALID_REQUEST", str(exc)) from None
+    except InvalidChangeError as exc:
+        raise RequestRefusedError("INVALID_CHANGE", problem=exc) from None
     if coupon is None:
-        raise coupon_not_found(coupon_id)
+        raise RequestRefusedError("COUPON_NOT_FOUND", coupon=coupon_id)
     logger.info(
         "coupon changed", extra={"couponId": coupon_id, "changes": {k: str(v) for k, v in asdict(changes).items()}}
     )
-    return answer(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(coupon_id)))
+    return from_model(HTTPStatus.OK, coupon_body("OK", coupon, reserved=store.reserved_count(coupon_id)))
 
 
 def _entry_body(entry: IssueEntry) -> IssueEntryBody:

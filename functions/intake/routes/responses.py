@@ -1,4 +1,5 @@
-"""The resolver's side of the answers: Powertools ``Response`` objects and OpenAPI descriptions."""
+"""The resolver's side of the answers: an ``Answer`` as Powertools' ``Response``, a response
+model's body as one, and the OpenAPI descriptions of a route's answers."""
 
 from __future__ import annotations
 
@@ -12,16 +13,19 @@ from functions.intake.answers import Answer
 from functions.intake.schemas import ErrorBody
 
 
-def respond(plain: Answer) -> Response[Any]:
-    """A plain :class:`Answer` as the resolver's ``Response``."""
+def as_response(answer: Answer) -> Response[Any]:
+    """An :class:`Answer` as the resolver's ``Response``."""
     return Response(
-        status_code=plain.status_code, content_type="application/json", body=plain.body, headers=plain.headers or None
+        status_code=answer.status_code,
+        content_type="application/json",
+        body=answer.body,
+        headers=answer.headers or None,
     )
 
 
-def answer(status_code: HTTPStatus, body: BaseModel) -> Response[Any]:
+def from_model(status_code: HTTPStatus, body: BaseModel) -> Response[Any]:
     """A response model's body: the document generated from the routes and the answers cannot drift apart."""
-    return respond(Answer(status_code, body.model_dump()))
+    return as_response(Answer(status_code, body.model_dump()))
 
 
 def documented(success: tuple[int, str, type[BaseModel]], errors: dict[int, str] | None = None) -> dict[int, Any]:

@@ -6,6 +6,8 @@
     ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
     │                                on-failure letter, or is incomplete (ValueError)
     ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
+    ├── InvalidChangeError           an operator's change would break a rule of the coupon (the
+    │                                window's order, the maximum stock); nothing changed
     ├── StateLostError               a coupon's state was lost mid-sale and may not be rebuilt yet
     ├── StockMismatchError           the guarded decrement found less stock than the locked row
     │                                said; the transaction is undone
@@ -16,13 +18,16 @@
         │   └── PublishUnconfirmedError  ... after it was sent (and once more): it may be in the log
         └── ReadBackError            records could not be read back from Kafka by offset
 
-The Redis layer's own errors (``InvalidInputError``, ``StateUnavailableError``,
-``LockUnavailableError``) live in ``lua_redis.errors``. Adapters turn their driver's errors into
-these with :class:`~lua_redis.Reraise` (a ``with`` block or a decorator), the one way errors are
-mapped in this project, so that neither the domain nor a handler ever sees a driver's types.
+``UnavailableError`` and all below it are also ``driver_errors.ServerUnavailableError``, as the
+Redis layer's "unavailable" errors are (``lua_redis.errors``), so that a handler answers every
+outage by catching one type. Adapters turn their driver's errors into these with
+``driver_errors.Reraise`` (a ``with`` block or a decorator), the one way errors are mapped in
+this project, so that neither the domain nor a handler ever sees a driver's types.
 """
 
 from __future__ import annotations
+
+from driver_errors import ServerUnavailableError
 
 
 class CouponError(Exception):
@@ -45,6 +50,10 @@ class UnknownCouponsError(CouponError, ValueError):
     """An on-demand reconcile named coupons that do not exist; nothing was changed."""
 
 
+class InvalidChangeError(CouponError):
+    """An operator's change would break a rule of the coupon; nothing changed. The text says which."""
+
+
 class StateLostError(CouponError):
     """A coupon's state was lost mid-sale and may not be rebuilt yet: produces may be under way."""
 
@@ -53,7 +62,7 @@ class StockMismatchError(CouponError):
     """The guarded decrement found less stock than the locked row said: the transaction is undone."""
 
 
-class UnavailableError(CouponError):
+class UnavailableError(CouponError, ServerUnavailableError):
     """A server did not answer as it should; the same call may succeed later."""
 
 

@@ -6,7 +6,7 @@ use for; the domain sees this layer through its ports (``coupon_core.domain.port
 """
 
 from lua_redis.client import connect
-from lua_redis.errors import InvalidInputError, LockUnavailableError, Reraise, StateUnavailableError
+from lua_redis.errors import InvalidInputError, LockUnavailableError, LuaRedisError, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
 from lua_redis.lock import CouponLocks, held_lock
 from lua_redis.models import CouponState, ReconcileChanges, ReleaseOutcome, Reservation, ReserveOutcome
@@ -18,9 +18,9 @@ __all__ = [
     "CouponState",
     "InvalidInputError",
     "LockUnavailableError",
+    "LuaRedisError",
     "ReconcileChanges",
     "ReleaseOutcome",
-    "Reraise",
     "Reservation",
     "ReservationStore",
     "ReserveOutcome",

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from coupon_core.errors import InvalidChangeError
 from coupon_core.timeutil import to_millis
 from lua_redis import CouponState
 
@@ -95,6 +96,17 @@ class CouponChanges:
     issue_ends_at: datetime | None = None
     closed: bool | None = None
     add_copies: int = 0
+
+    def checked_window(self, starts_at: datetime, ends_at: datetime, total_quantity: int) -> tuple[datetime, datetime]:
+        """The issue window once these changes are made to a coupon whose window and stock are
+        these now. Raises :class:`~coupon_core.errors.InvalidChangeError` (and the catalog
+        changes nothing) for a window that would end before it starts or a stock past the maximum."""
+        starts, ends = self.issue_starts_at or starts_at, self.issue_ends_at or ends_at
+        if ends <= starts:
+            raise InvalidChangeError("issueEndsAt must be after issueStartsAt")
+        if total_quantity + self.add_copies > MAX_TOTAL:
+            raise InvalidChangeError(f"totalQuantity would pass {MAX_TOTAL:,}")
+        return starts, ends
 
 
 @dataclass(frozen=True)

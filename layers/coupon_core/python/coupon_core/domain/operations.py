@@ -27,8 +27,8 @@ class CouponAdmin:
         self._sync = sync
 
     def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None:
-        """The coupon as changed, or None if it does not exist. Raises ``ValueError`` (nothing
-        changed) for a window that would end before it starts or a stock past the maximum."""
+        """The coupon as changed, or None if it does not exist. Raises ``InvalidChangeError``
+        (nothing changed) for a window that would end before it starts or a stock past the maximum."""
         coupon = self._catalog.change(coupon_id, changes)
         if coupon is not None:
             self._sync.rewrite(coupon_id, "coupon change")

@@ -11,7 +11,7 @@ from coupon_core.adapters.kafka.publisher import producer_config
 from coupon_core.domain.outbox_relay import CouponEvent
 from coupon_core.errors import PublishError
 from coupon_core.settings import KafkaSettings
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 _not_published = Reraise(PublishError, "events not acknowledged by Kafka", (KafkaError, OSError))
 

@@ -11,7 +11,7 @@ from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.domain.delivery import Delivered, InFlight, Position
 from coupon_core.errors import ReadBackError
 from coupon_core.settings import KafkaSettings
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 
 class KafkaInFlightReader:

@@ -21,7 +21,7 @@ from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError
 from coupon_core.settings import KafkaSettings
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 logger = logging.getLogger(__name__)
 

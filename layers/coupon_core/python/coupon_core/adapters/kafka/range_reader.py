@@ -12,7 +12,7 @@ from coupon_core.domain.dead_letters import OffsetRange
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.errors import ReadBackError
 from coupon_core.settings import KafkaSettings
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 
 class KafkaRangeReader:

@@ -11,7 +11,6 @@ from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
 from coupon_core.domain.coupons import (
-    MAX_TOTAL,
     Coupon,
     CouponChanges,
     IssuedUsers,
@@ -22,7 +21,7 @@ from coupon_core.domain.coupons import (
 )
 from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 _database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
 
@@ -149,18 +148,13 @@ class SqlCouponCatalog:
 
     @_database_down
     def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None:
-        """One transaction on the locked coupon row; ``ValueError`` and nothing changed when the
-        result would break a rule (the window's order, the maximum stock)."""
+        """One transaction on the locked coupon row; ``InvalidChangeError`` and nothing changed
+        when the result would break a rule of the domain (``CouponChanges.checked_window``)."""
         with Session(self._engine) as session, session.begin():
             row = session.get(CouponRow, coupon_id, with_for_update=True)
             if row is None:
                 return None
-            starts = changes.issue_starts_at or row.issue_starts_at
-            ends = changes.issue_ends_at or row.issue_ends_at
-            if ends <= starts:
-                raise ValueError("issueEndsAt must be after issueStartsAt")
-            if row.total_quantity + changes.add_copies > MAX_TOTAL:
-                raise ValueError(f"totalQuantity would pass {MAX_TOTAL:,}")
+            starts, ends = changes.checked_window(row.issue_starts_at, row.issue_ends_at, row.total_quantity)
             row.name = changes.name if changes.name is not None else row.name
             row.issue_starts_at, row.issue_ends_at = starts, ends
             row.closed = changes.closed if changes.closed is not None else row.closed

@@ -17,7 +17,8 @@ from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import DatabaseUnavailableError, StockMismatchError
 from coupon_core.timeutil import from_millis
-from lua_redis import ReleaseOutcome, Reraise
+from driver_errors import Reraise
+from lua_redis import ReleaseOutcome
 
 COUPON_ISSUED = "COUPON_ISSUED"
 

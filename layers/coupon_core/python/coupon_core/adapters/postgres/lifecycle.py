@@ -20,7 +20,7 @@ from coupon_core.domain.lifecycle import (
 )
 from coupon_core.errors import DatabaseUnavailableError
 from coupon_core.timeutil import to_millis
-from lua_redis import Reraise
+from driver_errors import Reraise
 
 _database_down = Reraise(DatabaseUnavailableError, "issued coupons unavailable", DRIVER_ERRORS)
 

@@ -1,21 +1,21 @@
-"""How the resolver answers what is not a success: one JSON shape, one place.
+"""The one place the resolver's error handlers are registered: every answer that is not a
+success, in the one JSON shape of ``answers.py``.
 
 Routes raise :class:`~functions.intake.answers.RequestRefusedError`; the handlers registered by
-:func:`register` turn it, the adapters' "unavailable" errors (``answers.answer_for``, shared
-with the express lane), Powertools' validation errors and unknown routes into
-``{"status", "error"}`` answers.
+:func:`register` answer it, every ``ServerUnavailableError`` (``answers.answer_to``, shared with
+the express lane), Powertools' validation errors and unknown routes, each from its entry in
+``answers.REFUSALS``.
 """
 
 from __future__ import annotations
 
-from http import HTTPStatus
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from functions.intake.answers import ANSWERED, Answered, answer_for, error_answer
-from functions.intake.routes.responses import respond
+from functions.intake.answers import ANSWERED, Answered, answer_to, refusal
+from functions.intake.routes.responses import as_response
 
 
 def _describe(error: dict[str, Any]) -> str:
@@ -30,15 +30,14 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(list(ANSWERED))
     def _answered(exc: Answered) -> Response:
-        return respond(answer_for(exc))
+        return as_response(answer_to(exc))
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response:
         problems = "; ".join(_describe(error) for error in exc.errors())
-        return respond(error_answer(HTTPStatus.UNPROCESSABLE_ENTITY, "INVALID_REQUEST", problems))
+        return as_response(refusal("INVALID_REQUEST", problems=problems))
 
     @app.not_found
     def _no_route(_: Exception) -> Response:
         event = app.current_event
-        error = f"no route for {event.http_method} {event.path}"
-        return respond(error_answer(HTTPStatus.NOT_FOUND, "NOT_FOUND", error))
+        return as_response(refusal("NO_ROUTE", method=event.http_method, path=event.path))

@@ -1,0 +1,63 @@
+"""The one table of refusals: every outcome the domain can refuse with has its answer there."""
+
+from __future__ import annotations
+
+import json
+import re
+from http import HTTPStatus
+from pathlib import Path
+
+import pytest
+
+from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.lifecycle import CancelOutcome, UseOutcome
+from coupon_core.errors import DatabaseUnavailableError
+from driver_errors import ServerUnavailableError
+from functions.intake.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
+from lua_redis import LockUnavailableError, StateUnavailableError
+
+OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())
+REFUSED_BY_THE_DOMAIN = (
+    {outcome.value for outcome in IssueOutcome} - {"SUCCESS"}
+    | {outcome.value for outcome in UseOutcome} - {"USED"}
+    | {outcome.value for outcome in CancelOutcome} - {"CANCELED"}
+)
+
+
+@pytest.mark.parametrize("outcome", sorted(REFUSED_BY_THE_DOMAIN))
+def test_every_refusal_of_the_domain_has_its_answer_in_the_table(outcome):
+    assert outcome in REFUSALS
+
+
+def test_every_refusal_status_is_documented_with_its_http_status():
+    documented: dict[str, str] = {}
+    for path in OPENAPI["paths"].values():
+        for operation in path.values():
+            for code, response in operation["responses"].items():
+                documented[code] = documented.get(code, "") + " " + response["description"]
+    for outcome, (status_code, status, _) in REFUSALS.items():
+        if outcome == "NO_ROUTE":  # the one answer that belongs to no route
+            continue
+        assert re.search(rf"\b{status}\b", documented.get(str(int(status_code)), "")), (outcome, status_code, status)
+
+
+def test_a_refusal_fills_its_message_and_every_503_says_when_to_retry():
+    sold_out = refusal("SOLD_OUT", coupon=7)
+    assert (sold_out.status_code, sold_out.body, sold_out.headers) == (
+        HTTPStatus.CONFLICT,
+        {"status": "SOLD_OUT", "error": "coupon 7 is sold out"},
+        {},
+    )
+    for outcome, (status_code, _, _) in REFUSALS.items():
+        if status_code == HTTPStatus.SERVICE_UNAVAILABLE:
+            assert refusal(outcome, coupon=1, user=2, request="r").headers == {"Retry-After": RETRY_AFTER_S}
+
+
+def test_a_raised_refusal_and_any_layers_outage_are_answered():
+    assert answer_to(RequestRefusedError("COUPON_NOT_FOUND", coupon=3)).body == {
+        "status": "COUPON_NOT_FOUND",
+        "error": "coupon 3 does not exist",
+    }
+    for outage in (StateUnavailableError("x"), LockUnavailableError("x"), DatabaseUnavailableError("x")):
+        assert isinstance(outage, ServerUnavailableError)
+        assert answer_to(outage).body["status"] == "UNAVAILABLE"
