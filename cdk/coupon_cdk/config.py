@@ -1,24 +1,38 @@
 """Per-environment settings from ``cdk.json`` context, chosen with ``-c env=NAME``.
 
-Read and validated in one place: an unknown environment name fails with the list of known
-ones, and a missing or mistyped field names itself.
+Read and validated in one place, by pydantic models (camelCase in ``cdk.json``, snake_case in
+the code): an unknown environment name fails with the list of known ones, and a missing,
+unknown or mistyped field names itself (``prod.api.rateLimit must be a non-negative integer``).
+Rules across fields, each a constraint of an AWS service, are checked after (:func:`_check`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import MISSING, dataclass, fields
-from typing import Any, Literal, get_type_hints
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic.alias_generators import to_camel
 
 CONTEXT_KEY = "coupon:environments"
+
+Count = Annotated[int, Strict(), Field(ge=0)]
+Text = Annotated[str, Strict(), Field(min_length=1)]
+Flag = Annotated[bool, Strict()]
 
 
 class ConfigError(ValueError):
     """The environment's context is missing, unknown or malformed."""
 
 
-@dataclass(frozen=True)
-class ApiConfig:
+class _Section(BaseModel):
+    """A block of ``cdk.json``: camelCase keys, nothing unknown, values as they are typed (no
+    coercion of ``"10"`` to 10), frozen once read."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class ApiConfig(_Section):
     """The stage's throttling, who may call the public routes, and where the user id comes from.
 
     ``public_auth``: ``none`` (local only), ``iam`` (SigV4-signed callers of the account, the
@@ -27,98 +41,90 @@ class ApiConfig:
     is the per-IP rate of the WAF web ACL in front of the stage, 0 for no web ACL.
     """
 
-    rate_limit: int
-    burst_limit: int
+    rate_limit: Count
+    burst_limit: Count
     user_id_source: Literal["body", "claims"]
     public_auth: Literal["none", "iam", "cognito"]
-    user_id_claim: str = "custom:user_id"
-    waf_requests_per_5_min: int = 0
+    user_id_claim: Text = "custom:user_id"
+    waf_requests_per_5_min: Count = Field(0, alias="wafRequestsPer5Min")
 
 
-@dataclass(frozen=True)
-class CacheConfig:
+class CacheConfig(_Section):
     kind: Literal["serverless", "replication-group"]
-    node_type: str
+    node_type: Text
 
 
-@dataclass(frozen=True)
-class KafkaConfig:
+class KafkaConfig(_Section):
     """``brokers_per_az`` counts provisioned brokers (MSK places the same number in every AZ);
     the topic gets ``replication_factor`` replicas and refuses writes below ``min_insync_replicas``."""
 
     kind: Literal["serverless", "provisioned"]
-    broker_instance_type: str
-    partitions: int
-    replication_factor: int
-    min_insync_replicas: int
-    batch_size: int
-    batching_window_s: int
-    max_retry_attempts: int
-    min_pollers: int
-    max_pollers: int
-    brokers_per_az: int = 1
+    broker_instance_type: Text
+    partitions: Count
+    replication_factor: Count
+    min_insync_replicas: Count
+    batch_size: Count
+    batching_window_s: Count
+    max_retry_attempts: Count
+    min_pollers: Count
+    max_pollers: Count
+    brokers_per_az: Count = 1
 
 
-@dataclass(frozen=True)
-class DatabaseConfig:
-    instance_type: str
-    multi_az: bool
-    backup_days: int
-    deletion_protection: bool
+class DatabaseConfig(_Section):
+    instance_type: Text
+    multi_az: Flag
+    backup_days: Count
+    deletion_protection: Flag
 
 
-@dataclass(frozen=True)
-class WarmupConfig:
+class WarmupConfig(_Section):
     """Provisioned concurrency for the intake from ``starts`` to ``ends`` (Application Auto
     Scaling schedule expressions, ``at(2026-12-01T11:45:00)`` or ``cron(45 11 * * ? *)``, UTC):
     a sale's first users meet warm containers."""
 
-    starts: str
-    ends: str
-    provisioned: int
+    starts: Text
+    ends: Text
+    provisioned: Count
 
 
-@dataclass(frozen=True)
-class ConcurrencyConfig:
+class ConcurrencyConfig(_Section):
     """Reserved concurrency of the intake (bounded by what MSK accepts, see docs/deploy.md) and
     the DLQ handler, how many DLQ batches its SQS mapping runs at once (2 or more), and an
     optional warm-up before a sale."""
 
-    intake: int
-    dlq_handler: int
-    dlq_mapping: int
+    intake: Count
+    dlq_handler: Count
+    dlq_mapping: Count
     warmup: WarmupConfig | None = None
 
 
-@dataclass(frozen=True)
-class ProcessingLimitConfig:
+class ProcessingLimitConfig(_Section):
     """Database writes per second across every worker (the worker's WORKER_WRITES_PER_SECOND),
     and the burst the bucket allows at once."""
 
-    writes_per_second: int
-    burst: int
+    writes_per_second: Count
+    burst: Count
 
 
-@dataclass(frozen=True)
-class LocalConfig:
+class LocalConfig(_Section):
     """Where the functions of the ``local`` environment find the embedded services."""
 
-    redis_url: str
-    database_url: str
-    kafka_bootstrap_servers: str
+    redis_url: Text
+    database_url: Text
+    kafka_bootstrap_servers: Text
 
 
-@dataclass(frozen=True)
-class EnvironmentConfig:
-    name: str
-    reconcile_every_minutes: int
-    log_retention_days: int
-    intake_memory_mb: int
-    worker_memory_mb: int
+class EnvironmentConfig(_Section):
+    name: Text
+    reconcile_every_minutes: Count
+    log_retention_days: Count
+    intake_memory_mb: Count
+    worker_memory_mb: Count
     api: ApiConfig
-    availability_zones: int = 2
+    availability_zones: Count = 2
     removal_policy: Literal["destroy", "retain"] = "destroy"
-    alarm_emails: tuple[str, ...] = ()
+    alarm_emails: tuple[Text, ...] = ()
     concurrency: ConcurrencyConfig | None = None
     processing_limit: ProcessingLimitConfig | None = None
     cache: CacheConfig | None = None
@@ -136,56 +142,42 @@ class EnvironmentConfig:
         return self.availability_zones * (self.kafka.brokers_per_az if self.kafka else 0)
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
+def _known_fields(loc: tuple[Any, ...]) -> list[str]:
+    """The camelCase fields of the block at ``loc`` (a path of aliases from the environment)."""
+    model: type[BaseModel] = EnvironmentConfig
+    for alias in loc:
+        field = next(f for f in model.model_fields.values() if f.alias == alias)
+        model = next(arg for arg in (field.annotation, *get_args(field.annotation)) if _is_section(arg))
+    return sorted(str(field.alias) for field in model.model_fields.values())
 
 
-def _build(kind: type, raw: Any, where: str) -> Any:
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be an object")
-    hints = get_type_hints(kind)
-    known = {_camel(f.name) for f in fields(kind)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ConfigError(f"{where} has unknown fields {unknown}; known: {sorted(known)}")
-    values: dict[str, Any] = {}
-    for field in fields(kind):
-        key = _camel(field.name)
-        if key in raw:
-            values[field.name] = _typed(hints[field.name], raw[key], f"{where}.{key}")
-        elif field.default is MISSING:
-            raise ConfigError(f"{where}.{key} is required")
-    return kind(**values)
+def _is_section(kind: object) -> bool:
+    return isinstance(kind, type) and issubclass(kind, _Section)
 
 
-def _typed(hint: Any, value: Any, where: str) -> Any:
-    origin = getattr(hint, "__origin__", None)
-    args: tuple[Any, ...] = getattr(hint, "__args__", ())
-    if origin is Literal:
-        if value not in args:
-            raise ConfigError(f"{where} must be one of {list(args)}, got {value!r}")
-        return value
-    if type(None) in args:  # X | None
-        inner = next(arg for arg in args if arg is not type(None))
-        return _build(inner, value, where)
-    if origin is tuple:  # tuple[str, ...]
-        if not isinstance(value, list):
-            raise ConfigError(f"{where} must be a list, got {value!r}")
-        return tuple(_typed(args[0], item, f"{where}[{index}]") for index, item in enumerate(value))
-    if hint in (bool, int, str):
-        return _scalar(hint, value, where)
-    return _build(hint, value, where)
+# What each kind of pydantic error says, in this file's words.
+_MEANINGS = {
+    "int_type": "must be a non-negative integer",
+    "greater_than_equal": "must be a non-negative integer",
+    "bool_type": "must be true or false",
+    "string_type": "must be a non-empty string",
+    "string_too_short": "must be a non-empty string",
+    "tuple_type": "must be a list",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+}
 
 
-def _scalar(hint: type, value: Any, where: str) -> Any:
-    if hint is bool and not isinstance(value, bool):
-        raise ConfigError(f"{where} must be true or false, got {value!r}")
-    if hint is int and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
-        raise ConfigError(f"{where} must be a non-negative integer, got {value!r}")
-    if hint is str and (not isinstance(value, str) or not value):
-        raise ConfigError(f"{where} must be a non-empty string, got {value!r}")
-    return value
+def _problem(name: str, error: Any) -> str:
+    where = name + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
+    kind = error["type"]
+    if kind == "missing":
+        return f"{where} is required"
+    if kind == "extra_forbidden":
+        return f"{where} is not a known field; known: {_known_fields(error['loc'][:-1])}"
+    if kind == "literal_error":
+        return f"{where} must be one of {error['ctx']['expected']}, got {error['input']!r}"
+    return f"{where} {_MEANINGS.get(kind, error['msg'])}, got {error['input']!r}"
 
 
 def load(
@@ -202,10 +194,16 @@ def load(
         raise ConfigError(f"choose an environment with -c env=NAME; known: {', '.join(sorted(context))}")
     if name not in context:
         raise ConfigError(f"unknown environment {name!r}; known: {', '.join(sorted(context))}")
-    raw = {**context[name], "name": name}
-    if overrides and "local" in raw:
+    raw = context[name]
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{name} must be an object")
+    raw = {**raw, "name": name}
+    if overrides and isinstance(raw.get("local"), dict):
         raw["local"] = {**raw["local"], **overrides}
-    config: EnvironmentConfig = _build(EnvironmentConfig, raw, name)
+    try:
+        config = EnvironmentConfig.model_validate(raw, by_alias=True)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_problem(name, error) for error in exc.errors())) from None
     aws_parts = (config.cache, config.kafka, config.database)
     if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
         raise ConfigError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")

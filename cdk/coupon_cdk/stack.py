@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +16,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
-from coupon_cdk.config import ConfigError, EnvironmentConfig, WarmupConfig
+from coupon_cdk.config import ConfigError, EnvironmentConfig, LocalConfig, WarmupConfig
 from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.monitoring import DataStores, Monitoring
@@ -29,7 +28,6 @@ from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopics
 from coupon_cdk.waf import ApiFirewall
 
 DLQ_HANDLER_TIMEOUT_S = 60
-FunctionFactory = Callable[[FunctionSpec, dict[str, str]], Function]
 
 
 def worker_group(environment: str) -> str:
@@ -38,44 +36,86 @@ def worker_group(environment: str) -> str:
 
 
 class CouponStack(Stack):
+    """One environment: on LocalStack with the embedded services (``local``), or on AWS.
+
+    Both halves (:meth:`_on_localstack`, :meth:`_on_aws`) build the same functions, schedules
+    and API; the AWS half first builds the managed services they reach, then what exists only
+    in AWS (MSK access and topics, the worker's mapping, the migration, the WAF, the alarms).
+    """
+
     def __init__(self, scope: Construct, construct_id: str, *, config: EnvironmentConfig, **kwargs: Any) -> None:
         super().__init__(scope, construct_id, **kwargs)
         self.config = config
         Aspects.of(self).add(Retention(config.log_retention_days, config.removal_policy))
-        retention = _retention(config.log_retention_days)
-        namespace = f"CouponSystem-{config.name}"
-        common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}
-        local = config.local is not None
-        code, layers = function_code(local=local), Layers(self, "Layers", local=local)
+        self._log_retention = _retention(config.log_retention_days)
+        self._namespace = f"CouponSystem-{config.name}"
+        self._common = {"POWERTOOLS_METRICS_NAMESPACE": self._namespace, "LOG_LEVEL": "info"}
+        self._code, self._layers = function_code(local=config.is_local), Layers(self, "Layers", local=config.is_local)
         self.queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
-        aws: AwsParts | None = None
-
         if config.local is not None:
-            # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
-            common["POWERTOOLS_TRACE_DISABLED"] = "true"
-            placement = Placement()
-            data_env = {"REDIS_URL": config.local.redis_url, "DATABASE_URL": config.local.database_url}
-            kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": config.local.kafka_bootstrap_servers, "KAFKA_AUTH": "none"}
+            self._on_localstack(config.local)
         else:
-            aws = AwsParts.build(self, config, retention)
-            placement = Placement(aws.network.vpc, aws.network.subnets, aws.network.functions)
-            data_env = {
+            self._on_aws(config)
+        accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
+        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
+        CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
+
+    def _on_localstack(self, local: LocalConfig) -> None:
+        """The local environment: functions outside any VPC that reach the embedded services on
+        the host's loopback, in plain text and without credentials (docs/architecture.md says
+        where that differs from AWS)."""
+        # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
+        self._common["POWERTOOLS_TRACE_DISABLED"] = "true"
+        self._functions(
+            Placement(),
+            data_env={"REDIS_URL": local.redis_url, "DATABASE_URL": local.database_url},
+            kafka_env={"KAFKA_BOOTSTRAP_SERVERS": local.kafka_bootstrap_servers, "KAFKA_AUTH": "none"},
+        )
+        self._schedules()
+        self._api(edge_validation=False)
+
+    def _on_aws(self, config: EnvironmentConfig) -> None:
+        """An AWS environment: the managed services in a VPC, the functions in it reaching them
+        with credentials, and what exists only in AWS."""
+        aws = AwsParts.build(self, config, self._log_retention)
+        self._functions(
+            Placement(aws.network.vpc, aws.network.subnets, aws.network.functions),
+            data_env={
                 "REDIS_URL": aws.cache.url,
                 "DB_SECRET_ARN": aws.database.secret.secret_arn,
                 "DB_HOST": aws.database.host,
-            }
-            kafka_env = {"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"}
+            },
+            kafka_env={"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"},
+        )
+        self._schedules()
+        self._api(edge_validation=True)
+        self._grant_stores(aws)
+        mapping = self._topics_and_mapping(aws, config)
+        self._one_scheduled_run_at_a_time()
+        self._migrate_first(aws, mapping)
+        if config.api.waf_requests_per_5_min:
+            ApiFirewall(
+                self,
+                "Firewall",
+                stage_arn=self.api.rest_api.deployment_stage.stage_arn,
+                requests_per_5_min=config.api.waf_requests_per_5_min,
+            )
+        self._monitoring(aws, config)
 
-        def function(spec: FunctionSpec, environment: dict[str, str]) -> Function:
-            return Function(
-                self, spec.name.title(), spec=spec, environment=common | data_env | environment,
-                code=code, layers=layers, placement=placement, log_retention=retention,
-            )  # fmt: skip
+    def _function(self, spec: FunctionSpec, environment: dict[str, str]) -> Function:
+        """A function of this environment: its placement, the common and data variables, its own."""
+        return Function(
+            self, spec.name.title(), spec=spec, environment=self._common | self._data_env | environment,
+            code=self._code, layers=self._layers, placement=self._placement, log_retention=self._log_retention,
+        )  # fmt: skip
 
-        sizing = config.concurrency
+    def _functions(self, placement: Placement, *, data_env: dict[str, str], kafka_env: dict[str, str]) -> None:
+        """The five functions of every environment, and the wiring between them."""
+        config, sizing = self.config, self.config.concurrency
+        self._placement, self._data_env = placement, data_env
         topic_env = {**kafka_env, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
-        self.intake = function(
+        self.intake = self._function(
             FunctionSpec(
                 "intake",
                 "functions/intake/app.handler",
@@ -93,7 +133,7 @@ class CouponStack(Stack):
                 "READ_BACK_TIMEOUT_S": "4",
             },
         )
-        self.worker = function(
+        self.worker = self._function(
             FunctionSpec(
                 "worker",
                 "functions/worker/app.handler",
@@ -105,7 +145,7 @@ class CouponStack(Stack):
             ),
             {"DLQ_URL": self.queues.dlq.queue_url} | _write_limit_env(config),
         )
-        self.dlq_handler = function(
+        self.dlq_handler = self._function(
             FunctionSpec(
                 "dlq",
                 "functions/worker/dlq.handler",
@@ -116,7 +156,7 @@ class CouponStack(Stack):
             ),
             topic_env,
         )
-        self.rebuild = function(
+        self.rebuild = self._function(
             FunctionSpec(
                 "rebuild",
                 "functions/rebuild/app.handler",
@@ -127,7 +167,7 @@ class CouponStack(Stack):
             ),
             topic_env | in_flight_env,
         )
-        self.relay = function(
+        self.relay = self._function(
             FunctionSpec(
                 "relay",
                 "functions/relay/app.handler",
@@ -150,11 +190,13 @@ class CouponStack(Stack):
                 max_concurrency=sizing.dlq_mapping if sizing else None,
             )
         )
+
+    def _schedules(self) -> None:
         events.Rule(
             self,
             "ReconcileSchedule",
             description="reconcile Redis with PostgreSQL for coupons near their window",
-            schedule=events.Schedule.rate(Duration.minutes(config.reconcile_every_minutes)),
+            schedule=events.Schedule.rate(Duration.minutes(self.config.reconcile_every_minutes)),
             targets=[targets.LambdaFunction(self.rebuild.function)],
         )
         events.Rule(
@@ -164,20 +206,18 @@ class CouponStack(Stack):
             schedule=events.Schedule.rate(Duration.minutes(1)),
             targets=[targets.LambdaFunction(self.relay.function)],
         )
+
+    def _api(self, *, edge_validation: bool) -> None:
+        sizing = self.config.concurrency
         self.api = Api(
             self,
             "Api",
-            config=config.api,
-            stage=config.name,
+            config=self.config.api,
+            stage=self.config.name,
             intake=self._warm_intake(sizing.warmup) if sizing and sizing.warmup else self.intake.function,
-            log_retention=retention,
-            edge_validation=config.local is None,
+            log_retention=self._log_retention,
+            edge_validation=edge_validation,
         )
-        if aws is not None:
-            self._wire_aws(aws, config, function, namespace)
-        accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
-        CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
-        CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
 
     def _warm_intake(self, warmup: WarmupConfig) -> lambda_.IFunction:
         """The API calls the intake through an alias whose provisioned concurrency is scheduled:
@@ -195,16 +235,15 @@ class CouponStack(Stack):
         )
         return alias
 
-    def _wire_aws(self, aws: AwsParts, config: EnvironmentConfig, function: FunctionFactory, namespace: str) -> None:
-        """What exists only in AWS: MSK access, the topic, the mapping, the migration, the WAF, alarms."""
-        assert config.kafka is not None
+    def _grant_stores(self, aws: AwsParts) -> None:
+        """Each function reads the database secret and gets what its Kafka requests need."""
         kafka, database = aws.kafka, aws.database
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay):
             database.secret.grant_read(fn.role)
         cluster, topic, group = (
             [kafka.cluster_arn],
             [kafka.topic_arn],
-            [kafka.group_arn_prefix + worker_group(config.name)],
+            [kafka.group_arn_prefix + worker_group(self.config.name)],
         )
         # Each client gets what its requests need (MSK's IAM access control, "common use cases").
         # The intake's producer is idempotent (kafka-python's default with acks=all): InitProducerId
@@ -227,7 +266,11 @@ class CouponStack(Stack):
         self.relay.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
         self.relay.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.events_topic_arn])
 
-        topic_maker = function(
+    def _topics_and_mapping(self, aws: AwsParts, config: EnvironmentConfig) -> lambda_.CfnEventSourceMapping:
+        """The topics, made at deploy time, and the worker's MSK event source mapping."""
+        assert config.kafka is not None
+        kafka = aws.kafka
+        topic_maker = self._function(
             FunctionSpec("topic", "functions/topic/app.handler", "create or grow the Kafka topic", 256, 120),
             {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam", "KAFKA_TOPIC": TOPIC},
         )
@@ -265,24 +308,21 @@ class CouponStack(Stack):
         mapping.node.add_dependency(self.worker.role, issue_topic)
         self.intake.node.add_dependency(issue_topic)
         self.relay.node.add_dependency(events_topic)
-        # A single scheduled run at a time: an invocation that finds the one slot taken is not
-        # queued for hours behind it, the next schedule comes soon enough.
+        return mapping
+
+    def _one_scheduled_run_at_a_time(self) -> None:
+        """An invocation of the rebuild or the relay that finds its one slot taken is not queued
+        for hours behind it: the next schedule comes soon enough."""
         self.rebuild.function.configure_async_invoke(
-            retry_attempts=0, max_event_age=Duration.minutes(max(1, config.reconcile_every_minutes))
+            retry_attempts=0, max_event_age=Duration.minutes(max(1, self.config.reconcile_every_minutes))
         )
         self.relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
-        self._migrate_first(aws, function, mapping)
-        if config.api.waf_requests_per_5_min:
-            ApiFirewall(
-                self,
-                "Firewall",
-                stage_arn=self.api.rest_api.deployment_stage.stage_arn,
-                requests_per_5_min=config.api.waf_requests_per_5_min,
-            )
+
+    def _monitoring(self, aws: AwsParts, config: EnvironmentConfig) -> None:
         Monitoring(
             self,
             "Monitoring",
-            namespace=namespace,
+            namespace=self._namespace,
             functions={
                 f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay)
             },
@@ -295,11 +335,11 @@ class CouponStack(Stack):
             emails=config.alarm_emails,
         )
 
-    def _migrate_first(self, aws: AwsParts, function: FunctionFactory, mapping: lambda_.CfnEventSourceMapping) -> None:
+    def _migrate_first(self, aws: AwsParts, mapping: lambda_.CfnEventSourceMapping) -> None:
         """The schema is upgraded before anything that uses it changes: the functions, the
         mapping and the API deployment wait for the migration, on a first deploy and on each
         upgrade (a new migration changes the layer, so the handler's version, so the trigger)."""
-        migrate = function(
+        migrate = self._function(
             FunctionSpec("migrate", "functions/migrate/app.handler", "upgrade the schema at deploy time", 512, 300), {}
         )
         aws.database.secret.grant_read(migrate.role)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import aws_cdk as cdk
 import pytest
 from app import build
@@ -246,8 +248,50 @@ def test_an_unknown_environment_lists_the_known_ones(name, message):
         load(context("dev")["coupon:environments"], name)
 
 
-def test_a_malformed_environment_names_the_field():
-    environments = context("dev")["coupon:environments"]
-    broken = {"dev": {**environments["dev"], "api": {**environments["dev"]["api"], "rateLimit": "fast"}}}
-    with pytest.raises(ConfigError, match=r"dev\.api\.rateLimit must be a non-negative integer"):
-        load(broken, "dev")
+@pytest.mark.parametrize(
+    ("path", "value", "message"),
+    [
+        (("api", "rateLimit"), "fast", r"^dev\.api\.rateLimit must be a non-negative integer, got 'fast'$"),
+        (("api", "rateLimit"), True, r"^dev\.api\.rateLimit must be a non-negative integer, got True$"),
+        (("api", "rateLimit"), "10", r"^dev\.api\.rateLimit must be a non-negative integer, got '10'$"),
+        (
+            ("api", "publicAuth"),
+            "magic",
+            r"^dev\.api\.publicAuth must be one of 'none', 'iam' or 'cognito', got 'magic'$",
+        ),
+        (("api", "colour"), "red", r"^dev\.api\.colour is not a known field; known: \['burstLimit', "),
+        (("api",), 3, r"^dev\.api must be an object, got 3$"),
+        (("alarmEmails",), "ops@example.com", r"^dev\.alarmEmails must be a list, got 'ops@example.com'$"),
+        (("alarmEmails",), [""], r"^dev\.alarmEmails\[0\] must be a non-empty string, got ''$"),
+        (("logRetentionDays",), None, r"^dev\.logRetentionDays is required$"),
+    ],
+)
+def test_a_malformed_environment_names_the_field(path, value, message):
+    environments = copy.deepcopy(context("dev")["coupon:environments"])
+    *parents, last = path
+    block = environments["dev"]
+    for key in parents:
+        block = block[key]
+    if value is None:
+        del block[last]
+    else:
+        block[last] = value
+    with pytest.raises(ConfigError, match=message):
+        load(environments, "dev")
+
+
+def test_every_problem_of_an_environment_is_named_at_once():
+    environments = copy.deepcopy(context("dev")["coupon:environments"])
+    environments["dev"]["api"]["burstLimit"] = -1
+    environments["dev"]["workerMemoryMb"] = "big"
+    with pytest.raises(ConfigError) as refused:
+        load(environments, "dev")
+    assert sorted(str(refused.value).split("; ")) == [
+        "dev.api.burstLimit must be a non-negative integer, got -1",
+        "dev.workerMemoryMb must be a non-negative integer, got 'big'",
+    ]
+
+
+def test_an_environment_that_is_not_an_object_is_named():
+    with pytest.raises(ConfigError, match=r"^dev must be an object$"):
+        load({"dev": 5}, "dev")
