@@ -1,1 +1,15 @@
-"""Benchmarks: alternatives side by side in one run, printed as ratios (docs/benchmarks.md)."""
+"""Benchmarks: alternatives side by side in one run, printed as ratios (docs/benchmarks.md).
+
+intake.py                 the intake handler from N processes, against the bare handler
+bare_intake.py            that bare handler: the same Lua and produce, no framework
+cold_start.py             one cold start of the intake in a fresh interpreter
+intake_profile.py         where a warm intake request's time goes
+reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
+reserve_alternatives.py   those versions
+reserve_ceiling.py        what one Valkey core sustains for reserve.lua on one hot coupon
+replica_wait.py           what REDIS_WAIT_REPLICAS=1 costs a reservation
+worker.py                 the worker's and the DLQ handler's batching
+write_limit.py            the processing limit under a burst
+reconcile.py              reconciling a coupon of 100,000 issued users
+msk_token.py              signing MSK IAM auth tokens
+"""

@@ -1,1 +1,18 @@
-"""The CDK app of the coupon system: one stack per environment, built from small constructs."""
+"""The CDK app of the coupon system: one stack per environment, built from small constructs.
+
+config.py        cdk.json's environments, validated (pydantic)
+stack.py         CouponStack: the local and the AWS halves over the same functions and API
+functions.py     a Lambda function with a role of its own (least privilege)
+code.py          the functions' package and the layers, as Lambda ships them
+bytecode.py      the packages' bytecode, compiled for the runtime's Python
+api.py           API Gateway (REST) in front of the intake
+api_account.py   API Gateway's account settings (its logging role), a stack of its own
+waf.py           the WAF web ACL in front of the stage
+network.py       the VPC and its endpoints
+data.py          ElastiCache (Valkey), MSK and RDS PostgreSQL
+topic.py         the Kafka topics as a custom resource
+queues.py        the SQS dead letter queue and its redrive queue
+monitoring.py    alarms, their SNS topic, and the dashboard
+retention.py     log retention and what a cdk destroy keeps (an aspect)
+nag.py           cdk-nag findings accepted on purpose, each with its reason
+"""

@@ -1,0 +1,13 @@
+"""The intake function: the HTTP API of docs/design.md (app.py is the handler).
+
+app.py              the handler: the express lane, else the resolver
+express.py          a well-formed POST /coupon-issues, answered without the resolver
+issue_route.py      what that route does once its request is valid, for both lanes
+api.py              Powertools' REST resolver with every route
+routes/             the resolver's routes, one router per resource
+schemas.py          request and response models
+answers.py          what the intake sends back, and the one table of refusals
+error_handlers.py   the one place the resolver's error handlers are registered
+caller.py           who is asking (the body's user id, or the token's)
+dependencies.py     the collaborators, built once per container, connections opened in INIT
+"""

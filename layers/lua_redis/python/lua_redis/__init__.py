@@ -3,6 +3,20 @@
 The Redis half of the contracts in docs/design.md. Everything a caller needs is importable from
 here, except the worker's write limit (``lua_redis.limit``), which the intake's cold start has no
 use for; the domain sees this layer through its ports (``coupon_core.domain.ports``).
+
+    scripts/*.lua   the Lua scripts (reserve, release, install, reconcile, ...), one round trip each
+    scripts.py      the scripts loaded from the package and registered on a client
+    store.py        the reservation store: reserve, release and reconcile a coupon's state
+    lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
+    limit.py        the processing limit: database writes per second, in one Redis bucket
+    models.py       the values exchanged with the store (outcomes, CouponState, ...)
+    keys.py         the key names
+    ids.py          validation of the integers that reach Redis
+    client.py       a Redis client suited to the reservation path
+    errors.py       every exception of this layer, and Redis errors mapped to them
+
+``driver_errors.py``, beside this package in the same layer, holds the error mapping both
+layers use (``Reraise``) without importing redis-py.
 """
 
 from lua_redis.client import connect

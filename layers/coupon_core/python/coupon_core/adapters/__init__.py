@@ -1,8 +1,9 @@
 """Adapters: the domain's ports on real servers (the Redis ones are the ``lua_redis`` layer).
 
-    kafka/       connection settings and MSK IAM tokens, the issue publisher, the read-back of offset ranges
-    postgres/    engine, tables, migrations, the coupon catalog and the ledgers
-    sqs_dlq.py   sending rejection letters to the DLQ
+    kafka/              the issue publisher, the event publisher, the read-back of records, topics, MSK IAM
+    postgres/           engine, tables, migrations, the catalog, the ledgers, the lifecycle and the outbox
+    sqs_dlq.py          sending rejection letters to the DLQ
+    lambda_rebuild.py   the rebuild function invoked for one coupon (the operators' reconcile)
 
-Each maps its driver's errors to ``coupon_core.errors`` with ``lua_redis.Reraise``.
+Each maps its driver's errors to ``coupon_core.errors`` with ``driver_errors.Reraise``.
 """

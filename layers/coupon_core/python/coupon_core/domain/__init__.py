@@ -3,14 +3,18 @@
 Free of Lambda types and of drivers: it talks to Redis, PostgreSQL, Kafka and SQS only through
 the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
 
-    coupons.py       coupons and issued users as plain values
-    records.py       the Kafka record of an accepted request (issue message), as produced
-    delivery.py      a record as read back: its position, its decoded message, what is in flight
-    dead_letters.py  the DLQ's messages: rejection letters and on-failure letters
-    ports.py         what the domain needs from the outside, as protocols
-    issuing.py       the intake: reserve, publish, release if the publish fails
-    persisting.py    the worker: a batch, grouped by coupon, one transaction per coupon
-    failures.py      the DLQ handler: release the reservation, record the failure
-    reconcile.py     the rebuild function: Redis made to agree with the database
-    status.py        where a user's request stands
+    coupons.py        coupons and issued users as plain values, and the rules of a change
+    records.py        the Kafka record of an accepted request (issue message), as produced
+    delivery.py       a record as read back: its position, its decoded message, what is in flight
+    dead_letters.py   the DLQ's messages: rejection letters and on-failure letters
+    ports.py          what the domain needs from the outside, as protocols
+    issuing.py        the intake: reserve, publish, release if the publish fails
+    persisting.py     the worker: a batch, grouped by coupon, one transaction per coupon
+    failures.py       the DLQ handler: release the reservation, record the failure
+    reconcile.py      the rebuild function: Redis made to agree with the database
+    state_sync.py     Redis brought to a change the database already holds
+    status.py         where a user's request stands
+    lifecycle.py      an issued copy used once, canceled, or expired
+    operations.py     what operators do to a coupon
+    outbox_relay.py   the coupon event stream and the relay that publishes the outbox
 """

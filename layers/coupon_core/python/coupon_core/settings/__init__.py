@@ -8,7 +8,8 @@ midway through a request. docs/design.md lists every variable.
 
 This module holds the parts several functions share and :class:`FunctionSettings`; each
 function's own parts and settings are in its module (``intake``, ``worker``, ``rebuild``,
-``relay``), so that a cold start builds only its own classes.
+``relay``), so that a cold start builds only its own classes; ``variables`` reads and checks
+one variable of each kind (a URL, an integer in a range, ...).
 """
 
 from __future__ import annotations

@@ -1,0 +1,72 @@
+"""The maps a newcomer reads first stay true: each package's docstring names everything in its
+folder, and README's layout table names every top-level folder, every function and every part
+of ``local/``."""
+
+from __future__ import annotations
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CODE = ("functions", "layers", "cdk", "local", "bench")  # what ships, runs or measures the system
+NOT_CODE = {"__pycache__", "__init__.py"}
+
+
+def _tracked() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    return [ROOT / line for line in listed.splitlines()]
+
+
+def _packages() -> list[Path]:
+    return sorted(
+        path.parent
+        for path in _tracked()
+        if path.name == "__init__.py" and path.relative_to(ROOT).parts[0] in CODE and path.exists()
+    )
+
+
+def _children(package: Path) -> list[str]:
+    """The modules and folders of a package, by name: what its docstring must name."""
+    names = []
+    for child in sorted(package.iterdir()):
+        if child.name in NOT_CODE or child.name.startswith("."):
+            continue
+        if child.is_dir() or child.suffix == ".py":
+            names.append(child.stem if child.suffix == ".py" else child.name)
+    return names
+
+
+def _named(text: str, name: str) -> bool:
+    return re.search(rf"(?<![\w.]){re.escape(name)}\b", text) is not None
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda path: str(path.relative_to(ROOT)))
+def test_a_packages_docstring_names_everything_in_its_folder(package):
+    docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
+    missing = [name for name in _children(package) if not _named(docstring, name)]
+    assert not missing, f"{package.relative_to(ROOT)}/__init__.py does not name {missing}"
+
+
+def _layout_table() -> str:
+    readme = (ROOT / "README.md").read_text()
+    return readme.split("\n## Layout\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_the_readme_layout_names_every_top_level_folder_function_and_part_of_local():
+    tracked = [path.relative_to(ROOT) for path in _tracked()]
+    top = {path.parts[0] for path in tracked if len(path.parts) > 1 and not path.parts[0].startswith(".")}
+    functions = {
+        f"functions/{path.parts[1]}" for path in tracked if path.parts[0] == "functions" and len(path.parts) > 2
+    }
+    local = {f"local/{path.parts[1]}" for path in tracked if path.parts[0] == "local" and len(path.parts) > 2}
+    table = _layout_table()
+    missing = sorted(
+        name
+        for name in top | functions | local
+        if f"`{name}/`" not in table and f"`{name.split('/')[-1]}/`" not in table
+    )
+    assert not missing, f"README's layout table does not name {missing}"
