@@ -1,7 +1,17 @@
 # Two commands matter to a newcomer: `make demo` and `make test`. Each creates the virtual
 # environment it needs; nothing has to be installed by hand.
 
-PYTHON ?= python3
+# Everything runs on the Lambda runtime's Python, 3.12: the virtual environment, the tests, lint's
+# target and the functions on LocalStack. PYTHON names the interpreter; else the first that runs
+# and is 3.12 of LAMBDA_PYTHON, python3.12 on PATH and pyenv's 3.12 builds.
+RUNTIME_PYTHON := 3.12
+COMMA := ,
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for candidate in "$$LAMBDA_PYTHON" python$(RUNTIME_PYTHON) \
+	$${PYENV_ROOT:-$$HOME/.pyenv}/versions/$(RUNTIME_PYTHON).*/bin/python$(RUNTIME_PYTHON); do \
+	[ -n "$$candidate" ] && "$$candidate" -c 'import sys; assert sys.version_info[:2] == ($(subst .,$(COMMA),$(RUNTIME_PYTHON)))' \
+	2>/dev/null && { echo "$$candidate"; break; }; done)
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -17,7 +27,11 @@ CDK := node_modules/.bin/cdk
 venv: $(STAMP)
 
 $(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	@test -n "$(PYTHON)" || { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime's, which everything here runs on." \
+		"Install one (pyenv install $(RUNTIME_PYTHON), or your system's python$(RUNTIME_PYTHON) package), or name it:" \
+		"make PYTHON=/path/to/python$(RUNTIME_PYTHON)" >&2; exit 1; }
+	@$(BIN)/python -c 'import sys; assert sys.version_info[:2] == ($(subst .,$(COMMA),$(RUNTIME_PYTHON)))' 2>/dev/null \
+		|| $(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade 'pip>=25.1'
 	$(BIN)/pip install --quiet --disable-pip-version-check --group dev
 	touch $(STAMP)

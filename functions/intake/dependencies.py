@@ -10,10 +10,11 @@ producer alive across invocations.
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 
+from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.domain.lifecycle import LifecycleService
@@ -23,18 +24,16 @@ from coupon_core.domain.state_sync import StateSync
 from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
-from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
 
-T = TypeVar("T")
-
 OVERRIDES: dict[Callable[..., Any], Callable[..., Any]] = {}
 
 
-def provide(provider: Callable[[], T]) -> T:
+def provide[T](provider: Callable[[], T]) -> T:
     """What ``provider`` gives, or what a test put in its place (:data:`OVERRIDES`)."""
     return cast("T", OVERRIDES.get(provider, provider)())
 
@@ -94,7 +93,7 @@ def _in_flight(settings: IntakeSettings) -> InFlightReader:
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
-    client = connect(settings.redis.url)
+    client = redis_client(settings.redis)
     store = ReservationStore(client)
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
     initialiser = StateInitialiser(

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
 from coupon_core.settings.rebuild import RebuildSettings
-from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Wiring:
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the reconciler."""
     settings = RebuildSettings.from_env()
-    client = connect(settings.redis.url, socket_timeout=STATE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
+    client = redis_client(settings.redis, socket_timeout=STATE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
     in_flight = KafkaInFlightReader(
         settings.kafka,
         group=settings.consumer_group.group,

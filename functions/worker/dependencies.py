@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.ledger import SqlLedger
@@ -11,7 +12,7 @@ from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
-from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis import CouponLocks, ReservationStore
 from lua_redis.limit import WriteLimit, WriteRate
 
 
@@ -19,7 +20,7 @@ from lua_redis.limit import WriteLimit, WriteRate
 def persister() -> IssuePersister:
     """Read the worker's settings (failing with the variable's name) and wire the persister."""
     settings = WorkerSettings.from_env()
-    client = connect(settings.redis.url, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
+    client = redis_client(settings.redis, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
     limit = settings.write_limit
     throttle = (
         Throttle(WriteLimit(client, WriteRate(limit.per_second, limit.burst)), budget_s=limit.wait_s)
@@ -41,7 +42,7 @@ def failure_recorder() -> FailureRecorder:
     settings = DlqHandlerSettings.from_env()
     return FailureRecorder(
         SqlLedger(make_engine(settings.database)),
-        ReservationStore(connect(settings.redis.url)),
+        ReservationStore(redis_client(settings.redis)),
         KafkaRangeReader(
             settings.kafka, max_records=settings.read_back.max_records, timeout_s=settings.read_back.timeout_s
         ),

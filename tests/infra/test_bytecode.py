@@ -7,6 +7,7 @@ the runtime's version checks each ``.pyc`` the way its import system does.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,13 +48,19 @@ def _problems(python: str, tree: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize(("source", "target"), [(ROOT / "functions", "functions"), (ROOT / "layers/coupon_core", ".")])
 def test_the_packages_carry_hash_checked_bytecode_of_the_runtimes_version(source, target, tmp_path):
-    assert CompiledCopy(source, target, PYTHON_VERSION).try_bundle(str(tmp_path), image=NO_IMAGE)
+    # A checkout's own bytecode (what its imports wrote, timestamp-checked) must not travel along.
+    checkout = tmp_path / "checkout"
+    shutil.copytree(source, checkout, ignore=shutil.ignore_patterns("__pycache__"))
+    stray = checkout / "__pycache__" / f"stray.{sys.implementation.cache_tag}.pyc"
+    stray.parent.mkdir(exist_ok=True)
+    stray.write_bytes(b"not bytecode")
+    bundle = tmp_path / "bundle"
+    assert CompiledCopy(checkout, target, PYTHON_VERSION).try_bundle(str(bundle), image=NO_IMAGE)
 
-    assert sorted(p.relative_to(tmp_path / target) for p in tmp_path.rglob("*.py")) == sorted(
-        p.relative_to(source) for p in source.rglob("*.py")
-    )
-    assert _problems(runtime_python(PYTHON_VERSION), tmp_path) == {}
-    assert not list(tmp_path.rglob(f"*.{sys.implementation.cache_tag}.pyc"))  # nothing of the host's own
+    sources = sorted(p.relative_to(bundle / target) for p in bundle.rglob("*.py"))
+    assert sources == sorted(p.relative_to(source) for p in source.rglob("*.py"))
+    assert _problems(runtime_python(PYTHON_VERSION), bundle) == {}
+    assert len(list(bundle.rglob("*.pyc"))) == len(sources)  # one each: nothing of the checkout's own
 
 
 def test_the_lua_scripts_travel_with_their_layer(tmp_path):

@@ -19,6 +19,13 @@ VALID = {
     "POWERTOOLS_METRICS_NAMESPACE": "Coupons",
 }
 
+ELASTICACHE_IAM = {
+    "REDIS_AUTH": "iam",
+    "REDIS_USER": "coupons-dev-app",
+    "REDIS_CACHE_NAME": "coupons-dev",
+    "AWS_REGION": "eu-west-1",
+}
+
 
 def test_a_valid_environment_is_read_with_defaults():
     settings = IntakeSettings.from_env(VALID)
@@ -57,6 +64,16 @@ def test_secret_arn_instead_of_url():
         ({"KAFKA_PRODUCE_TIMEOUT_MS": "99"}, "KAFKA_PRODUCE_TIMEOUT_MS must be between 100 and 60000"),
         ({"POWERTOOLS_METRICS_NAMESPACE": None}, "POWERTOOLS_METRICS_NAMESPACE is required"),
         ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of debug, info, warning, error, critical"),
+        ({"REDIS_AUTH": "password"}, "REDIS_AUTH must be one of none, iam; got 'password'"),
+        (
+            {**ELASTICACHE_IAM, "REDIS_URL": "redis://cache.example:6379/0"},
+            "REDIS_AUTH=iam needs TLS: REDIS_URL must be",
+        ),
+        ({**ELASTICACHE_IAM, "REDIS_USER": None}, "REDIS_USER is required"),
+        ({**ELASTICACHE_IAM, "REDIS_USER": "Coupons_App"}, "REDIS_USER must be an ElastiCache id"),
+        ({**ELASTICACHE_IAM, "REDIS_CACHE_NAME": None}, "REDIS_CACHE_NAME is required"),
+        ({**ELASTICACHE_IAM, "REDIS_CACHE_KIND": "cluster"}, "REDIS_CACHE_KIND must be one of serverless"),
+        ({**ELASTICACHE_IAM, "AWS_REGION": None}, "REDIS_AUTH=iam needs AWS_REGION"),
     ],
 )
 def test_a_bad_variable_fails_with_its_name(changes, message):
@@ -64,6 +81,18 @@ def test_a_bad_variable_fails_with_its_name(changes, message):
     env = {name: value for name, value in env.items() if value is not None}
     with pytest.raises(ConfigError, match=message.replace("+", r"\+")):
         IntakeSettings.from_env(env)
+
+
+def test_elasticache_iam_auth_names_its_user_and_cache():
+    redis = IntakeSettings.from_env(VALID | ELASTICACHE_IAM | {"REDIS_CACHE_KIND": "replication-group"}).redis
+    assert (redis.auth, redis.user, redis.cache_name, redis.cache_kind, redis.region) == (
+        "iam",
+        "coupons-dev-app",
+        "coupons-dev",
+        "replication-group",
+        "eu-west-1",
+    )
+    assert IntakeSettings.from_env(VALID).redis.auth == "none"
 
 
 def test_iam_auth_with_a_region():

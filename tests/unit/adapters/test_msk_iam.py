@@ -12,7 +12,7 @@ import botocore.session
 import pytest
 from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 
-from coupon_core.adapters.kafka import msk_iam
+from coupon_core.adapters import aws_credentials
 from coupon_core.adapters.kafka.connection import MskIamTokenProvider
 from coupon_core.errors import ConfigError
 
@@ -32,9 +32,9 @@ def lambda_credentials(monkeypatch, tmp_path) -> Iterator[None]:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example/secret+key")
     monkeypatch.setenv("AWS_SESSION_TOKEN", "example-session-token")
     monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: SIGNED_AT)
-    msk_iam._credentials.cache_clear()
+    aws_credentials.resolved_once.cache_clear()
     yield
-    msk_iam._credentials.cache_clear()
+    aws_credentials.resolved_once.cache_clear()
 
 
 def signed_url(token: str) -> dict[str, list[str]]:

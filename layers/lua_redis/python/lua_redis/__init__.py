@@ -19,7 +19,7 @@ use for; the domain sees this layer through its ports (``coupon_core.domain.port
 layers use (``Reraise``) without importing redis-py.
 """
 
-from lua_redis.client import connect
+from lua_redis.client import MAX_CONNECTION_AGE_S, connect
 from lua_redis.errors import InvalidInputError, LockUnavailableError, LuaRedisError, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
 from lua_redis.lock import CouponLocks, held_lock
@@ -28,6 +28,7 @@ from lua_redis.store import ReservationStore
 
 __all__ = [
     "MAX_BIGINT",
+    "MAX_CONNECTION_AGE_S",
     "CouponLocks",
     "CouponState",
     "InvalidInputError",

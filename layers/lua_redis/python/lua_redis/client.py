@@ -2,22 +2,58 @@
 
 from __future__ import annotations
 
+import time
+from typing import Any
+
 import redis
 from redis.backoff import NoBackoff
+from redis.credentials import CredentialProvider
 from redis.retry import Retry
 
+# ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
+MAX_CONNECTION_AGE_S = 11 * 3600
 
-def connect(url: str, *, socket_timeout: float = 2.0) -> redis.Redis:
+
+class _RenewedConnection(redis.Connection):
+    """A connection that, past :data:`MAX_CONNECTION_AGE_S`, closes and opens again (with new
+    credentials) before its next command, instead of being closed by the server mid-request."""
+
+    _opened_at = 0.0
+
+    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        opening = self._sock is None
+        super().connect_check_health(*args, **kwargs)
+        if opening and self._sock is not None:
+            self._opened_at = time.monotonic()
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._sock is not None and time.monotonic() - self._opened_at > MAX_CONNECTION_AGE_S:
+            self.disconnect()
+        super().send_packed_command(command, check_health)
+
+
+class _RenewedSSLConnection(_RenewedConnection, redis.SSLConnection):
+    """The same over TLS."""
+
+
+def connect(
+    url: str, *, socket_timeout: float = 2.0, credential_provider: CredentialProvider | None = None
+) -> redis.Redis:
     """A client for ``url`` (``redis://``, or ``rediss://`` for TLS) that fails fast.
 
     A broken connection (typically one that went stale while a Lambda container was frozen) is
     retried once on a new connection, right away. A timeout is never retried: the command may
     have run, and a reserve run twice would answer DUPLICATE for the caller's own reservation.
+    ``credential_provider`` gives the user and password of each new connection (ElastiCache's
+    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old.
     """
+    secure = url.startswith("rediss://")
     return redis.Redis.from_url(
         url,
         decode_responses=True,
         socket_timeout=socket_timeout,
         socket_connect_timeout=socket_timeout,
         retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+        credential_provider=credential_provider,
+        connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
     )

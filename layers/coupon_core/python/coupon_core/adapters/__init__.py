@@ -4,6 +4,8 @@
     postgres/           engine, tables, migrations, the catalog, the ledgers, the lifecycle and the outbox
     sqs_dlq.py          sending rejection letters to the DLQ
     lambda_rebuild.py   the rebuild function invoked for one coupon (the operators' reconcile)
+elasticache.py      the functions' Redis client: local as it is, or ElastiCache IAM auth over TLS
+aws_credentials.py  the execution role's credentials, found once, for the tokens signed here
 
 Each maps its driver's errors to ``coupon_core.errors`` with ``driver_errors.Reraise``.
 """

@@ -24,18 +24,43 @@ from coupon_core.settings import variables as var
 from coupon_core.settings.variables import Environ
 
 KafkaAuth = Literal["none", "iam"]
+RedisAuth = Literal["none", "iam"]
+CacheKind = Literal["serverless", "replication-group"]
 
 HOUR_MS = 3_600_000
 _HOST_PORT = re.compile(r"^[A-Za-z0-9.-]+:\d{1,5}$")
+_ELASTICACHE_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")  # a cache's or a user's id
 
 
 @dataclass(frozen=True)
 class RedisSettings:
+    """The cache's URL and how to authenticate: ``none`` (a local server), or ``iam``:
+    ElastiCache IAM authentication as ``user`` (an IAM-enabled ElastiCache user, whose name is its
+    id) to the cache ``cache_name`` of ``cache_kind``, over TLS, with tokens signed in ``region``."""
+
     url: str
+    auth: RedisAuth = "none"
+    user: str | None = None
+    cache_name: str | None = None
+    cache_kind: CacheKind | None = None
+    region: str | None = None
 
     @classmethod
     def from_env(cls, environ: Environ) -> RedisSettings:
-        return cls(url=var.url(environ, "REDIS_URL", ("redis", "rediss")))
+        url = var.url(environ, "REDIS_URL", ("redis", "rediss"))
+        if var.choice(environ, "REDIS_AUTH", ("none", "iam"), "none") == "none":
+            return cls(url=url)
+        if not url.startswith("rediss://"):
+            raise ConfigError("REDIS_AUTH=iam needs TLS: REDIS_URL must be rediss://")
+        user, name = var.required(environ, "REDIS_USER"), var.required(environ, "REDIS_CACHE_NAME")
+        for variable, value in (("REDIS_USER", user), ("REDIS_CACHE_NAME", name)):
+            if not _ELASTICACHE_NAME.fullmatch(value):
+                raise ConfigError(f"{variable} must be an ElastiCache id (a-z first, then a-z, 0-9, -); got {value!r}")
+        kind = var.choice(environ, "REDIS_CACHE_KIND", ("serverless", "replication-group"), "serverless")
+        region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
+        if not region:
+            raise ConfigError("REDIS_AUTH=iam needs AWS_REGION to sign its tokens")
+        return cls(url, "iam", user, name, cast(CacheKind, kind), region)
 
 
 @dataclass(frozen=True)
