@@ -12,6 +12,7 @@ from redis.retry import Retry
 
 # ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
 MAX_CONNECTION_AGE_S = 11 * 3600
+_clock = time.monotonic  # a connection's age; tests move it
 
 
 class _RenewedConnection(redis.Connection):
@@ -21,13 +22,12 @@ class _RenewedConnection(redis.Connection):
     _opened_at = 0.0
 
     def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
-        opening = self._sock is None
+        if self._sock is None:  # opening: its age counts from here, its handshake included
+            self._opened_at = _clock()
         super().connect_check_health(*args, **kwargs)
-        if opening and self._sock is not None:
-            self._opened_at = time.monotonic()
 
     def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if self._sock is not None and time.monotonic() - self._opened_at > MAX_CONNECTION_AGE_S:
+        if self._sock is not None and _clock() - self._opened_at > MAX_CONNECTION_AGE_S:
             self.disconnect()
         super().send_packed_command(command, check_health)
 
