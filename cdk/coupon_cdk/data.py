@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from aws_cdk import Duration, Fn, Stack
+from aws_cdk import ArnFormat, Duration, Fn, Stack
 from aws_cdk import aws_ec2 as ec2
 from aws_cdk import aws_elasticache as elasticache
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_msk as msk
 from aws_cdk import aws_rds as rds
@@ -24,13 +25,21 @@ NO_EVICTION = {"maxmemory-policy": "noeviction"}
 
 
 class Cache(Construct):
-    """Valkey: serverless (dev) or a replication group with automatic failover (prod). TLS always.
+    """Valkey: serverless (dev) or a replication group with automatic failover (prod). TLS always,
+    and IAM authentication always.
 
     Every key here has a TTL, and ElastiCache's default ``volatile-lru`` evicts exactly those
     under memory pressure: an evicted coupon state or holder set is an oversell or a double
     booking. The replication group runs ``noeviction`` (a full cache refuses writes, and the
     intake answers 503); the serverless cache has no data storage maximum, so it grows instead
     of reaching a limit it would evict at.
+
+    Authentication (AmazonElastiCache/latest/dg/auth-iam.html): both kinds carry a user group of
+    two users, ``default`` switched off (a user group must hold a user named default; with it
+    off, a connection that does not authenticate can do nothing) and :attr:`user`, IAM-enabled,
+    whose name is its id, as IAM authentication requires. A function may connect once its role
+    has ``elasticache:Connect`` on the cache and that user (:meth:`grant_connect`); the functions
+    sign a token for each connection (``coupon_core.adapters.elasticache``).
     """
 
     def __init__(
@@ -38,6 +47,30 @@ class Cache(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         subnet_ids = network.subnet_ids
+        self.kind = config.kind
+        self.user = f"{name}-app"  # IAM: the user's name is its id; lowercase, as ElastiCache stores ids
+        app_user = elasticache.CfnUser(
+            self,
+            "AppUser",
+            engine="valkey",
+            user_id=self.user,
+            user_name=self.user,
+            access_string="on ~* +@all",
+            authentication_mode={"Type": "iam"},
+        )
+        default_user = elasticache.CfnUser(
+            self,
+            "DefaultUser",
+            engine="valkey",
+            user_id=f"{name}-default",
+            user_name="default",
+            access_string="off -@all",
+            authentication_mode={"Type": "no-password-required"},
+        )
+        users = elasticache.CfnUserGroup(
+            self, "Users", engine="valkey", user_group_id=f"{name}-users", user_ids=[default_user.ref, app_user.ref]
+        )
+        self.user_arn = app_user.attr_arn
         if config.kind == "serverless":
             cache = elasticache.CfnServerlessCache(
                 self,
@@ -48,9 +81,11 @@ class Cache(Construct):
                 security_group_ids=[network.cache.security_group_id],
                 subnet_ids=subnet_ids,
                 snapshot_retention_limit=1,
+                user_group_id=users.ref,
             )
             host, port = cache.attr_endpoint_address, cache.attr_endpoint_port
-            self.name = name  # the metrics' clusterId
+            self.name = name  # the metrics' clusterId, and the cache's name in an IAM token
+            self.arn = cache.attr_arn
         else:
             parameters = elasticache.CfnParameterGroup(
                 self,
@@ -79,12 +114,36 @@ class Cache(Construct):
                 security_group_ids=[network.cache.security_group_id],
                 port=REDIS_PORT,
                 snapshot_retention_limit=7,
+                user_group_ids=[users.ref],
             )
             accept(group, "AwsSolutions-AEC6")
             host, port = group.attr_primary_end_point_address, group.attr_primary_end_point_port
             self.name = group.ref  # its generated id; the nodes are <id>-001 and <id>-002
+            self.arn = Stack.of(self).format_arn(
+                service="elasticache",
+                resource="replicationgroup",
+                resource_name=group.ref,
+                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+            )
         self.url = f"rediss://{host}:{port}/0"
         self.nodes = 2
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What a function needs to reach the cache (``coupon_core.settings.RedisSettings``)."""
+        return {
+            "REDIS_URL": self.url,
+            "REDIS_AUTH": "iam",
+            "REDIS_USER": self.user,
+            "REDIS_CACHE_NAME": self.name,
+            "REDIS_CACHE_KIND": self.kind,
+        }
+
+    def grant_connect(self, role: iam.IRole) -> None:
+        """``elasticache:Connect`` on this cache as its IAM-enabled user, and nothing else."""
+        role.add_to_principal_policy(
+            iam.PolicyStatement(actions=["elasticache:Connect"], resources=[self.arn, self.user_arn])
+        )
 
 
 class Kafka(Construct):

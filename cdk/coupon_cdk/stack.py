@@ -80,11 +80,8 @@ class CouponStack(Stack):
         aws = AwsParts.build(self, config, self._log_retention)
         self._functions(
             Placement(aws.network.vpc, aws.network.subnets, aws.network.functions),
-            data_env={
-                "REDIS_URL": aws.cache.url,
-                "DB_SECRET_ARN": aws.database.secret.secret_arn,
-                "DB_HOST": aws.database.host,
-            },
+            data_env=aws.cache.environment
+            | {"DB_SECRET_ARN": aws.database.secret.secret_arn, "DB_HOST": aws.database.host},
             kafka_env={"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"},
         )
         self._schedules()
@@ -236,10 +233,13 @@ class CouponStack(Stack):
         return alias
 
     def _grant_stores(self, aws: AwsParts) -> None:
-        """Each function reads the database secret and gets what its Kafka requests need."""
+        """Each function reads the database secret, connects to the cache if it uses Redis, and
+        gets what its Kafka requests need."""
         kafka, database = aws.kafka, aws.database
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay):
             database.secret.grant_read(fn.role)
+        for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):  # the relay has no Redis
+            aws.cache.grant_connect(fn.role)
         cluster, topic, group = (
             [kafka.cluster_arn],
             [kafka.topic_arn],

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -444,3 +445,62 @@ def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(
     }
     methods = resources(template, "AWS::ApiGateway::Method").values()
     assert all(alias_id in json.dumps(m["Properties"]["Integration"]["Uri"]) for m in methods)
+
+
+REDIS_FUNCTIONS, NO_REDIS_FUNCTIONS = ("intake", "worker", "dlq", "rebuild"), ("relay", "migrate", "topic")
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_the_cache_requires_iam_authentication_as_elasticache_documents_it(env, request):
+    """ElastiCache User Guide, "Authenticating with IAM" (auth-iam.html), Limitations and Setup:
+    Valkey 7.2 or later, in-transit encryption (TLS) on the cache, an IAM-enabled user whose user
+    name and user id are the same, in a user group attached to the cache, and elasticache:Connect
+    granted on the cache and the user. CloudFormation, AWS::ElastiCache::UserGroup: a user named
+    default must be included; here it is switched off, so a connection that does not
+    authenticate can run nothing (checkov CKV_AWS_31 for the replication group)."""
+    template = request.getfixturevalue(env)
+    users = resources(template, "AWS::ElastiCache::User")
+    (iam_id,) = [i for i, u in users.items() if u["Properties"].get("AuthenticationMode", {}).get("Type") == "iam"]
+    (default_id,) = [i for i, u in users.items() if u["Properties"]["UserName"] == "default"]
+    iam_user, default_user = users[iam_id]["Properties"], users[default_id]["Properties"]
+    assert iam_user["UserName"] == iam_user["UserId"]
+    assert re.fullmatch(r"[a-z][a-z0-9-]*", iam_user["UserId"])  # ElastiCache stores ids in lowercase
+    assert default_user["AccessString"].split()[0] == "off"
+    assert {iam_user["Engine"], default_user["Engine"]} == {"valkey"}
+    group_id, group = only(template, "AWS::ElastiCache::UserGroup")
+    assert sorted(json.dumps(u) for u in group["Properties"]["UserIds"]) == sorted(
+        json.dumps({"Ref": i}) for i in (iam_id, default_id)
+    )
+    config = CONFIG[env].cache
+    assert config is not None
+    if config.kind == "serverless":
+        cache_id, cache = only(template, "AWS::ElastiCache::ServerlessCache")
+        assert cache["Properties"]["UserGroupId"] == {"Ref": group_id}  # serverless caches speak TLS only
+        assert (cache["Properties"]["Engine"], int(cache["Properties"]["MajorEngineVersion"])) >= ("valkey", 8)
+        name, cache_arn = cache["Properties"]["ServerlessCacheName"], {"Fn::GetAtt": [cache_id, "ARN"]}
+    else:
+        cache_id, cache = only(template, "AWS::ElastiCache::ReplicationGroup")
+        assert cache["Properties"]["UserGroupIds"] == [{"Ref": group_id}]
+        assert cache["Properties"]["TransitEncryptionEnabled"] is True
+        version = tuple(int(part) for part in cache["Properties"]["EngineVersion"].split("."))
+        assert cache["Properties"]["Engine"] == "valkey"
+        assert version >= (7, 2)
+        name, cache_arn = {"Ref": cache_id}, None
+    for function in REDIS_FUNCTIONS:
+        variables = resources(template, "AWS::Lambda::Function")[function_id(template, function)]["Properties"]
+        variables = variables["Environment"]["Variables"]
+        assert variables["REDIS_AUTH"] == "iam"
+        assert variables["REDIS_USER"] == iam_user["UserId"]
+        assert variables["REDIS_CACHE_NAME"] == name
+        assert variables["REDIS_CACHE_KIND"] == config.kind
+        assert json.dumps(variables["REDIS_URL"]).startswith('{"Fn::Join": ["", ["rediss://')
+        granted = resources_of(template, function, "elasticache:Connect")
+        assert json.dumps({"Fn::GetAtt": [iam_id, "Arn"]}) in granted
+        if cache_arn is not None:
+            assert json.dumps(cache_arn) in granted
+        else:
+            (arn,) = [g for g in granted if "replicationgroup:" in g]
+            assert json.dumps({"Ref": cache_id}) in arn
+        assert len(granted) == 2  # that cache as that user, nothing else
+    for function in NO_REDIS_FUNCTIONS:
+        assert not resources_of(template, function, "elasticache:Connect")
