@@ -1,6 +1,7 @@
 """The intake function: the HTTP API of docs/design.md (app.py is the handler).
 
-app.py              the handler: the express lane, else the resolver
+app.py              the handler: a body that is not JSON refused, then the express lane, else the resolver
+json_only.py        the rule that bodies are JSON, for both lanes
 express.py          a well-formed POST /coupon-issues, answered without the resolver
 issue_route.py      what that route does once its request is valid, for both lanes
 api.py              Powertools' REST resolver with every route

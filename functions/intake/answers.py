@@ -37,6 +37,11 @@ _CONFLICT, _UNAVAILABLE = HTTPStatus.CONFLICT, HTTPStatus.SERVICE_UNAVAILABLE
 REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     # The request itself
     "INVALID_REQUEST": (_UNPROCESSABLE, "INVALID_REQUEST", "{problems}"),
+    "UNSUPPORTED_MEDIA_TYPE": (
+        HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+        "UNSUPPORTED_MEDIA_TYPE",
+        "the body must be JSON (Content-Type: application/json); got {declared!r}",
+    ),
     "USER_ID_MISSING": (_UNPROCESSABLE, "INVALID_REQUEST", "userId: Field required"),
     "INVALID_CHANGE": (_UNPROCESSABLE, "INVALID_REQUEST", "{problem}"),
     "KEY_REUSED": (

@@ -1,6 +1,7 @@
 """Intake function: the HTTP API of docs/design.md behind API Gateway (REST, Lambda proxy).
 
-Two lanes, one answer format (every answer has ``status``; errors add ``error``, which says
+A body declared as anything but JSON is refused first (``json_only.py``). Then two lanes, one
+answer format (every answer has ``status``; errors add ``error``, which says
 what was wrong). A well-formed ``POST /coupon-issues``, nearly every request of a flash sale,
 is answered by the express lane (``express.py``) without the resolver; every other request,
 malformed ones included, by Powertools' resolver (``api.py``), imported the first time one
@@ -18,13 +19,13 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core.observability import logger, metrics
-from functions.intake import dependencies, express
+from functions.intake import dependencies, express, json_only
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return express.take(event) or _resolver().resolve(event, context)
+    return json_only.refused(event) or express.take(event) or _resolver().resolve(event, context)
 
 
 def _resolver() -> Any:

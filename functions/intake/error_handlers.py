@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 
 from functions.intake.answers import ANSWERED, Answered, answer_to, refusal
 from functions.intake.routes.responses import as_response
@@ -31,6 +31,11 @@ def register(app: APIGatewayRestResolver) -> None:
     @app.exception_handler(list(ANSWERED))
     def _answered(exc: Answered) -> Response:
         return as_response(answer_to(exc))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _not_json(_: RequestUnsupportedContentType) -> Response:
+        # json_only refuses these before the resolver; should one pass, it is refused alike.
+        return as_response(refusal("UNSUPPORTED_MEDIA_TYPE", declared=app.current_event.headers.get("content-type")))
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response:

@@ -29,6 +29,7 @@ from functions.intake.answers import ANSWERED, answer_to
 from functions.intake.caller import caller_of
 from functions.intake.dependencies import issue_service, provide, settings
 from functions.intake.issue_route import request_coupon
+from functions.intake.json_only import header_values
 from lua_redis import MAX_BIGINT
 
 METHOD, PATH = "POST", "/coupon-issues"
@@ -56,7 +57,7 @@ def issue_request(event: Mapping[str, Any]) -> tuple[int, int | None, str | None
     if event.get("httpMethod") != METHOD or event.get("path") != PATH or event.get("isBase64Encoded"):
         return None
     ids = _ids(event.get("body"))
-    keys = _header_values(event, "idempotency-key")
+    keys = header_values(event, "idempotency-key")
     if ids is None or len(keys) > 1 or (keys and not _KEY.fullmatch(keys[0])):
         return None
     key: str | None = keys[0] if keys else None
@@ -81,13 +82,3 @@ def _ids(body: object) -> tuple[int, int | None] | None:
 
 def _is_id(value: object) -> TypeGuard[int]:
     return type(value) is int and 1 <= value <= MAX_BIGINT
-
-
-def _header_values(event: Mapping[str, Any], lowercase_name: str) -> list[Any]:
-    """A header's values, named in any case: ``multiValueHeaders`` if the event has them (as the
-    resolver reads them), else ``headers``."""
-    multi = event.get("multiValueHeaders")
-    if multi:
-        return [value for name, values in multi.items() if name.lower() == lowercase_name for value in values or ()]
-    single = event.get("headers") or {}
-    return [value for name, value in single.items() if name.lower() == lowercase_name]

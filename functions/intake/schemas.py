@@ -7,7 +7,16 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
-from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, StrictInt, model_validator
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    model_validator,
+)
 
 from coupon_core.domain.coupons import IssueLife
 from lua_redis import MAX_BIGINT
@@ -48,8 +57,20 @@ def _no_control_characters(name: str) -> str:
 
 
 Name = Annotated[str, Field(min_length=1, max_length=200, strict=True), AfterValidator(_no_control_characters)]
+_ISO_8601 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]")
+
+
+def _iso_8601_text(value: object) -> object:
+    # pydantic reads a number, or a string of digits, as a Unix time; the contract is ISO 8601.
+    if not isinstance(value, str) or not _ISO_8601.match(value):
+        raise ValueError("must be an ISO 8601 date and time with a zone (2026-12-01T12:00:00Z), not a number")
+    return value
+
+
 # Times become epoch milliseconds in Redis and Kafka, which are never negative.
-Moment = Annotated[AwareDatetime, Field(ge=EPOCH, description="ISO 8601 with a zone, not before 1970")]
+Moment = Annotated[
+    AwareDatetime, Field(ge=EPOCH, description="ISO 8601 with a zone, not before 1970"), BeforeValidator(_iso_8601_text)
+]
 
 
 class CreateCouponRequest(_Strict):

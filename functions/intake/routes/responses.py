@@ -32,7 +32,11 @@ def documented(success: tuple[int, str, type[BaseModel]], errors: dict[int, str]
     """OpenAPI responses of a route: its success model, and ErrorBody for each error status."""
     code, description, model = success
     responses: dict[int, Any] = {code: {"description": description, "content": {"application/json": {"model": model}}}}
-    all_errors = {422: "INVALID_REQUEST: the request is malformed; the error says how", **(errors or {})}
+    all_errors = {
+        415: "UNSUPPORTED_MEDIA_TYPE: a body declared as anything but JSON; nothing changed",
+        422: "INVALID_REQUEST: the request is malformed; the error says how",
+        **(errors or {}),
+    }
     for status_code, text in all_errors.items():
         responses[status_code] = {"description": text, "content": {"application/json": {"model": ErrorBody}}}
     return responses

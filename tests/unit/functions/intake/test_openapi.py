@@ -29,7 +29,8 @@ def test_every_route_is_documented_with_our_error_body():
     assert set(paths["/coupons/{couponId}"]) == {"get", "patch"}
     assert set(paths["/coupons"]) == {"get", "post"}
     use = paths["/coupons/{couponId}/issues/{userId}/use"]["post"]["responses"]
-    assert set(use) == {"200", "403", "404", "409", "422", "503"}
+    assert set(use) == {"200", "403", "404", "409", "415", "422", "503"}
     issue = paths["/coupon-issues"]["post"]["responses"]
-    assert set(issue) == {"202", "403", "404", "409", "422", "503"}
+    assert set(issue) == {"202", "403", "404", "409", "415", "422", "503"}
+    assert issue["415"]["description"].startswith("UNSUPPORTED_MEDIA_TYPE")
     assert issue["422"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/ErrorBody"

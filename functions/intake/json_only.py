@@ -1,0 +1,43 @@
+"""The API reads JSON bodies only, in both lanes: a body declared as anything else is refused
+(415 UNSUPPORTED_MEDIA_TYPE) before a route or the express lane reads it, and nothing changes.
+
+Without this rule the two lanes disagreed: the express lane read a body as JSON whatever its
+``Content-Type`` said, while Powertools' resolver parsed form bodies into strings and failed on
+``multipart/form-data`` without a boundary with a ``ValueError``, which API Gateway answers 502.
+What counts as JSON is what Powertools' resolver reads as JSON: no ``Content-Type``, or one that
+starts with ``application/json`` (parameters such as ``charset`` allowed), so that both lanes
+decide alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from functions.intake.answers import refusal
+
+JSON = "application/json"
+_SHOWN = 100  # characters of a declared type an error repeats
+
+
+def refused(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    """API Gateway's proxy result refusing an event whose body is declared as something other
+    than JSON; None for every other event."""
+    if not event.get("body"):
+        return None
+    declared = header_values(event, "content-type")
+    if not declared:
+        return None
+    if str(declared[0]).strip().startswith(JSON):
+        return None
+    return refusal("UNSUPPORTED_MEDIA_TYPE", declared=str(declared[0])[:_SHOWN]).proxy_result()
+
+
+def header_values(event: Mapping[str, Any], lowercase_name: str) -> list[Any]:
+    """A header's values, named in any case: ``multiValueHeaders`` if the event has them (as the
+    resolver reads them), else ``headers``."""
+    multi = event.get("multiValueHeaders")
+    if multi:
+        return [value for name, values in multi.items() if name.lower() == lowercase_name for value in values or ()]
+    single = event.get("headers") or {}
+    return [value for name, value in single.items() if name.lower() == lowercase_name]
