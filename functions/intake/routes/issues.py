@@ -14,7 +14,7 @@ from functions.intake import issue_route
 from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import catalog, issue_service, reservations
 from functions.intake.routes.asker import Asker
-from functions.intake.routes.responses import as_response, documented, from_model
+from functions.intake.routes.responses import FORBIDDEN, as_response, documented, from_model
 from functions.intake.schemas import IdempotencyKey, IssueAccepted, IssueRequest, IssueStatusBody, PathId
 
 router = Router()
@@ -26,7 +26,7 @@ router = Router()
     responses=documented(
         (202, "SUCCESS: reserved and durably queued; persisted asynchronously", IssueAccepted),
         {
-            403: "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)",
+            403: FORBIDDEN,
             404: "COUPON_NOT_FOUND",
             409: "DUPLICATE, SOLD_OUT, NOT_OPEN, ENDED or CLOSED (by its operators)",
             422: "INVALID_REQUEST: the request is malformed; KEY_REUSED: the Idempotency-Key was used with "
@@ -50,8 +50,12 @@ def request_coupon(
     "/coupons/<couponId>/issues/<userId>",
     summary="Where a user's request stands",
     responses=documented(
-        (200, "NONE, PENDING (reserved, not yet persisted), ISSUED or FAILED", IssueStatusBody),
-        {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"},
+        (
+            200,
+            "NONE, PENDING (reserved, not yet persisted), ISSUED, USED, CANCELED, EXPIRED or FAILED",
+            IssueStatusBody,
+        ),
+        {403: FORBIDDEN, 404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"},
     ),
 )
 def get_issue_status(

@@ -11,13 +11,12 @@ from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOut
 from functions.intake.answers import RequestRefusedError
 from functions.intake.dependencies import lifecycle
 from functions.intake.routes.asker import Asker
-from functions.intake.routes.responses import documented, from_model
+from functions.intake.routes.responses import FORBIDDEN, documented, from_model
 from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody
 
 router = Router()
 
 Service = Annotated[LifecycleService, Depends(lifecycle)]
-_FORBIDDEN = "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=claims)"
 
 
 @router.post(
@@ -26,7 +25,7 @@ _FORBIDDEN = "FORBIDDEN: userId differs from the token's user (USER_ID_SOURCE=cl
     responses=documented(
         (200, "USED (the same answer again for a repeat with the same Idempotency-Key)", UseBody),
         {
-            403: _FORBIDDEN,
+            403: FORBIDDEN,
             404: "COUPON_NOT_FOUND",
             409: "ALREADY_USED, CANCELED, EXPIRED, PENDING (retry shortly) or NOT_ISSUED",
             503: "UNAVAILABLE",
@@ -56,7 +55,7 @@ def use(
     responses=documented(
         (200, "CANCELED (the same answer again for a repeat with the same Idempotency-Key)", CancelBody),
         {
-            403: _FORBIDDEN,
+            403: FORBIDDEN,
             404: "COUPON_NOT_FOUND",
             409: "ALREADY_CANCELED, USED, EXPIRED, PENDING (retry shortly) or NOT_ISSUED",
             503: "UNAVAILABLE",

@@ -40,6 +40,15 @@ router = Router()
 Catalog = Annotated[CouponCatalog, Depends(catalog)]
 Store = Annotated[Reservations, Depends(reservations)]
 Admin = Annotated[CouponAdmin, Depends(coupon_admin)]
+CSV_EXPORT = {
+    "content": {"text/csv": {"schema": {"type": "string", "description": "a header row, then one row an issue"}}},
+    "headers": {
+        "X-Next-After": {
+            "description": "format=csv: the after of the next page; absent on the last page",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        }
+    },
+}
 CHANGED = documented((200, "OK: the coupon as changed", CouponBody), {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"})
 
 
@@ -89,7 +98,11 @@ def top_up(
 @router.get(
     "/coupons/<couponId>/issues",
     summary="A coupon's issues, a page at a time, as JSON or CSV (admin)",
-    responses=documented((200, "OK (format=csv: text/csv, a header row first)", IssuePage), {404: "COUPON_NOT_FOUND"}),
+    responses=documented(
+        (200, "OK (format=csv: text/csv, a header row first)", IssuePage),
+        {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"},
+        alternative=CSV_EXPORT,
+    ),
 )
 def list_issues(
     couponId: PathId,  # noqa: N803

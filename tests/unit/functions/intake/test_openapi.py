@@ -34,3 +34,17 @@ def test_every_route_is_documented_with_our_error_body():
     assert set(issue) == {"202", "403", "404", "409", "415", "422", "503"}
     assert issue["415"]["description"].startswith("UNSUPPORTED_MEDIA_TYPE")
     assert issue["422"]["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/ErrorBody"
+
+
+def test_the_csv_export_and_the_claims_modes_refusal_are_documented():
+    paths = json.loads(generate())["paths"]
+    export = paths["/coupons/{couponId}/issues"]["get"]["responses"]["200"]
+    assert set(export["content"]) == {"application/json", "text/csv"}
+    assert set(export["headers"]) == {"X-Next-After"}
+    for path, method in (
+        ("/coupons/{couponId}/issues/{userId}", "get"),
+        ("/coupon-issues", "post"),
+        ("/coupons/{couponId}/issues/{userId}/use", "post"),
+        ("/coupons/{couponId}/issues/{userId}/cancel", "post"),
+    ):
+        assert paths[path][method]["responses"]["403"]["description"].startswith("FORBIDDEN"), path
