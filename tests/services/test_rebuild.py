@@ -47,10 +47,12 @@ def assert_invariants(engine, redis_client, coupon_id: int, successes: dict[str,
     assert remaining == total - len(issued)
 
 
-def issue_once_rebuilt(coupon_id: int, user: int) -> Any:
+def issue_once_rebuilt(coupon_id: int, user: int, *, idempotency_key: str | None = None) -> Any:
     """The request, sent again after each 503 while a lost state waits for its rebuild."""
     deadline = time.monotonic() + 60
-    while (answer := issue(coupon_id, user)).status_code == 503 and time.monotonic() < deadline:
+    while (
+        answer := issue(coupon_id, user, idempotency_key=idempotency_key)
+    ).status_code == 503 and time.monotonic() < deadline:
         time.sleep(0.5)
     return answer
 
@@ -92,6 +94,33 @@ def test_redis_state_lost_mid_sale_is_rebuilt_without_losing_a_reservation(
     assert report["failed"] == []
     assert_invariants(migrated_engine, redis_client, coupon_id, successes)
     assert len(database_state(migrated_engine, coupon_id)[0]) == 100
+
+
+@pytest.mark.parametrize("rebuilt_by", ["the intake", "the rebuild function"])
+def test_after_a_lost_state_is_rebuilt_a_retry_with_its_idempotency_key_answers_its_own_success(
+    pipeline, redis_client, rebuilt_by
+):
+    """The retry protocol's promise (the same key answers the same SUCCESS) holds after the fault
+    it is for: the rebuild gives holders back their request ids, from the issued rows and from the
+    records still in Kafka, and a retry is not told DUPLICATE about its own reservation."""
+    coupon_id = create_coupon(10)
+    first = {user: issue(coupon_id, user, idempotency_key=f"key-{user}") for user in range(1, 7)}
+    assert {a.status_code for a in first.values()} == {202}
+    pipeline.run_worker(limit=3)  # three persisted, three still in Kafka
+    redis_client.flushall()
+    if rebuilt_by == "the rebuild function":  # the first run starts the wait for produces under way
+        deadline = time.monotonic() + 30
+        while rebuild({"couponId": coupon_id})["failed"] and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert rebuild({"couponId": coupon_id})["failed"] == []
+
+    again = {user: issue_once_rebuilt(coupon_id, user, idempotency_key=f"key-{user}") for user in first}
+    another_key = issue(coupon_id, 1, idempotency_key="another-key")
+
+    assert {user: (a.status_code, a.body) for user, a in again.items()} == {
+        user: (202, a.body) for user, a in first.items()
+    }  # the same requestId and reservedAt, persisted or in flight
+    assert another_key.body["status"] == "DUPLICATE"  # a new request of a holder is still one too many
 
 
 def test_a_reservation_that_never_reached_kafka_is_released_by_the_next_reconcile_without_traffic(

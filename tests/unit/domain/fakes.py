@@ -37,6 +37,7 @@ class Reservations:
     reserves: list[tuple[int, int]] = field(default_factory=list)
     releases: list[tuple[int, int, int]] = field(default_factory=list)
     installed: list[tuple[CouponState, dict[int, int]]] = field(default_factory=list)
+    request_ids: list[dict[int, str]] = field(default_factory=list)  # what each reconcile was told
     wait_ms: int = 0  # what the rebuild gate answers
 
     def reserve(
@@ -61,9 +62,15 @@ class Reservations:
         return bool(self.installed)
 
     def reconcile(
-        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
+        self,
+        state: CouponState,
+        holders: Mapping[int, int],
+        *,
+        release_before: int | None,
+        request_ids: Mapping[int, str] | None = None,
     ) -> ReconcileChanges:
         self.installed.append((state, dict(holders)))
+        self.request_ids.append(dict(request_ids or {}))
         return ReconcileChanges(state.coupon_id, True, len(holders), 0, 0, 0, len(holders))
 
 

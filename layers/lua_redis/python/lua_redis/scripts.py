@@ -24,6 +24,7 @@ class Scripts:
     reserve: Script
     release: Script
     add_holders: Script
+    restore_requests: Script
     install: Script
     rebuild_gate: Script
     update_state: Script
@@ -35,6 +36,7 @@ class Scripts:
             reserve=client.register_script(_source("reserve")),
             release=client.register_script(_source("release")),
             add_holders=client.register_script(_source("add_holders")),
+            restore_requests=client.register_script(_source("restore_requests")),
             install=client.register_script(_source("install")),
             rebuild_gate=client.register_script(_source("rebuild_gate")),
             update_state=client.register_script(_source("update_state")),

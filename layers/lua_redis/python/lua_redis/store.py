@@ -9,7 +9,7 @@ from itertools import islice
 import redis
 
 from lua_redis import keys
-from lua_redis.errors import redis_unavailable
+from lua_redis.errors import InvalidInputError, redis_unavailable
 from lua_redis.ids import validate_id, validate_millis
 from lua_redis.models import (
     RELEASE_CODES,
@@ -26,13 +26,13 @@ STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disap
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
 
 
-def _chunks(items: Sequence[tuple[int, int]], size: int) -> Iterator[list[tuple[int, int]]]:
+def _chunks[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
 
 
-def _flatten(pairs: list[tuple[int, int]]) -> list[int]:
+def _flatten(pairs: Sequence[tuple[int, int] | tuple[int, str]]) -> list[int | str]:
     return [value for pair in pairs for value in pair]
 
 
@@ -162,7 +162,12 @@ class ReservationStore:
 
     @redis_unavailable
     def reconcile(
-        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
+        self,
+        state: CouponState,
+        holders: Mapping[int, int],
+        *,
+        release_before: int | None,
+        request_ids: Mapping[int, str] | None = None,
     ) -> ReconcileChanges:
         """Make a coupon's reservations agree with who holds the coupon.
 
@@ -177,14 +182,19 @@ class ReservationStore:
         When the state is missing (any of its keys lost) and the set is gone, it is built from the
         holders in a staging set in chunks and swapped in with one atomic RENAME (the seed's
         rebuild). Otherwise the meta hash and the sentinels are rewritten, stray members are
-        released, and missing holders are added back (never past the total). Safe to run twice,
+        released, and missing holders are added back (never past the total). Either way a holder
+        whose request id Redis lost gets it back from ``request_ids`` (user -> the request id that
+        holds its copy), so that a retry of that request still answers its own SUCCESS. Safe to run twice,
         and concurrently with reserves; callers serialise reconciles of one coupon with the state
         lock.
         """
         holder_pairs = self._validated_holders(state.coupon_id, holders)
+        requests = [(validate_id("userId", user), _request_id(rid)) for user, rid in (request_ids or {}).items()]
         if release_before is not None:
             validate_millis("releaseBefore", release_before)
-        if self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs):
+        installed = self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs)
+        if installed:
+            self._restore_requests(state.coupon_id, requests)
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
                 installed=True,
@@ -201,6 +211,7 @@ class ReservationStore:
             released = self._release_many(state.coupon_id, [(user, at) for user, at in stray if at < release_before])
         missing = [(user, at) for user, at in holder_pairs if user not in snapshot]
         added, deferred = self._add_holders(state.coupon_id, missing)
+        self._restore_requests(state.coupon_id, requests)
         return ReconcileChanges(
             coupon_id=state.coupon_id,
             installed=False,
@@ -244,6 +255,13 @@ class ReservationStore:
     def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
         return sum(1 for outcome in self.release_all(coupon_id, pairs) if outcome is ReleaseOutcome.RELEASED)
 
+    def _restore_requests(self, coupon_id: int, pairs: list[tuple[int, str]]) -> int:
+        keys_of = [keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
+        return sum(
+            int(self._scripts.restore_requests(keys=keys_of, args=_flatten(chunk)))
+            for chunk in _chunks(pairs, self._chunk_size)
+        )
+
     def _add_holders(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0
         for chunk in _chunks(pairs, self._chunk_size):
@@ -253,6 +271,14 @@ class ReservationStore:
             added += chunk_added
             deferred += chunk_deferred
         return added, deferred
+
+
+def _request_id(value: str) -> str:
+    """A request id as the intake makes them (a UUID), in its canonical text."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, TypeError, AttributeError):
+        raise InvalidInputError(f"requestId must be a UUID, got {value!r}") from None
 
 
 def _meta_args(state: CouponState) -> tuple[int, int, int, int, str]:

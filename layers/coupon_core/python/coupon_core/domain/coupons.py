@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
@@ -66,10 +66,12 @@ class Coupon:
 @dataclass(frozen=True)
 class IssuedUsers:
     """A coupon and the users who hold a reservation by the database (issued, used, expired, and
-    canceled where the coupon does not allow a second take), with their reservation times (ms)."""
+    canceled where the coupon does not allow a second take), with their reservation times (ms)
+    and the request ids that hold them."""
 
     coupon: Coupon
     reserved_at: dict[int, int]
+    request_ids: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import MalformedMessageError
@@ -70,16 +70,26 @@ class InFlight:
     """
 
     holders: dict[int, dict[int, int]]
+    request_ids: dict[int, dict[int, str]] = field(default_factory=dict)  # coupon -> user -> request id
 
     def of(self, coupon_id: int) -> dict[int, int]:
         return self.holders.get(coupon_id, {})
 
+    def requests_of(self, coupon_id: int) -> dict[int, str]:
+        """The request id of each holder's latest record."""
+        return self.request_ids.get(coupon_id, {})
+
     @classmethod
     def of_records(cls, records: Sequence[Delivered]) -> InFlight:
-        """The holders in a run of records; a malformed record holds nothing."""
+        """The holders in a run of records, each with its latest record; a malformed record holds nothing."""
         holders: dict[int, dict[int, int]] = {}
+        request_ids: dict[int, dict[int, str]] = {}
         for record in records:
-            if record.message is not None:
-                users = holders.setdefault(record.message.coupon_id, {})
-                users[record.message.user_id] = max(record.message.reserved_at, users.get(record.message.user_id, 0))
-        return cls(holders)
+            message = record.message
+            if message is None:
+                continue
+            users = holders.setdefault(message.coupon_id, {})
+            if message.reserved_at >= users.get(message.user_id, 0):
+                users[message.user_id] = message.reserved_at
+                request_ids.setdefault(message.coupon_id, {})[message.user_id] = str(message.request_id)
+        return cls(holders, request_ids)

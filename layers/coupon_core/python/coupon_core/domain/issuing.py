@@ -132,12 +132,16 @@ class StateInitialiser:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
             if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
                 return InitOutcome.REBUILDING
-            in_flight = self._in_flight().read().of(coupon_id)  # before the snapshot: see the class
+            records = self._in_flight().read()  # before the snapshot: see the class
+            in_flight = records.of(coupon_id)
             snapshot = self._catalog().issued_users(coupon_id)
             if snapshot is None:
                 return InitOutcome.NOT_FOUND
             report = self._store.reconcile(
-                snapshot.coupon.state(self._retention_ms), in_flight | snapshot.reserved_at, release_before=None
+                snapshot.coupon.state(self._retention_ms),
+                in_flight | snapshot.reserved_at,
+                release_before=None,
+                request_ids=records.requests_of(coupon_id) | snapshot.request_ids,
             )
             logger.info(
                 "coupon state built from its holders",

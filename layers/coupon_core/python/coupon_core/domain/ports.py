@@ -53,7 +53,12 @@ class Reservations(Protocol):
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int: ...
 
     def reconcile(
-        self, state: CouponState, holders: Mapping[int, int], *, release_before: int | None
+        self,
+        state: CouponState,
+        holders: Mapping[int, int],
+        *,
+        release_before: int | None,
+        request_ids: Mapping[int, str] | None = None,
     ) -> ReconcileChanges: ...
 
 

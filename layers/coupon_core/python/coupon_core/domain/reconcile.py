@@ -162,5 +162,8 @@ class Reconciler:
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
             return self._store.reconcile(
-                state, holders.in_flight.of(coupon_id) | snapshot.reserved_at, release_before=holders.release_before
+                state,
+                holders.in_flight.of(coupon_id) | snapshot.reserved_at,
+                release_before=holders.release_before,
+                request_ids=holders.in_flight.requests_of(coupon_id) | snapshot.request_ids,
             )

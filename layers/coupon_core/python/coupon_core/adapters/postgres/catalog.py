@@ -104,12 +104,17 @@ class SqlCouponCatalog:
             row = session.get(CouponRow, coupon_id)
             if row is None:
                 return None
-            query = select(CouponIssue.user_id, CouponIssue.reserved_at).where(CouponIssue.coupon_id == coupon_id)
+            query = select(CouponIssue.user_id, CouponIssue.reserved_at, CouponIssue.request_id).where(
+                CouponIssue.coupon_id == coupon_id
+            )
             if row.reissue_after_cancel:
                 query = query.where(CouponIssue.status != "CANCELED")
             issues = session.execute(query).all()
-            reserved_at = {user_id: to_millis(at) for user_id, at in issues}
-            return IssuedUsers(coupon=_coupon(row, *_counts(session, coupon_id)), reserved_at=reserved_at)
+            return IssuedUsers(
+                coupon=_coupon(row, *_counts(session, coupon_id)),
+                reserved_at={user_id: to_millis(at) for user_id, at, _ in issues},
+                request_ids={user_id: str(request_id) for user_id, _, request_id in issues},
+            )
 
     @_database_down
     def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None:
