@@ -20,6 +20,9 @@ export PYTHONPATH := $(CURDIR):$(LAYER_PATHS):$(CURDIR)/cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 ENV ?= dev
+# Who receives the alarms, added to cdk.json's alarmEmails (prod refuses to deploy without one):
+# make deploy ENV=prod ALARM_EMAILS=oncall@example.com,lead@example.com
+CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
 .PHONY: venv test unit services infra check-deploy integration chaos lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
@@ -107,20 +110,20 @@ $(CDK): package.json
 	touch $(CDK)
 
 bootstrap: venv $(CDK)
-	$(CDK) bootstrap -c env=$(ENV)
+	$(CDK) bootstrap $(CDK_CONTEXT)
 
 synth: venv $(CDK)
-	$(CDK) synth -c env=$(ENV) --quiet
+	$(CDK) synth $(CDK_CONTEXT) --quiet
 
 diff: venv $(CDK)
-	$(CDK) diff -c env=$(ENV) Coupons-$(ENV)
+	$(CDK) diff $(CDK_CONTEXT) Coupons-$(ENV)
 
 # The environment's stack and, the first time, the shared Coupons-ApiGatewayAccount it depends on.
 deploy: venv $(CDK)
-	$(CDK) deploy -c env=$(ENV) --require-approval broadening Coupons-$(ENV)
+	$(CDK) deploy $(CDK_CONTEXT) --require-approval broadening Coupons-$(ENV)
 
 destroy: venv $(CDK)
-	$(CDK) destroy -c env=$(ENV) Coupons-$(ENV)
+	$(CDK) destroy $(CDK_CONTEXT) Coupons-$(ENV)
 
 clean:
 	rm -rf $(VENV) .local .pytest_cache .ruff_cache cdk.out node_modules

@@ -23,11 +23,22 @@ def build(app: cdk.App) -> CouponStack:
         for field in ("redisUrl", "databaseUrl", "kafkaBootstrapServers")
         if (value := app.node.try_get_context(f"local:{field}"))
     }
-    config = load(app.node.try_get_context(CONTEXT_KEY), app.node.try_get_context("env"), overrides)
+    config = load(
+        app.node.try_get_context(CONTEXT_KEY),
+        app.node.try_get_context("env"),
+        overrides,
+        alarm_emails=app.node.try_get_context("alarmEmails"),
+    )
     env = None if config.is_local else target(app)
     stack = CouponStack(
         app, f"Coupons-{config.name}", config=config, env=env, description=f"Coupon issuing ({config.name})"
     )
+    if not config.is_local and not config.alarm_emails:
+        cdk.Annotations.of(stack).add_warning_v2(
+            "coupon:alarms-reach-nobody",
+            f"{config.name}'s alarms reach nobody: set {config.name}.alarmEmails in cdk.json or pass "
+            "-c alarmEmails=oncall@example.com",
+        )
     if env is not None:
         stack.add_stack_dependency(ApiGatewayAccountStack(app, env=env))
     untaggable = ["AWS::RDS::DBProxyTargetGroup"]  # CloudFormation refuses Tags on it

@@ -125,6 +125,7 @@ class EnvironmentConfig(_Section):
     availability_zones: Count = 2
     removal_policy: Literal["destroy", "retain"] = "destroy"
     alarm_emails: tuple[Text, ...] = ()
+    alarm_subscribers_required: Flag = False
     concurrency: ConcurrencyConfig | None = None
     processing_limit: ProcessingLimitConfig | None = None
     cache: CacheConfig | None = None
@@ -181,12 +182,18 @@ def _problem(name: str, error: Any) -> str:
 
 
 def load(
-    context: dict[str, Any] | None, name: str | None, overrides: dict[str, Any] | None = None
+    context: dict[str, Any] | None,
+    name: str | None,
+    overrides: dict[str, Any] | None = None,
+    *,
+    alarm_emails: str | None = None,
 ) -> EnvironmentConfig:
     """The configuration of environment ``name`` from the ``coupon:environments`` context.
 
     ``overrides`` replace fields of the ``local`` block (``make up`` passes the URLs of the
-    services it started, as ``-c local:redisUrl=...`` and so on).
+    services it started, as ``-c local:redisUrl=...`` and so on). ``alarm_emails`` (``-c
+    alarmEmails=a@example.com,b@example.com``, a deploy parameter) adds alarm subscribers to the
+    environment's own.
     """
     if not isinstance(context, dict) or not context:
         raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object")
@@ -200,6 +207,8 @@ def load(
     raw = {**raw, "name": name}
     if overrides and isinstance(raw.get("local"), dict):
         raw["local"] = {**raw["local"], **overrides}
+    if alarm_emails:
+        raw["alarmEmails"] = list(dict.fromkeys([*raw.get("alarmEmails", []), *_emails(alarm_emails)]))
     try:
         config = EnvironmentConfig.model_validate(raw, by_alias=True)
     except ValidationError as exc:
@@ -219,9 +228,22 @@ MSK_IAM_CONNECTIONS = 3000
 CONNECTIONS_PER_INTAKE = 2
 
 
+def _emails(listed: str) -> list[str]:
+    emails = [email.strip() for email in listed.split(",") if email.strip()]
+    bad = [email for email in emails if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", email)]
+    if bad:
+        raise ConfigError(f"-c alarmEmails must be e-mail addresses, separated by commas; bad: {bad}")
+    return emails
+
+
 def _check(config: EnvironmentConfig) -> None:
     """Rules across fields, each the constraint of a service (docs/deploy.md names the pages)."""
     name, api = config.name, config.api
+    if config.alarm_subscribers_required and not config.alarm_emails:
+        raise ConfigError(
+            f"{name} sends its alarms to nobody: list who receives them in cdk.json ({name}.alarmEmails) "
+            "or pass them at deploy time: -c alarmEmails=oncall@example.com"
+        )
     if (api.user_id_source == "claims") != (api.public_auth == "cognito"):
         raise ConfigError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
     if api.public_auth == "none" and not config.is_local:

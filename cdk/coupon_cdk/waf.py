@@ -1,8 +1,10 @@
-"""A WAF web ACL in front of the API stage: a per-IP rate limit and AWS's common rule set.
+"""A WAF web ACL in front of the API stage: a per-IP rate limit and two of AWS's managed rule
+groups.
 
 Stage throttling caps the whole API; the rate-based rule stops one address from taking a sale
-for itself, and the common rule set drops well-known bad requests before they cost an intake
-invocation.
+for itself; the common rule set and the known-bad-inputs set (request patterns of known
+exploits, Log4j's JNDI lookups among them) drop well-known bad requests before they cost an
+intake invocation. Together they use about 900 of the web ACL's 1,500 capacity units.
 """
 
 from __future__ import annotations
@@ -48,6 +50,17 @@ class ApiFirewall(Construct):
                         )
                     ),
                     visibility_config=_visibility("coupon-api-common-rules"),
+                ),
+                wafv2.CfnWebACL.RuleProperty(
+                    name="AwsKnownBadInputs",
+                    priority=2,
+                    override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
+                    statement=wafv2.CfnWebACL.StatementProperty(
+                        managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
+                            vendor_name="AWS", name="AWSManagedRulesKnownBadInputsRuleSet"
+                        )
+                    ),
+                    visibility_config=_visibility("coupon-api-known-bad-inputs"),
                 ),
             ],
         )

@@ -17,6 +17,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
 
 ACCOUNT, REGION = "123456789012", "eu-west-1"
+ONCALL = "oncall@example.com"  # who a deployer names with -c alarmEmails=... (prod requires one)
 # What `cdk synth` with credentials looks up once and keeps in cdk.context.json
 LOOKUPS = {f"availability-zones:account={ACCOUNT}:region={REGION}": [f"{REGION}{az}" for az in "abc"]}
 
@@ -28,6 +29,7 @@ def context(env: str) -> dict:
         "env": env,
         "account": ACCOUNT,
         "region": REGION,
+        "alarmEmails": ONCALL,
         "aws:cdk:bundling-stacks": [],
     }
 

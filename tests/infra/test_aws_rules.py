@@ -17,14 +17,14 @@ from typing import Any
 import aws_cdk as cdk
 import pytest
 from app import build
-from aws_cdk.assertions import Template
+from aws_cdk.assertions import Annotations, Match, Template
 
 from coupon_cdk.config import ConfigError, load
-from tests.infra.conftest import ASSEMBLIES, context
+from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
 ENVIRONMENTS = ("dev", "prod")
-CONFIG = {env: load(context(env)["coupon:environments"], env) for env in ENVIRONMENTS}
+CONFIG = {env: load(context(env)["coupon:environments"], env, alarm_emails=ONCALL) for env in ENVIRONMENTS}
 
 
 def only(template: Template, kind: str) -> tuple[str, dict[str, Any]]:
@@ -118,7 +118,7 @@ def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
         target = environments["prod"]
         target[key] = {**target[key], **value} if isinstance(value, dict) else value
     with pytest.raises(ConfigError, match=message):
-        load(environments, "prod")
+        load(environments, "prod", alarm_emails=ONCALL)
 
 
 def test_an_aws_environment_without_an_account_and_region_is_refused(tmp_path, monkeypatch):
@@ -247,6 +247,28 @@ def test_alarms_reach_the_configured_subscribers_through_the_encrypted_topic(tmp
     )
 
 
+def test_prod_refuses_to_deploy_alarms_that_reach_nobody_and_dev_says_so(tmp_path):
+    """CloudWatch alarms act through their SNS topic; a topic without a subscription delivers to
+    no one (SNS Developer Guide, "Subscribing to a topic"). prod requires one, from cdk.json or
+    as a deploy parameter; dev warns in the synth output."""
+    unsubscribed = {name: value for name, value in context("prod").items() if name != "alarmEmails"}
+    with pytest.raises(ConfigError, match=r"prod sends its alarms to nobody: .*-c alarmEmails="):
+        build(cdk.App(context=unsubscribed, outdir=str(tmp_path / "prod")))
+    with pytest.raises(ConfigError, match="alarmEmails must be e-mail addresses"):
+        build(cdk.App(context={**unsubscribed, "alarmEmails": "oncall"}, outdir=str(tmp_path / "bad")))
+
+    dev_context = {name: value for name, value in context("dev").items() if name != "alarmEmails"}
+    dev = build(cdk.App(context=dev_context, outdir=str(tmp_path / "dev")))
+    warnings = Annotations.from_stack(dev).find_warning("*", Match.string_like_regexp("alarms reach nobody"))
+    assert warnings
+    assert not resources(Template.from_stack(dev), "AWS::SNS::Subscription")
+
+
+def test_a_deploy_parameter_subscribes_to_the_alarms(prod):
+    (subscription,) = resources(prod, "AWS::SNS::Subscription").values()
+    assert (subscription["Properties"]["Protocol"], subscription["Properties"]["Endpoint"]) == ("email", ONCALL)
+
+
 def test_valkey_never_evicts_a_reservation(dev, prod):
     """ElastiCache User Guide, "Valkey and Redis OSS parameters": the default maxmemory-policy
     volatile-lru evicts keys with a TTL, and every key here has one. ElastiCache Serverless
@@ -331,12 +353,16 @@ def test_concurrency_is_bounded_where_it_must_be(env, request):
 
 def test_prod_has_a_web_acl_and_dev_refuses_anonymous_callers(dev, prod):
     """AWS WAF Developer Guide, "Rate-based rule statement" and "Baseline rule groups"
-    (AWSManagedRulesCommonRuleSet); API Gateway, "Using AWS WAF to protect your REST APIs"."""
+    (AWSManagedRulesCommonRuleSet, and AWSManagedRulesKnownBadInputsRuleSet, whose Log4JRCE
+    rules block Log4j's JNDI lookups: checkov CKV_AWS_192); "Web ACL capacity units": at most
+    1,500 by default; API Gateway, "Using AWS WAF to protect your REST APIs"."""
     _, acl = only(prod, "AWS::WAFv2::WebACL")
     rules = {rule["Name"]: rule["Statement"] for rule in acl["Properties"]["Rules"]}
     rate = rules["RatePerIp"]["RateBasedStatement"]
     assert (rate["AggregateKeyType"], rate["Limit"]) == ("IP", CONFIG["prod"].api.waf_requests_per_5_min)
     assert rules["AwsCommonRules"]["ManagedRuleGroupStatement"]["Name"] == "AWSManagedRulesCommonRuleSet"
+    assert rules["AwsKnownBadInputs"]["ManagedRuleGroupStatement"]["Name"] == "AWSManagedRulesKnownBadInputsRuleSet"
+    assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules)  # priorities are unique
     _, association = only(prod, "AWS::WAFv2::WebACLAssociation")
     stage_id, _ = only(prod, "AWS::ApiGateway::Stage")
     assert stage_id in json.dumps(association["Properties"]["ResourceArn"])
