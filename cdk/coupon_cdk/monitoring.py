@@ -53,6 +53,7 @@ class Monitoring(Construct):
         worker: lambda_.IFunction,
         dlq: sqs.IQueue,
         redrive: sqs.IQueue,
+        failed_runs: sqs.IQueue,
         api: apigw.RestApi,
         access_logs: logs.ILogGroup,
         stores: DataStores,
@@ -86,6 +87,12 @@ class Monitoring(Construct):
             redrive.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
             1,
             "dead letters the handler gave up on: each is a request for a person (docs/operations.md)",
+        )
+        self._alarm(
+            "FailedRuns",
+            failed_runs.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
+            1,
+            "a scheduled rebuild or relay run failed or was dropped (docs/operations.md, Failed scheduled runs)",
         )
         for name, function in functions.items():
             self._alarm(

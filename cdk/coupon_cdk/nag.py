@@ -51,9 +51,13 @@ REASONS = {
         "and the proxy's security groups may reach it."
     ),
     "AwsSolutions-AEC6": (
-        "Only the functions' security group reaches the cache, over TLS. Redis AUTH would put a password "
-        "in an environment variable; IAM authentication needs a redis-py credential provider that signs "
-        "tokens, not built yet (docs/architecture.md)."
+        "The cache requires IAM authentication through its user group (an IAM-enabled user; the default "
+        "user switched off), which replaces an AUTH token: cdk-nag's rule looks for an AuthToken only. "
+        "Only the functions' security group reaches the cache, over TLS."
+    ),
+    "AwsSolutions-SQS3": (
+        "The failed-runs queue is itself a dead letter queue: Lambda's on-failure destination for the "
+        "scheduled functions' runs; a queue behind it would only move the same messages once more."
     ),
     "AwsSolutions-APIG2": (
         "Local environment only: LocalStack ignores the gateway response templates that put API Gateway's "

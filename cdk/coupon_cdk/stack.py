@@ -10,6 +10,7 @@ from aws_cdk import aws_applicationautoscaling as appscaling
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
 from constructs import Construct
@@ -312,11 +313,17 @@ class CouponStack(Stack):
 
     def _one_scheduled_run_at_a_time(self) -> None:
         """An invocation of the rebuild or the relay that finds its one slot taken is not queued
-        for hours behind it: the next schedule comes soon enough."""
+        for hours behind it: the next schedule comes soon enough. A run that fails, or is dropped
+        for its age, leaves its event and error in the failed-runs queue (an alarm watches it)."""
+        failed = destinations.SqsDestination(self.queues.add_failed_runs())
         self.rebuild.function.configure_async_invoke(
-            retry_attempts=0, max_event_age=Duration.minutes(max(1, self.config.reconcile_every_minutes))
+            retry_attempts=0,
+            max_event_age=Duration.minutes(max(1, self.config.reconcile_every_minutes)),
+            on_failure=failed,
         )
-        self.relay.function.configure_async_invoke(retry_attempts=0, max_event_age=Duration.minutes(1))
+        self.relay.function.configure_async_invoke(
+            retry_attempts=0, max_event_age=Duration.minutes(1), on_failure=failed
+        )
 
     def _monitoring(self, aws: AwsParts, config: EnvironmentConfig) -> None:
         Monitoring(
@@ -329,6 +336,7 @@ class CouponStack(Stack):
             worker=self.worker.function,
             dlq=self.queues.dlq,
             redrive=self.queues.redrive,
+            failed_runs=self.queues.failed_runs,
             api=self.api.rest_api,
             access_logs=self.api.access_logs,
             stores=aws.stores(config),

@@ -530,3 +530,40 @@ def test_the_cache_requires_iam_authentication_as_elasticache_documents_it(env, 
         assert len(granted) == 2  # that cache as that user, nothing else
     for function in NO_REDIS_FUNCTIONS:
         assert not resources_of(template, function, "elasticache:Connect")
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_every_asynchronously_invoked_function_keeps_its_failed_runs(env, request):
+    """Lambda Developer Guide, "Asynchronous invocation" and "Capturing records of Lambda
+    asynchronous invocations": an on-failure destination keeps the event and error of a run that
+    failed or was dropped for its age; without one, a failed scheduled run leaves only an Errors
+    metric. Every function an EventBridge rule invokes has one, and an alarm watches it."""
+    template = request.getfixturevalue(env)
+    targeted = {
+        json.dumps(target["Arn"])
+        for rule in resources(template, "AWS::Events::Rule").values()
+        for target in rule["Properties"]["Targets"]
+    }
+    configs = {
+        json.dumps({"Fn::GetAtt": [c["Properties"]["FunctionName"]["Ref"], "Arn"]}): c
+        for c in resources(template, "AWS::Lambda::EventInvokeConfig").values()
+    }
+    assert targeted
+    assert targeted <= set(configs)
+    queue_ids = {
+        c["Properties"]["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"][0] for c in configs.values()
+    }
+    (queue_id,) = queue_ids
+    assert only_type(template, queue_id) == "AWS::SQS::Queue"
+    for name in ("rebuild", "relay"):
+        assert any(queue_id in granted for granted in resources_of(template, name, "sqs:SendMessage"))
+    alarms = resources(template, "AWS::CloudWatch::Alarm").values()
+    assert any(
+        queue_id in json.dumps(alarm["Properties"].get("Dimensions", []))
+        and alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        for alarm in alarms
+    )
+
+
+def only_type(template: Template, logical_id: str) -> str:
+    return str(template.to_json()["Resources"][logical_id]["Type"])
