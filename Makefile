@@ -25,7 +25,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test unit services infra check-deploy integration chaos lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: venv test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP)
 
@@ -65,6 +65,11 @@ integration: venv $(CDK)
 # (make test runs a small one); CHAOS_ARGS="--users 1000 --quantity 300 --seed 7" for a big one.
 chaos: venv
 	$(BIN)/python -m local.tools.chaos $(CHAOS_ARGS)
+
+# The API fuzzer (schemathesis, from docs/openapi.json) at length with a random seed; make test
+# runs a fixed sample of it. FUZZ_EXAMPLES="2000" for a longer one.
+fuzz: venv
+	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-500} FUZZ_RANDOM=1 $(BIN)/pytest tests/services/test_fuzz.py
 
 lint: venv
 	$(BIN)/ruff check .

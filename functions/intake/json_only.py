@@ -6,11 +6,13 @@ Without this rule the two lanes disagreed: the express lane read a body as JSON 
 ``multipart/form-data`` without a boundary with a ``ValueError``, which API Gateway answers 502.
 What counts as JSON is what Powertools' resolver reads as JSON: no ``Content-Type``, or one that
 starts with ``application/json`` (parameters such as ``charset`` allowed), so that both lanes
-decide alike.
+decide alike. JSON is UTF-8 text: a body API Gateway passed base64-encoded that does not
+decode to it is 422 INVALID_REQUEST here (Powertools raised ``UnicodeDecodeError``: a 502).
 """
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,12 +27,20 @@ def refused(event: Mapping[str, Any]) -> dict[str, Any] | None:
     than JSON; None for every other event."""
     if not event.get("body"):
         return None
-    declared = header_values(event, "content-type")
-    if not declared:
-        return None
-    if str(declared[0]).strip().startswith(JSON):
-        return None
-    return refusal("UNSUPPORTED_MEDIA_TYPE", declared=str(declared[0])[:_SHOWN]).proxy_result()
+    declared = header_values(event, "content-type") or [JSON]  # no type: read as JSON
+    if not str(declared[0]).strip().startswith(JSON):
+        return refusal("UNSUPPORTED_MEDIA_TYPE", declared=str(declared[0])[:_SHOWN]).proxy_result()
+    if event.get("isBase64Encoded") and not _utf8(str(event["body"])):
+        return refusal("INVALID_REQUEST", problems="body is not valid JSON: not UTF-8 text").proxy_result()
+    return None
+
+
+def _utf8(encoded: str) -> bool:
+    try:
+        base64.b64decode(encoded, validate=True).decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError both are
+        return False
+    return True
 
 
 def header_values(event: Mapping[str, Any], lowercase_name: str) -> list[Any]:

@@ -5,4 +5,5 @@
 - ``fault_proxy``: a TCP proxy that loses replies, drops connections, holds acknowledgements.
 - ``redis_monitor``: what clients send to Redis, as MONITOR reports it.
 - ``flash_sale``: a flash sale against Redis from several processes and threads.
+- ``gateway_wsgi``: API Gateway's proxy integration as a WSGI app, for the API fuzzer.
 """

@@ -3,12 +3,16 @@ changes nothing, whichever lane would have taken it, against the real servers.""
 
 from __future__ import annotations
 
+import base64
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
+from functions.intake import app as intake_app
 from local.testkit.kafka_topics import read_all
+from local.testkit.lambda_events import InProcessContext, api_event
 from tests.database_support import row_counts
 from tests.services.intake_support import call, create_coupon
 
@@ -100,3 +104,21 @@ def test_a_move_to_a_time_that_is_not_iso_8601_is_422_and_changes_nothing(pipeli
     assert "issueEndsAt: " in answer.body["error"]
     assert call("GET", f"/coupons/{coupon_id}").body == before
     assert _redis_state(redis_client) == state
+
+
+@pytest.mark.parametrize(("method", "path"), [("POST", "/coupons"), ("POST", "/coupon-issues")])
+def test_a_json_body_that_is_not_utf_8_is_422_and_changes_nothing(pipeline, migrated_engine, method, path):
+    """Found by the fuzzer: API Gateway passes such a body base64-encoded, and Powertools'
+    decoding raised UnicodeDecodeError (a 502)."""
+    event = api_event(method, path, raw_body=base64.b64encode(b"\x80{}").decode())
+    event["isBase64Encoded"] = True
+    rows = row_counts(migrated_engine)
+
+    response = intake_app.handler(event, InProcessContext())
+
+    assert response["statusCode"] == 422
+    assert json.loads(response["body"]) == {
+        "status": "INVALID_REQUEST",
+        "error": "body is not valid JSON: not UTF-8 text",
+    }
+    assert row_counts(migrated_engine) == rows

@@ -14,7 +14,7 @@ from functions.intake import dependencies
 from functions.intake.dependencies import on_demand_reconcile
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon, issue
-from tests.services.pipeline_support import rebuild
+from tests.services.pipeline_support import InProcessRebuild
 
 SETTLE_S = 15  # a lost state is rebuilt once the produces under way have had their time (4 s here)
 
@@ -111,13 +111,6 @@ def test_a_coupons_issues_come_as_json_pages_or_csv(pipeline):
     assert exported.headers["Content-Type"] == "text/csv"
     assert exported.headers["X-Next-After"] == str(page.body["next"])
     assert call("GET", "/coupons/999999/issues").status_code == 404
-
-
-class InProcessRebuild:
-    """The rebuild function called in-process, as the deployed intake invokes it."""
-
-    def reconcile(self, coupon_id: int) -> dict:
-        return rebuild({"couponId": coupon_id})
 
 
 def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redis_client, monkeypatch):
