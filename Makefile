@@ -54,7 +54,8 @@ services: venv
 infra: check-deploy
 
 # What AWS would refuse, before AWS sees it: dev and prod synthesized (cdk-nag fails the synth on
-# an unacknowledged finding), cfn-lint on every template, and a test per documented AWS rule.
+# an unacknowledged finding), cfn-lint on every template, checkov's rules (every finding fixed or
+# accepted with its reason in cdk/coupon_cdk/checkov_accepted.py), and a test per documented AWS rule.
 check-deploy: venv $(CDK)
 	$(BIN)/pytest tests/infra
 

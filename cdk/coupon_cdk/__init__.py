@@ -15,4 +15,5 @@ queues.py        the SQS dead letter queue and its redrive queue
 monitoring.py    alarms, their SNS topic, and the dashboard
 retention.py     log retention and what a cdk destroy keeps (an aspect)
 nag.py           cdk-nag findings accepted on purpose, each with its reason
+checkov_accepted.py  checkov findings accepted on purpose, each with its reason
 """

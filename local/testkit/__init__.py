@@ -6,4 +6,5 @@
 - ``redis_monitor``: what clients send to Redis, as MONITOR reports it.
 - ``flash_sale``: a flash sale against Redis from several processes and threads.
 - ``gateway_wsgi``: API Gateway's proxy integration as a WSGI app, for the API fuzzer.
+- ``checkov``: checkov's IaC rules on synthesized templates, from a virtual environment of its own.
 """
