@@ -49,10 +49,13 @@ CHECKS = [
 schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway(intake_app.handler))
 
 
-@pytest.fixture
-def world(pipeline, migrated_engine, redis_client, monkeypatch):
-    """How to read everything an answer may have changed: Redis, the database's rows, Kafka's ends.
-    The operators' reconcile runs the rebuild in-process, as the deployed intake invokes it."""
+@pytest.fixture(params=["body", "claims"])
+def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
+    """How to read everything an answer may have changed: Redis, the database's rows, Kafka's ends;
+    in both user-id modes (claims: the events carry no token, as a caller without one). The
+    operators' reconcile runs the rebuild in-process, as the deployed intake invokes it."""
+    monkeypatch.setenv("USER_ID_SOURCE", request.param)
+    dependencies.reset()
     monkeypatch.setitem(dependencies.OVERRIDES, on_demand_reconcile, InProcessRebuild)
     consumer = KafkaConsumer(bootstrap_servers=pipeline.bootstrap_servers, enable_auto_commit=False)
     partitions = [TopicPartition(pipeline.topic, p) for p in sorted(consumer.partitions_for_topic(pipeline.topic))]
