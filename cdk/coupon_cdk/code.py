@@ -5,6 +5,7 @@ bytecode compiled for the interpreter that runs it (``bytecode.py``)."""
 from __future__ import annotations
 
 import hashlib
+import platform
 import subprocess
 import sys
 import tomllib
@@ -21,7 +22,16 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
 PYTHON_VERSION = RUNTIME.name.removeprefix("python")  # "3.12": its bytecode is compiled by that version
-PIP_PLATFORM = ("--platform", "manylinux2014_aarch64", "--implementation", "cp", "--python-version", PYTHON_VERSION)
+LAMBDA_PLATFORM = "manylinux2014_aarch64"  # Lambda's arm64
+PIP_PLATFORM = ("--platform", LAMBDA_PLATFORM, "--implementation", "cp", "--python-version", PYTHON_VERSION)
+
+
+def pip_platform(*, local: bool) -> tuple[str, ...]:
+    """pip's target of the dependencies layer: Lambda's arm64, or (``local``) this host's machine,
+    whose Python runs the functions on LocalStack; the same Python version and pins either way."""
+    if not local:
+        return PIP_PLATFORM
+    return ("--platform", f"manylinux2014_{platform.machine()}", *PIP_PLATFORM[2:])
 NO_DOCKER = DockerImage.from_registry("none:never-pulled")  # every asset is bundled locally
 
 
@@ -33,16 +43,18 @@ def runtime_requirements() -> list[str]:
 
 @jsii.implements(ILocalBundling)
 class PipBundling:
-    """Installs the runtime requirements as Linux arm64 wheels into the layer's ``python/``, and
-    compiles them for the runtime (pip would compile them for the interpreter running it)."""
+    """Installs the runtime requirements as Linux wheels of ``target_platform`` into the layer's
+    ``python/``, and compiles them for the runtime (pip would compile them for the interpreter
+    running it)."""
 
-    def __init__(self, requirements: list[str]) -> None:
+    def __init__(self, requirements: list[str], target_platform: tuple[str, ...] = PIP_PLATFORM) -> None:
         self._requirements = requirements
+        self._platform = target_platform
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: object) -> bool:
         target = Path(output_dir) / "python"
         command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-                   "--only-binary=:all:", *PIP_PLATFORM, "--target", str(target), *self._requirements]  # fmt: skip
+                   "--only-binary=:all:", *self._platform, "--target", str(target), *self._requirements]  # fmt: skip
         subprocess.run(command, check=True)
         compile_tree(target, runtime_python(PYTHON_VERSION))
         return True
@@ -69,29 +81,29 @@ def _source_layer(name: str, *, local: bool) -> lambda_.Code:
 
 
 class Layers(Construct):
-    """The shared layers; ``local=True`` (LocalStack runs the functions on the project's
-    virtualenv) leaves third-party packages to the host's interpreter and compiles for it."""
+    """The three layers every function gets: the third-party packages of the runtime dependency
+    group, and our two. ``local=True`` (LocalStack runs the functions on this host's bare Python
+    3.12, nothing of the development venv on its path) bundles the same pins through the same
+    steps for this host's machine instead of Lambda's arm64."""
 
     def __init__(self, scope: Construct, construct_id: str, *, local: bool = False) -> None:
         super().__init__(scope, construct_id)
         lua_redis, coupon_core = _source_layer("lua_redis", local=local), _source_layer("coupon_core", local=local)
         self.lua_redis = self._layer("LuaRedis", lua_redis, "Lua scripts, store and lock")
         self.coupon_core = self._layer("CouponCore", coupon_core, "shared domain and adapters")
-        self.all = [self.lua_redis, self.coupon_core]
-        if not local:
-            self.all.insert(0, self._dependencies())
+        self.all = [self._dependencies(local=local), self.lua_redis, self.coupon_core]
 
-    def _dependencies(self) -> lambda_.LayerVersion:
-        requirements = runtime_requirements()
+    def _dependencies(self, *, local: bool) -> lambda_.LayerVersion:
+        requirements, target_platform = runtime_requirements(), pip_platform(local=local)
         return self._layer(
             "Dependencies",
             lambda_.Code.from_asset(
                 str(ROOT / "layers" / "dependencies"),
                 asset_hash_type=AssetHashType.CUSTOM,
                 asset_hash=hashlib.sha256(
-                    " ".join([*requirements, *PIP_PLATFORM, INVALIDATION_MODE]).encode()
+                    " ".join([*requirements, *target_platform, INVALIDATION_MODE]).encode()
                 ).hexdigest(),
-                bundling=BundlingOptions(image=NO_DOCKER, local=PipBundling(requirements)),
+                bundling=BundlingOptions(image=NO_DOCKER, local=PipBundling(requirements, target_platform)),
             ),
             "third-party packages of the runtime dependency group",
         )

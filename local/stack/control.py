@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"
 PIDS = STATE / "pids.json"
 ENV_FILE = STATE / "stack.env"
+REPORTS = STATE / "executor-reports"  # where each function process says what it imported from
 TOPIC = "coupon.issue.v1"
 EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
@@ -92,7 +93,9 @@ def _start() -> dict[str, str]:
     upgrade(engine)
     engine.dispose()
     _ensure_topics(env["KAFKA_BOOTSTRAP_SERVERS"])
-    aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=sys.executable)
+    shutil.rmtree(REPORTS, ignore_errors=True)
+    REPORTS.mkdir()
+    aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=bare_python(), reports=REPORTS)
     _record("LOCALSTACK", aws.pid)
     outputs = _deploy(env)
     api_id = (urlsplit(outputs["ApiUrl"]).hostname or "").split(".")[0]
@@ -112,6 +115,12 @@ def _start() -> dict[str, str]:
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
     print(f"up; environment in {ENV_FILE}")
     return env
+
+
+def bare_python() -> str:
+    """The interpreter this venv was made from: the runtime's Python without the venv's packages."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    return str(Path(sys.base_prefix) / "bin" / version)
 
 
 def stop_service(env_var: str) -> None:

@@ -64,8 +64,12 @@ def healthy() -> bool:
         return False
 
 
-def start(scratch: Path, venv: Path, lambda_python: str) -> Service:
-    """Start LocalStack on 127.0.0.1:4566 and wait until it answers its health check."""
+def start(scratch: Path, venv: Path, lambda_python: str, reports: Path) -> Service:
+    """Start LocalStack on 127.0.0.1:4566 and wait until it answers its health check.
+
+    The functions run on ``lambda_python``, a bare interpreter of the runtime's version; each of
+    their processes writes in ``reports`` where it imported its packages from.
+    """
     if healthy():
         raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
     python = install(venv)
@@ -89,6 +93,7 @@ def start(scratch: Path, venv: Path, lambda_python: str) -> Service:
         "LAMBDA_RUNTIME_EXECUTOR": "host",
         "LS_LOG": os.environ.get("LS_LOG", "warn"),  # a log line per request costs throughput
         "COUPON_LAMBDA_PYTHON": lambda_python,
+        "COUPON_EXECUTOR_REPORTS": str(reports),
     }
     log = folder / "localstack.log"
     process = spawn([str(python), "-m", "localstack.runtime.main"], log, env=environment)

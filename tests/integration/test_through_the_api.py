@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import threading
 import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from kafka import KafkaProducer
@@ -349,3 +351,25 @@ def test_each_invocation_returns_its_own_logs_between_start_and_end(live):
         logged = [json.loads(line) for line in lines[1:-1] if line.startswith("{")]
         assert [entry["message"] for entry in logged if "message" in entry] == ["reconcile finished"], lines
     assert tails[0][0] != tails[1][0]  # the second invocation's logs are its own, not the environment's
+
+
+def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
+    """LocalStack runs each function on a bare Python 3.12 without site-packages, from the
+    synthesized assets: its code and all three layers, the third-party one bundled by the same
+    code path as AWS's (for this host's machine). Each process reports where it imported from."""
+    new_coupon(live, 1)  # the intake has run
+    live.invoke("rebuild", {"couponId": 999_999_999})  # and the rebuild (a coupon it does not know)
+    reports = [json.loads(path.read_text()) for path in stack.REPORTS.glob("*.json")]
+    by_function = {report["function"]: report for report in reports}
+    venv = str(Path(sys.prefix))  # the development venv's, which must appear nowhere
+    for name in ("INTAKE_FUNCTION", "REBUILD_FUNCTION"):
+        report = by_function[live.env[name]]
+        assert report["version"] == [3, 12]
+        assert report["noSite"] is True
+        assert not report["python"].startswith(venv)
+        assert not [entry for entry in report["path"] if entry.startswith(venv) or "site-packages" in entry]
+        for module in ("redis", "kafka", "aws_lambda_powertools", "pydantic", "boto3", "coupon_core", "functions"):
+            origin = report["modules"][module]
+            assert origin is not None, (name, module)
+            assert not origin.startswith(venv), (name, module, origin)
+            assert any(origin.startswith(entry) for entry in report["path"][1:]), (name, module, origin)

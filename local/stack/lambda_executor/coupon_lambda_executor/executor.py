@@ -1,9 +1,11 @@
 """A LocalStack ``RuntimeExecutor`` that runs a function in a host Python process.
 
 One process per execution environment, kept warm between invocations as Lambda keeps a
-container. The function's code and its layers' ``python/`` folders go on ``PYTHONPATH``; the
-interpreter is ``COUPON_LAMBDA_PYTHON`` (the project's virtual environment, which has the
-third-party packages the AWS build bundles into a layer). Invocations go to the process on its
+container. The function's code and its layers' ``python/`` folders go on ``PYTHONPATH``, as
+Lambda puts them on the path; the interpreter is ``COUPON_LAMBDA_PYTHON``, a bare Python of the
+runtime's version started with ``-S`` (no site-packages at all), so that a function imports
+only what its deployment package and layers carry. ``COUPON_EXECUTOR_REPORTS`` names the folder
+where each process writes what it imported from (``runtime.py``). Invocations go to the process on its
 stdin, results come back on a pipe of their own (stdout and stderr are the function's logs).
 The environment is ready once the process has imported the handler (Lambda's init phase, bounded
 by LocalStack's startup timeout); the function's timeout counts from the invocation, as on AWS.
@@ -54,6 +56,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
             "PATH": os.environ.get("PATH", ""),
             "PYTHONPATH": os.pathsep.join(paths),
             "PYTHONUNBUFFERED": "1",
+            "COUPON_EXECUTOR_REPORTS": os.environ.get("COUPON_EXECUTOR_REPORTS", ""),
         }
         if not self._spawn():
             raise RuntimeError(f"the function's process exited during init: {self.get_logs()[-2000:]}")
@@ -63,7 +66,7 @@ class HostRuntimeExecutor(RuntimeExecutor):
         read_end, write_end = os.pipe()
         python = os.environ.get("COUPON_LAMBDA_PYTHON", sys.executable)
         self._process = subprocess.Popen(
-            [python, str(RUNNER), str(write_end)],
+            [python, "-S", str(RUNNER), str(write_end)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -52,10 +52,38 @@ def _invoke(handler: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"isError": False, "payload": json.dumps(answer)}
 
 
+REPORTED = (
+    "redis",
+    "kafka",
+    "aws_lambda_powertools",
+    "pydantic_core",
+    "sqlalchemy",
+    "boto3",
+    "coupon_core",
+    "functions",
+)
+
+
+def _report() -> None:
+    """Where this process's interpreter and packages come from, in COUPON_EXECUTOR_REPORTS (a
+    test reads it: nothing of the development venv may be among them)."""
+    folder = os.environ.get("COUPON_EXECUTOR_REPORTS")
+    if not folder:
+        return
+    modules = {name: getattr(sys.modules.get(name), "__file__", None) for name in REPORTED}
+    report = {"function": os.environ.get("AWS_LAMBDA_FUNCTION_NAME"), "python": sys.executable,
+              "version": list(sys.version_info[:2]), "noSite": bool(sys.flags.no_site), "path": sys.path,
+              "modules": modules}  # fmt: skip
+    path = os.path.join(folder, f"{report['function']}-{os.getpid()}.json")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(report, out)
+
+
 def main() -> None:
     results = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     try:
         handler = _load_handler()
+        _report()
         failure = None
     except Exception as exc:  # an import error fails every invocation, as Lambda's init error does
         handler, failure = None, {"errorType": "Runtime.ImportModuleError", "errorMessage": repr(exc)}
