@@ -32,6 +32,8 @@ def pip_platform(*, local: bool) -> tuple[str, ...]:
     if not local:
         return PIP_PLATFORM
     return ("--platform", f"manylinux2014_{platform.machine()}", *PIP_PLATFORM[2:])
+
+
 NO_DOCKER = DockerImage.from_registry("none:never-pulled")  # every asset is bundled locally
 
 

@@ -2,7 +2,8 @@
 
 ``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (``PACKAGES``); its Lambda
 functions run through ``coupon-lambda-executor`` (``local/stack/lambda_executor``) as host processes
-on the project's interpreter. State lives in the scratch folder and is not persisted.
+on a bare interpreter of the runtime's version. State lives in the scratch folder and is not
+persisted.
 """
 
 from __future__ import annotations
