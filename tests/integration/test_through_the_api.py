@@ -362,14 +362,25 @@ def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
     reports = [json.loads(path.read_text()) for path in stack.REPORTS.glob("*.json")]
     by_function = {report["function"]: report for report in reports}
     venv = str(Path(sys.prefix))  # the development venv's, which must appear nowhere
-    for name in ("INTAKE_FUNCTION", "REBUILD_FUNCTION"):
+    loaded_at_init = {  # what each one's INIT imports (the intake's cold start leaves boto3 and SQLAlchemy out)
+        "INTAKE_FUNCTION": {"redis", "kafka", "aws_lambda_powertools", "coupon_core", "lua_redis", "functions"},
+        "REBUILD_FUNCTION": {
+            "redis",
+            "kafka",
+            "aws_lambda_powertools",
+            "boto3",
+            "sqlalchemy",
+            "coupon_core",
+            "functions",
+        },
+    }
+    for name, expected in loaded_at_init.items():
         report = by_function[live.env[name]]
         assert report["version"] == [3, 12]
         assert report["noSite"] is True
         assert not report["python"].startswith(venv)
         assert not [entry for entry in report["path"] if entry.startswith(venv) or "site-packages" in entry]
-        for module in ("redis", "kafka", "aws_lambda_powertools", "pydantic", "boto3", "coupon_core", "functions"):
-            origin = report["modules"][module]
-            assert origin is not None, (name, module)
-            assert not origin.startswith(venv), (name, module, origin)
-            assert any(origin.startswith(entry) for entry in report["path"][1:]), (name, module, origin)
+        origins = {module: origin for module, origin in report["modules"].items() if origin is not None}
+        assert expected <= set(origins), (name, sorted(expected - set(origins)))
+        for module, origin in origins.items():  # the code asset and the three layers, nothing else
+            assert any(origin.startswith(entry) for entry in report["path"][1 : 4 + 1]), (name, module, origin)

@@ -52,16 +52,7 @@ def _invoke(handler: Any, request: dict[str, Any]) -> dict[str, Any]:
     return {"isError": False, "payload": json.dumps(answer)}
 
 
-REPORTED = (
-    "redis",
-    "kafka",
-    "aws_lambda_powertools",
-    "pydantic_core",
-    "sqlalchemy",
-    "boto3",
-    "coupon_core",
-    "functions",
-)
+REPORTED = ("redis", "kafka", "aws_lambda_powertools", "boto3", "sqlalchemy", "coupon_core", "lua_redis", "functions")
 
 
 def _report() -> None:
