@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from aws_cdk.assertions import Template
 from kafka import KafkaProducer
 from sqlalchemy import text
 
@@ -25,8 +26,12 @@ from local.testkit.kafka_topics import read_all
 from local.tools.invariants import check, observe, successes_of
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
+from tests.infra.conftest import ROOT, synthesize
+from tests.infra.template_support import actions, resources
+from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS
 
 WAIT_S = 90
+DEV_FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay", "migrate", "topic")
 
 
 def eventually(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
@@ -384,3 +389,57 @@ def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
         assert expected <= set(origins), (name, sorted(expected - set(origins)))
         for module, origin in origins.items():  # the code asset and the three layers, nothing else
             assert any(origin.startswith(entry) for entry in report["path"][1 : 4 + 1]), (name, module, origin)
+
+
+def _calls_by_function() -> dict[str, set[tuple[str, str, str | None]]]:
+    calls: dict[str, set[tuple[str, str, str | None]]] = {}
+    for path in stack.REPORTS.glob("*.calls"):
+        function = path.name.rsplit("-", 1)[0]
+        for line in path.read_text().splitlines():
+            call = json.loads(line)
+            calls.setdefault(function, set()).add((call["service"], call["operation"], call["resource"]))
+    return calls
+
+
+def _unpermitted(calls: dict[str, set[tuple[str, str, str | None]]], template: Template) -> list[tuple[str, str]]:
+    """The (function, action) pairs of ``calls`` that the function's role in ``template`` does not allow."""
+    missing = []
+    for deployed, made in calls.items():
+        (logical_id,) = [i for i in resources(template, "AWS::Lambda::Function") if i in deployed]
+        service = resources(template, "AWS::Lambda::Function")[logical_id]["Properties"]["Environment"]["Variables"]
+        name = service["POWERTOOLS_SERVICE_NAME"].removeprefix("coupon-")
+        allowed = actions(template, name)
+        for service_name, operation, _ in made:
+            action = OPERATION_ACTIONS[(service_name, operation)]  # a KeyError names an unmapped operation
+            if action not in allowed:
+                missing.append((name, action))
+    return missing
+
+
+def test_every_aws_call_a_function_made_is_allowed_by_its_role(live, tmp_path_factory):
+    """LocalStack's free edition enforces no IAM, so the executor records every AWS API call each
+    function made during this run (the tests before this one) and this test holds them against the
+    roles CDK synthesized: the local template's, which was deployed, and dev's, which AWS enforces.
+    Every permission granted in dev that no call used is listed with its reason (iam_actions.py)."""
+    calls = _calls_by_function()
+    observed = {OPERATION_ACTIONS[(service, operation)] for made in calls.values() for service, operation, _ in made}
+    assert {"sqs:SendMessage", "lambda:InvokeFunction"} <= observed  # the poison record, the reconcile route
+    local = Template.from_json(json.loads((ROOT / "cdk.out" / "Coupons-local.template.json").read_text()))
+    assert _unpermitted(calls, local) == []
+
+    dev = synthesize("dev", tmp_path_factory)
+    dev_calls = {f"Coupons-dev-{deployed.split('-', 2)[2]}": made for deployed, made in calls.items()}
+    assert _unpermitted(dev_calls, dev) == []
+    granted = {action for name in DEV_FUNCTIONS for action in actions(dev, name)}
+    unexplained = sorted(granted - observed - set(UNOBSERVED_GRANTS))
+    assert not unexplained, unexplained
+    assert not sorted(set(UNOBSERVED_GRANTS) - granted)  # a reason for a grant that no longer exists
+
+    # The check itself: without the worker's permission to send to the DLQ, the same calls fail it.
+    body, policies = local.to_json(), resources(local, "AWS::IAM::Policy")
+    for policy in policies.values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            listed = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
+            statement["Action"] = [action for action in listed if action != "sqs:SendMessage"] or ["logs:PutLogEvents"]
+    body["Resources"] = {**body["Resources"], **policies}
+    assert ("worker", "sqs:SendMessage") in _unpermitted(calls, Template.from_json(body))

@@ -4,12 +4,16 @@ Writes one line on the file descriptor given as the first argument once the hand
 (Lambda's init phase, which AWS does not count against the function's timeout), then reads one
 JSON request per line on stdin and writes one JSON result per line on that descriptor; the
 function's own prints and logs go to stdout, each invocation's closed by Lambda's
-``END RequestId: ...`` line.
+``END RequestId: ...`` line. With ``COUPON_EXECUTOR_REPORTS`` set, it also writes there where it
+imported its packages from, and every AWS API call the function makes (LocalStack enforces no
+IAM: a test holds the calls against the function's role).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.util
 import json
 import os
 import sys
@@ -70,8 +74,52 @@ def _report() -> None:
         json.dump(report, out)
 
 
+class _RecordAwsCalls(importlib.abc.MetaPathFinder):
+    """Once ``botocore.client`` is imported (boto3 imports it whenever the function first needs a
+    client), every AWS API call the function makes is appended to
+    ``COUPON_EXECUTOR_REPORTS/<function>-<pid>.calls`` (a test checks each against the
+    function's role; LocalStack's free edition enforces no IAM). Nothing is imported early."""
+
+    def __init__(self, path: str) -> None:
+        self._path = path
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "botocore.client":
+            return None
+        sys.meta_path.remove(self)  # once, and the other finders find the module itself
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        execute, record = spec.loader.exec_module, self._record
+
+        def exec_module(module: Any) -> None:
+            execute(module)
+            original = module.BaseClient._make_api_call
+
+            def recorded(client: Any, operation: str, params: dict[str, Any]) -> Any:
+                record(client.meta.service_model.service_name, operation, params)
+                return original(client, operation, params)
+
+            module.BaseClient._make_api_call = recorded
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+    def _record(self, service: str, operation: str, params: dict[str, Any]) -> None:
+        resource = next((str(params[key]) for key in RESOURCE_PARAMETERS if key in params), None)
+        with open(self._path, "a", encoding="utf-8") as out:
+            out.write(json.dumps({"service": service, "operation": operation, "resource": resource}) + "\n")
+
+
+RESOURCE_PARAMETERS = ("QueueUrl", "FunctionName", "SecretId", "TopicArn")
+
+
 def main() -> None:
     results = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    folder = os.environ.get("COUPON_EXECUTOR_REPORTS")
+    if folder:
+        name = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
+        sys.meta_path.insert(0, _RecordAwsCalls(os.path.join(folder, f"{name}-{os.getpid()}.calls")))
     try:
         handler = _load_handler()
         _report()
