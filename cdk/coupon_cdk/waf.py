@@ -19,6 +19,21 @@ def _visibility(name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
     )
 
 
+def _managed_rules(name: str, priority: int, rule_group: str, metric: str) -> wafv2.CfnWebACL.RuleProperty:
+    """One of AWS's managed rule groups, with its own actions (no override)."""
+    return wafv2.CfnWebACL.RuleProperty(
+        name=name,
+        priority=priority,
+        override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
+        statement=wafv2.CfnWebACL.StatementProperty(
+            managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
+                vendor_name="AWS", name=rule_group
+            )
+        ),
+        visibility_config=_visibility(metric),
+    )
+
+
 class ApiFirewall(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, stage_arn: str, requests_per_5_min: int) -> None:
         super().__init__(scope, construct_id)
@@ -40,27 +55,9 @@ class ApiFirewall(Construct):
                     ),
                     visibility_config=_visibility("coupon-api-rate-per-ip"),
                 ),
-                wafv2.CfnWebACL.RuleProperty(
-                    name="AwsCommonRules",
-                    priority=1,
-                    override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
-                    statement=wafv2.CfnWebACL.StatementProperty(
-                        managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
-                            vendor_name="AWS", name="AWSManagedRulesCommonRuleSet"
-                        )
-                    ),
-                    visibility_config=_visibility("coupon-api-common-rules"),
-                ),
-                wafv2.CfnWebACL.RuleProperty(
-                    name="AwsKnownBadInputs",
-                    priority=2,
-                    override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
-                    statement=wafv2.CfnWebACL.StatementProperty(
-                        managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
-                            vendor_name="AWS", name="AWSManagedRulesKnownBadInputsRuleSet"
-                        )
-                    ),
-                    visibility_config=_visibility("coupon-api-known-bad-inputs"),
+                _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
+                _managed_rules(
+                    "AwsKnownBadInputs", 2, "AWSManagedRulesKnownBadInputsRuleSet", "coupon-api-known-bad-inputs"
                 ),
             ],
         )

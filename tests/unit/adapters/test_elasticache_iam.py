@@ -4,7 +4,6 @@ presigning a ``connect`` request), signed anew for every connection, with creden
 from __future__ import annotations
 
 import datetime
-from collections.abc import Iterator
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import botocore.auth
@@ -14,30 +13,15 @@ import redis
 from botocore.model import ServiceId
 from botocore.signers import RequestSigner
 
-from coupon_core.adapters import aws_credentials
 from coupon_core.adapters.elasticache import TOKEN_LIFETIME_S, ElastiCacheIamCredentials, redis_client
 from coupon_core.errors import ConfigError
 from coupon_core.settings import RedisSettings
+from tests.unit.adapters.signing_support import SIGNED_AT, lambda_credentials  # noqa: F401 - a fixture
 
 REGION, USER, CACHE = "eu-west-1", "coupons-dev-app", "coupons-dev"
-SIGNED_AT = datetime.datetime(2026, 12, 1, 9, 30, 0)  # botocore signs with a naive UTC time
 
 
-@pytest.fixture(autouse=True)
-def lambda_credentials(monkeypatch, tmp_path) -> Iterator[None]:
-    """The execution role's credentials in the environment, as Lambda sets them; no other source."""
-    for name in ("AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
-    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIAEXAMPLEKEY")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "example/secret+key")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "example-session-token")
-    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: SIGNED_AT)
-    aws_credentials.resolved_once.cache_clear()
-    yield
-    aws_credentials.resolved_once.cache_clear()
+pytestmark = pytest.mark.usefixtures("lambda_credentials")
 
 
 def documented_token(*, serverless: bool) -> str:
