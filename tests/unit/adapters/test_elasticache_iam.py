@@ -16,7 +16,6 @@ from botocore.signers import RequestSigner
 from coupon_core.adapters.elasticache import TOKEN_LIFETIME_S, ElastiCacheIamCredentials, redis_client
 from coupon_core.errors import ConfigError
 from coupon_core.settings import RedisSettings
-from tests.unit.adapters.signing_support import SIGNED_AT, lambda_credentials  # noqa: F401 - a fixture
 
 REGION, USER, CACHE = "eu-west-1", "coupons-dev-app", "coupons-dev"
 
@@ -64,23 +63,16 @@ def test_the_token_is_the_documented_presigned_connect_request(serverless):
     assert query["X-Amz-Security-Token"] == ["example-session-token"]
 
 
-def test_every_new_connection_gets_a_token_of_its_own_and_the_chain_is_walked_once(monkeypatch):
-    sessions = []
-    session_class = botocore.session.Session
-
-    def counted(*args, **kwargs):
-        sessions.append(args)
-        return session_class(*args, **kwargs)
-
-    monkeypatch.setattr(botocore.session, "Session", counted)
+def test_every_new_connection_gets_a_token_of_its_own_and_the_chain_is_walked_once(monkeypatch, botocore_sessions):
     provider = ElastiCacheIamCredentials(USER, CACHE, REGION, serverless=True)
     first = provider.get_credentials()[1]
-    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: SIGNED_AT + datetime.timedelta(minutes=14))
+    fourteen_minutes_on = datetime.datetime(2026, 12, 1, 9, 44, 0)  # the fixtures sign at 09:30
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: fourteen_minutes_on)
     later = provider.get_credentials()[1]
 
     assert first != later  # signed again, not a cached token that would expire under a new connection
     assert parse_qs(urlsplit(f"https://{later}").query)["X-Amz-Date"] == ["20261201T094400Z"]
-    assert len(sessions) == 1
+    assert len(botocore_sessions) == 1
 
 
 def test_without_credentials_the_error_names_the_setting(monkeypatch):

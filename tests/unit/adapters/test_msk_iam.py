@@ -5,13 +5,11 @@ from __future__ import annotations
 import base64
 from urllib.parse import parse_qs, urlsplit
 
-import botocore.session
 import pytest
 from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 
 from coupon_core.adapters.kafka.connection import MskIamTokenProvider
 from coupon_core.errors import ConfigError
-from tests.unit.adapters.signing_support import lambda_credentials  # noqa: F401 - a fixture
 
 REGION = "eu-west-1"
 
@@ -36,20 +34,12 @@ def test_the_token_is_the_one_the_signer_makes_through_its_default_chain():
     assert query["X-Amz-Date"] == ["20261201T093000Z"]
 
 
-def test_the_credential_chain_is_walked_once_for_every_connection(monkeypatch):
-    sessions = []
-    session_class = botocore.session.Session
-
-    def counted(*args, **kwargs):
-        sessions.append(args)
-        return session_class(*args, **kwargs)
-
-    monkeypatch.setattr(botocore.session, "Session", counted)
+def test_the_credential_chain_is_walked_once_for_every_connection(botocore_sessions):
     provider = MskIamTokenProvider(REGION)
 
     tokens = {provider.token() for _ in range(3)}
 
-    assert len(sessions) == 1
+    assert len(botocore_sessions) == 1
     assert len(tokens) == 1  # the same second, the same credentials: the same presigned URL
 
 

@@ -1,5 +1,6 @@
-"""The execution role's credentials as Lambda provides them, and a fixed signing time, for the
-tests of the tokens this project signs (MSK IAM, ElastiCache IAM)."""
+"""Fixtures of the tests of the tokens this project signs (MSK IAM, ElastiCache IAM): the
+execution role's credentials as Lambda provides them, at a fixed signing time, and a count of the
+botocore sessions made."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import datetime
 from collections.abc import Iterator
 
 import botocore.auth
+import botocore.session
 import pytest
 
 from coupon_core.adapters import aws_credentials
 
-SIGNED_AT = datetime.datetime(2026, 12, 1, 9, 30, 0)  # botocore signs with a naive UTC time
+SIGNED_AT = datetime.datetime(2026, 12, 1, 9, 30, 0)  # botocore signs with a naive UTC time; 09:30:00Z in tokens
 
 
 @pytest.fixture
@@ -29,3 +31,17 @@ def lambda_credentials(monkeypatch, tmp_path) -> Iterator[None]:
     aws_credentials.resolved_once.cache_clear()
     yield
     aws_credentials.resolved_once.cache_clear()
+
+
+@pytest.fixture
+def botocore_sessions(monkeypatch) -> list[tuple[object, ...]]:
+    """Every botocore session created from here on (a walk of the credential chain each)."""
+    sessions: list[tuple[object, ...]] = []
+    session_class = botocore.session.Session
+
+    def counted(*args: object, **kwargs: object) -> botocore.session.Session:
+        sessions.append(args)
+        return session_class(*args, **kwargs)
+
+    monkeypatch.setattr(botocore.session, "Session", counted)
+    return sessions
