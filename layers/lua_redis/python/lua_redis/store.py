@@ -192,8 +192,7 @@ class ReservationStore:
         requests = [(validate_id("userId", user), _request_id(rid)) for user, rid in (request_ids or {}).items()]
         if release_before is not None:
             validate_millis("releaseBefore", release_before)
-        installed = self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs)
-        if installed:
+        if self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs):
             self._restore_requests(state.coupon_id, requests)
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
@@ -255,12 +254,10 @@ class ReservationStore:
     def _release_many(self, coupon_id: int, pairs: list[tuple[int, int]]) -> int:
         return sum(1 for outcome in self.release_all(coupon_id, pairs) if outcome is ReleaseOutcome.RELEASED)
 
-    def _restore_requests(self, coupon_id: int, pairs: list[tuple[int, str]]) -> int:
+    def _restore_requests(self, coupon_id: int, pairs: list[tuple[int, str]]) -> None:
         keys_of = [keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
-        return sum(
-            int(self._scripts.restore_requests(keys=keys_of, args=_flatten(chunk)))
-            for chunk in _chunks(pairs, self._chunk_size)
-        )
+        for chunk in _chunks(pairs, self._chunk_size):
+            self._scripts.restore_requests(keys=keys_of, args=_flatten(chunk))
 
     def _add_holders(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0

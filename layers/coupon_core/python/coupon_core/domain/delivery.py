@@ -12,9 +12,13 @@ import base64
 import binascii
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import MalformedMessageError
+
+if TYPE_CHECKING:
+    from coupon_core.domain.coupons import IssuedUsers
 
 
 @dataclass(frozen=True, order=True)
@@ -75,9 +79,11 @@ class InFlight:
     def of(self, coupon_id: int) -> dict[int, int]:
         return self.holders.get(coupon_id, {})
 
-    def requests_of(self, coupon_id: int) -> dict[int, str]:
-        """The request id of each holder's latest record."""
-        return self.request_ids.get(coupon_id, {})
+    def with_issued(self, issued: IssuedUsers) -> tuple[dict[int, int], dict[int, str]]:
+        """Every holder of ``issued``'s coupon, the users in flight and the database's issued users
+        over them: each one's reservation time (ms), and the request id that holds its copy."""
+        coupon_id = issued.coupon.coupon_id
+        return self.of(coupon_id) | issued.reserved_at, self.request_ids.get(coupon_id, {}) | issued.request_ids
 
     @classmethod
     def of_records(cls, records: Sequence[Delivered]) -> InFlight:

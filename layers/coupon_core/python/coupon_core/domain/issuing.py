@@ -132,21 +132,18 @@ class StateInitialiser:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
             if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
                 return InitOutcome.REBUILDING
-            records = self._in_flight().read()  # before the snapshot: see the class
-            in_flight = records.of(coupon_id)
+            in_flight = self._in_flight().read()  # before the snapshot: see the class
             snapshot = self._catalog().issued_users(coupon_id)
             if snapshot is None:
                 return InitOutcome.NOT_FOUND
+            holders, request_ids = in_flight.with_issued(snapshot)
             report = self._store.reconcile(
-                snapshot.coupon.state(self._retention_ms),
-                in_flight | snapshot.reserved_at,
-                release_before=None,
-                request_ids=records.requests_of(coupon_id) | snapshot.request_ids,
+                snapshot.coupon.state(self._retention_ms), holders, release_before=None, request_ids=request_ids
             )
             logger.info(
                 "coupon state built from its holders",
-                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at), "inFlight": len(in_flight),
-                       "installed": report.installed},
+                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at),
+                       "inFlight": len(in_flight.of(coupon_id)), "installed": report.installed},
             )  # fmt: skip
             return InitOutcome.READY
 

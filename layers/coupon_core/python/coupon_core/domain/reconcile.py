@@ -161,9 +161,5 @@ class Reconciler:
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
-            return self._store.reconcile(
-                state,
-                holders.in_flight.of(coupon_id) | snapshot.reserved_at,
-                release_before=holders.release_before,
-                request_ids=holders.in_flight.requests_of(coupon_id) | snapshot.request_ids,
-            )
+            holding, request_ids = holders.in_flight.with_issued(snapshot)
+            return self._store.reconcile(state, holding, release_before=holders.release_before, request_ids=request_ids)
