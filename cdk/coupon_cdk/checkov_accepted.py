@@ -19,8 +19,8 @@ CDK_HELPERS = (
     "KafkaTopicsProviderframeworkonEvent",
 )
 NAMES = ("Intake", "Worker", "Dlq", "Rebuild", "Relay", "Migrate", "Topic")  # our functions' construct ids
-OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:5])
-DEPLOY_TIME = ("MigrateFunction", "TopicFunction")
+OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:5])  # those that serve traffic
+DEPLOY_TIME = tuple(f"{name}Function" for name in NAMES[5:])  # run by CloudFormation at deploy time
 ROLES = tuple(f"{name}RoleDefaultPolicy" for name in NAMES)
 LOG_GROUPS = (
     "AWSCDKTriggerCustomResourceProviderCustomResourceProviderLogGroup",

@@ -46,7 +46,7 @@ class ApiConfig(_Section):
     user_id_source: Literal["body", "claims"]
     public_auth: Literal["none", "iam", "cognito"]
     user_id_claim: Text = "custom:user_id"
-    waf_requests_per_5_min: Count = Field(0, alias="wafRequestsPer5Min")
+    waf_requests_per_5_min: Count = 0
 
 
 class CacheConfig(_Section):

@@ -59,17 +59,13 @@ def _invoke(handler: Any, request: dict[str, Any]) -> dict[str, Any]:
 REPORTED = ("redis", "kafka", "aws_lambda_powertools", "boto3", "sqlalchemy", "coupon_core", "lua_redis", "functions")
 
 
-def _report() -> None:
-    """Where this process's interpreter and packages come from, in COUPON_EXECUTOR_REPORTS (a
-    test reads it: nothing of the development venv may be among them)."""
-    folder = os.environ.get("COUPON_EXECUTOR_REPORTS")
-    if not folder:
-        return
+def _report(path: str) -> None:
+    """Where this process's interpreter and packages come from, at ``path`` (a test reads it:
+    nothing of the development venv may be among them)."""
     modules = {name: getattr(sys.modules.get(name), "__file__", None) for name in REPORTED}
     report = {"function": os.environ.get("AWS_LAMBDA_FUNCTION_NAME"), "python": sys.executable,
               "version": list(sys.version_info[:2]), "noSite": bool(sys.flags.no_site), "path": sys.path,
               "modules": modules}  # fmt: skip
-    path = os.path.join(folder, f"{report['function']}-{os.getpid()}.json")
     with open(path, "w", encoding="utf-8") as out:
         json.dump(report, out)
 
@@ -117,12 +113,13 @@ RESOURCE_PARAMETERS = ("QueueUrl", "FunctionName", "SecretId", "TopicArn")
 def main() -> None:
     results = os.fdopen(int(sys.argv[1]), "w", buffering=1)
     folder = os.environ.get("COUPON_EXECUTOR_REPORTS")
-    if folder:
-        name = os.environ.get("AWS_LAMBDA_FUNCTION_NAME")
-        sys.meta_path.insert(0, _RecordAwsCalls(os.path.join(folder, f"{name}-{os.getpid()}.calls")))
+    reports = os.path.join(folder, f"{os.environ.get('AWS_LAMBDA_FUNCTION_NAME')}-{os.getpid()}") if folder else None
+    if reports:
+        sys.meta_path.insert(0, _RecordAwsCalls(f"{reports}.calls"))
     try:
         handler = _load_handler()
-        _report()
+        if reports:
+            _report(f"{reports}.json")
         failure = None
     except Exception as exc:  # an import error fails every invocation, as Lambda's init error does
         handler, failure = None, {"errorType": "Runtime.ImportModuleError", "errorMessage": repr(exc)}
