@@ -403,11 +403,11 @@ def _calls_by_function() -> dict[str, set[tuple[str, str, str | None]]]:
 
 def _unpermitted(calls: dict[str, set[tuple[str, str, str | None]]], template: Template) -> list[tuple[str, str]]:
     """The (function, action) pairs of ``calls`` that the function's role in ``template`` does not allow."""
-    missing = []
+    missing, functions = [], resources(template, "AWS::Lambda::Function")
     for deployed, made in calls.items():
-        (logical_id,) = [i for i in resources(template, "AWS::Lambda::Function") if i in deployed]
-        service = resources(template, "AWS::Lambda::Function")[logical_id]["Properties"]["Environment"]["Variables"]
-        name = service["POWERTOOLS_SERVICE_NAME"].removeprefix("coupon-")
+        (logical_id,) = [i for i in functions if i in deployed]
+        variables = functions[logical_id]["Properties"]["Environment"]["Variables"]
+        name = variables["POWERTOOLS_SERVICE_NAME"].removeprefix("coupon-")
         allowed = actions(template, name)
         for service_name, operation, _ in made:
             action = OPERATION_ACTIONS[(service_name, operation)]  # a KeyError names an unmapped operation
