@@ -25,9 +25,17 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: venv stunnel test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
-venv: $(STAMP)
+venv: $(STAMP) stunnel
+
+# The one system package the local stack needs: stunnel, the TLS front of the embedded stores
+# (local/stack/tls_front.py), from Debian's archive when it is missing.
+stunnel:
+	@command -v stunnel4 >/dev/null || command -v stunnel >/dev/null \
+		|| { command -v apt-get >/dev/null && { apt-get install -y -qq stunnel4 >/dev/null \
+			|| { apt-get update -qq && apt-get install -y -qq stunnel4 >/dev/null; }; }; } \
+		|| { echo "make: the local stack needs stunnel; install it (Debian: apt-get install stunnel4)" >&2; exit 1; }
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime's, which everything here runs on." \

@@ -17,6 +17,7 @@ from typing import Any
 
 from kafka import KafkaProducer
 
+from local.testkit.kafka_topics import client_options
 from lua_redis import MAX_BIGINT, connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
@@ -26,7 +27,7 @@ ANSWERS = ("SUCCESS", "DUPLICATE", "SOLD_OUT", "NOT_OPEN", "ENDED", "STATE_MISSI
 _client = connect(os.environ["REDIS_URL"])
 _reserve = Scripts.register(_client).reserve
 _producer = KafkaProducer(
-    bootstrap_servers=os.environ["KAFKA_BOOTSTRAP_SERVERS"].split(","), acks="all", enable_idempotence=True, linger_ms=0
+    **client_options(os.environ["KAFKA_BOOTSTRAP_SERVERS"]), acks="all", enable_idempotence=True, linger_ms=0
 )
 _topic = os.environ["KAFKA_TOPIC"]
 

@@ -36,8 +36,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import create_engine
-
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.services import STARTERS, service_urls
 from local.testkit.kafka_topics import create_topic, read_all
@@ -265,7 +264,7 @@ def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
         # The handler prints its metrics (CloudWatch EMF) as in Lambda: that cost stays, the text goes.
         stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
         os.environ.update(service_urls(stack, "bench-intake-", STARTERS))
-        upgrade(create_engine(os.environ["DATABASE_URL"]))
+        upgrade(engine_for_url(os.environ["DATABASE_URL"]))
         os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
         reset()
         stack.callback(reset)

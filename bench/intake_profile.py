@@ -16,9 +16,8 @@ import os
 import pstats
 from contextlib import ExitStack
 
-from sqlalchemy import create_engine
-
 from bench.intake import call, create_coupon
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from functions.intake.dependencies import reset
 from local.stack.services import STARTERS, service_urls
@@ -32,7 +31,7 @@ def main() -> None:
     args = parser.parse_args()
     with ExitStack() as stack:
         os.environ.update(service_urls(stack, "bench-profile-", STARTERS))
-        upgrade(create_engine(os.environ["DATABASE_URL"]))
+        upgrade(engine_for_url(os.environ["DATABASE_URL"]))
         os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
         reset()
         stack.callback(reset)

@@ -50,6 +50,7 @@ def main() -> None:
     external = os.environ.get("REDIS_URL")
     server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reconcile-")))
     redis_url = external or (server.url if server else "")
+    os.environ.update(server.client_environment if server else {})  # trust the stack's CA
     try:
         client = connect(redis_url, socket_timeout=60)
         client.config_set("slowlog-log-slower-than", 0)

@@ -11,6 +11,7 @@ round trip, not the replica's work, dominates the added latency.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import threading
@@ -55,7 +56,8 @@ def main() -> None:
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-wait-"))
     primary = start_valkey(scratch)
-    replica = start_valkey(scratch, replica_of=primary.url.removeprefix("redis://").split("/")[0])
+    replica = start_valkey(scratch, replica_of=primary)
+    os.environ.update(primary.client_environment)  # trust the stack's CA
     try:
         replica_client = connect(replica.url)
         while replica_client.info("replication").get("master_link_status") != "up":

@@ -93,6 +93,7 @@ def main() -> None:
     external = os.environ.get("REDIS_URL")
     server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reserve-")))
     redis_url = external or (server.url if server else "")
+    os.environ.update(server.client_environment if server else {})  # trust the stack's CA
     try:
         for scenario in args.scenario or SCENARIOS:
             users, quantity = SCENARIOS[scenario]

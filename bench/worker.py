@@ -22,9 +22,8 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import create_engine
-
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
@@ -86,7 +85,7 @@ def main() -> None:
 
     with ExitStack() as stack:
         urls = service_urls(stack, "bench-worker-", ("DATABASE_URL", "REDIS_URL"))
-        engine = create_engine(urls["DATABASE_URL"], pool_size=2)
+        engine = engine_for_url(urls["DATABASE_URL"], pool_size=2)
         upgrade(engine)
         client = connect(urls["REDIS_URL"], socket_timeout=10)
         dlq = CountingDlq()

@@ -18,9 +18,10 @@ import uuid
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
@@ -43,7 +44,7 @@ def writer(urls: dict[str, str], coupon_id: int, limit: tuple[int, int], batch: 
     """One worker process: persist batches until ``until`` (monotonic) under ``limit`` (writes per
     second and burst; 0 per second: none); how many rows it wrote."""
     per_second, burst = limit
-    engine = create_engine(urls["DATABASE_URL"], pool_size=1)
+    engine = engine_for_url(urls["DATABASE_URL"], pool_size=1)
     client = connect(urls["REDIS_URL"], socket_timeout=10)
     throttle = Throttle(WriteLimit(client, WriteRate(per_second, burst)), budget_s=60) if per_second else None
     persister = IssuePersister(SqlLedger(engine), CouponLocks(client), NoDeadLetters(), LockTimes(30, 5), throttle)
@@ -61,7 +62,7 @@ def writer(urls: dict[str, str], coupon_id: int, limit: tuple[int, int], batch: 
 
 
 def run(urls: dict[str, str], args: argparse.Namespace, limit: int) -> float:
-    engine = create_engine(urls["DATABASE_URL"])
+    engine = engine_for_url(urls["DATABASE_URL"])
     catalog = SqlCouponCatalog(engine)
     now = datetime.now(UTC)
     coupons = [
@@ -96,7 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     with ExitStack() as stack:
         urls = service_urls(stack, "bench-limit-", ("DATABASE_URL", "REDIS_URL"))
-        engine = create_engine(urls["DATABASE_URL"])
+        engine = engine_for_url(urls["DATABASE_URL"])
         upgrade(engine)
         engine.dispose()
         unlimited = run(urls, args, 0)

@@ -20,7 +20,7 @@ def build(app: cdk.App) -> CouponStack:
     """The stack of the environment named by ``-c env=NAME``, with cdk-nag's AwsSolutions checks."""
     overrides = {
         field: value
-        for field in ("redisUrl", "databaseUrl", "kafkaBootstrapServers")
+        for field in ("redisUrl", "databaseSecretArn", "kafkaBootstrapServers", "kafkaTls")
         if (value := app.node.try_get_context(f"local:{field}"))
     }
     config = load(

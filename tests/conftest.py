@@ -10,8 +10,9 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.services import STARTERS
 
@@ -27,6 +28,7 @@ def _service_url(env_var: str, tmp_path_factory: pytest.TempPathFactory) -> Iter
         yield external
         return
     service = STARTERS[env_var](tmp_path_factory.mktemp(env_var.lower()))
+    os.environ.update(service.client_environment)  # the stack's CA, KAFKA_TLS: what its clients need
     try:
         yield service.url
     finally:
@@ -51,7 +53,7 @@ def kafka_bootstrap_servers(tmp_path_factory: pytest.TempPathFactory) -> Iterato
 @pytest.fixture(scope="session")
 def migrated_engine(database_url: str) -> Iterator[Engine]:
     """The test database at the newest schema, migrated once per session."""
-    engine = create_engine(database_url, pool_size=5)
+    engine = engine_for_url(database_url, pool_size=5)
     upgrade(engine)
     yield engine
     engine.dispose()

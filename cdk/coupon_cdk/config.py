@@ -108,11 +108,14 @@ class ProcessingLimitConfig(_Section):
 
 
 class LocalConfig(_Section):
-    """Where the functions of the ``local`` environment find the embedded services."""
+    """Where the functions of the ``local`` environment find the embedded services: the cache's
+    URL (credentials in it), the database's secret in LocalStack's Secrets Manager (read as on
+    AWS), the brokers, and whether they answer over TLS (the local stack's do)."""
 
     redis_url: Text
-    database_url: Text
+    database_secret_arn: Text
     kafka_bootstrap_servers: Text
+    kafka_tls: Literal["on", "off"] = "on"
 
 
 class EnvironmentConfig(_Section):

@@ -13,6 +13,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from aws_cdk import aws_lambda_event_sources as sources
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from coupon_cdk.api import Api
@@ -63,17 +64,28 @@ class CouponStack(Stack):
 
     def _on_localstack(self, local: LocalConfig) -> None:
         """The local environment: functions outside any VPC that reach the embedded services on
-        the host's loopback, in plain text and without credentials (docs/architecture.md says
-        where that differs from AWS)."""
+        the host's loopback over TLS, the database through its secret as on AWS
+        (docs/architecture.md says where that differs from AWS)."""
         # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
         self._common["POWERTOOLS_TRACE_DISABLED"] = "true"
         self._functions(
             Placement(),
-            data_env={"REDIS_URL": local.redis_url, "DATABASE_URL": local.database_url},
-            kafka_env={"KAFKA_BOOTSTRAP_SERVERS": local.kafka_bootstrap_servers, "KAFKA_AUTH": "none"},
+            data_env={"REDIS_URL": local.redis_url, "DB_SECRET_ARN": local.database_secret_arn},
+            kafka_env={
+                "KAFKA_BOOTSTRAP_SERVERS": local.kafka_bootstrap_servers,
+                "KAFKA_AUTH": "none",
+                "KAFKA_TLS": local.kafka_tls,
+            },
         )
         self._schedules()
         self._api(edge_validation=False)
+        secret = secretsmanager.Secret.from_secret_complete_arn(self, "DatabaseSecret", local.database_secret_arn)
+        for fn in self._every_function:
+            secret.grant_read(fn.role)
+
+    @property
+    def _every_function(self) -> tuple[Function, ...]:
+        return self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay
 
     def _on_aws(self, config: EnvironmentConfig) -> None:
         """An AWS environment: the managed services in a VPC, the functions in it reaching them
@@ -237,7 +249,7 @@ class CouponStack(Stack):
         """Each function reads the database secret, connects to the cache if it uses Redis, and
         gets what its Kafka requests need."""
         kafka, database = aws.kafka, aws.database
-        for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay):
+        for fn in self._every_function:
             database.secret.grant_read(fn.role)
         for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):  # the relay has no Redis
             aws.cache.grant_connect(fn.role)

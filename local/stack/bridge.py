@@ -25,6 +25,7 @@ from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import KafkaError
 
+from local.testkit.kafka_topics import client_options
 from local.testkit.lambda_events import msk_event
 
 LOG = logging.getLogger("bridge")
@@ -37,7 +38,7 @@ class Bridge:
         self.sqs = boto3.client("sqs")
         self.consumer = KafkaConsumer(
             args.topic,
-            bootstrap_servers=args.bootstrap,
+            **client_options(args.bootstrap),
             group_id=args.group,
             enable_auto_commit=False,
             auto_offset_reset="earliest",

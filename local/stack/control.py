@@ -16,16 +16,19 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from sqlalchemy import create_engine
+import boto3
+from sqlalchemy import make_url
 
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure_topic
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.settings import KafkaSettings
 from local.stack import localstack
-from local.stack.services import STARTERS, ServiceError, alive, spawn, start_all, stop
+from local.stack.services import STARTERS, Process, ServiceError, alive, spawn, start_all, stop, url_port
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"
@@ -36,6 +39,7 @@ TOPIC = "coupon.issue.v1"
 EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
+DATABASE_SECRET = "coupons-local/database"
 FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 AWS = {
@@ -47,16 +51,16 @@ AWS = {
 }
 
 
-def _pids() -> dict[str, tuple[int, int]]:
-    """name -> (pid, signal that stops it promptly)."""
-    return {name: tuple(value) for name, value in json.loads(PIDS.read_text()).items()} if PIDS.exists() else {}
+def _pids() -> dict[str, list[tuple[int, int]]]:
+    """name -> its processes, each (pid, signal that stops it promptly), in start order."""
+    if not PIDS.exists():
+        return {}
+    return {name: [(pid, sig) for pid, sig in value] for name, value in json.loads(PIDS.read_text()).items()}
 
 
-def _record(name: str, pid: int | None, stop_signal: int = 15) -> None:
-    if pid is None:
-        return
+def _record(name: str, processes: Iterable[Process]) -> None:
     pids = _pids()
-    pids[name] = (pid, stop_signal)
+    pids[name] = [(process.pid, int(process.stop_signal)) for process in processes]
     PIDS.write_text(json.dumps(pids))
 
 
@@ -67,7 +71,7 @@ def read_env() -> dict[str, str]:
 
 def is_up() -> bool:
     pids = _pids()
-    return ENV_FILE.exists() and bool(pids) and all(alive(pid) for pid, _ in pids.values())
+    return ENV_FILE.exists() and bool(pids) and all(alive(pid) for group in pids.values() for pid, _ in group)
 
 
 def up() -> dict[str, str]:
@@ -87,17 +91,22 @@ def _start() -> dict[str, str]:
     shutil.rmtree(STATE / "services", ignore_errors=True)  # every up starts from an empty system
     env: dict[str, str] = {}
     for service in start_all(STATE / "services"):
-        _record(service.env_var, service.pid, int(service.stop_signal))
-        env[service.env_var] = service.url
-    engine = create_engine(env["DATABASE_URL"])
+        _record(service.env_var, service.processes)
+        env |= {service.env_var: service.url, **service.client_environment}
+    os.environ.update({name: value for name, value in env.items() if name not in STARTERS})  # this process's clients
+    engine = engine_for_url(env["DATABASE_URL"])
     upgrade(engine)
     engine.dispose()
     _ensure_topics(env["KAFKA_BOOTSTRAP_SERVERS"])
     shutil.rmtree(REPORTS, ignore_errors=True)
     REPORTS.mkdir()
-    aws = localstack.start(STATE, STATE / "localstack-venv", lambda_python=bare_python(), reports=REPORTS)
-    _record("LOCALSTACK", aws.pid)
-    outputs = _deploy(env)
+    aws = localstack.start(
+        STATE, STATE / "localstack-venv", lambda_python=bare_python(), reports=REPORTS,
+        trust_store=env.get("SSL_CERT_FILE", ""),
+    )  # fmt: skip
+    _record("LOCALSTACK", aws.processes)
+    secret_arn = database_secret(env["DATABASE_URL"])
+    outputs = _deploy(env, secret_arn)
     api_id = (urlsplit(outputs["ApiUrl"]).hostname or "").split(".")[0]
     env |= {
         "KAFKA_TOPIC": TOPIC,
@@ -111,7 +120,7 @@ def _start() -> dict[str, str]:
          "--function", env["WORKER_FUNCTION"], "--dlq-url", env["DLQ_URL"]],
         STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
     )  # fmt: skip
-    _record("BRIDGE", bridge.pid)
+    _record("BRIDGE", [Process(bridge.pid)])
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
     print(f"up; environment in {ENV_FILE}")
     return env
@@ -124,17 +133,16 @@ def bare_python() -> str:
 
 
 def stop_service(env_var: str) -> None:
-    """Stop one embedded service of the running stack (tests of outages)."""
-    pid, stop_signal = _pids()[env_var]
-    stop(pid, stop_signal)
+    """Stop one embedded service of the running stack, its TLS front first (tests of outages)."""
+    for pid, stop_signal in reversed(_pids()[env_var]):
+        stop(pid, stop_signal)
 
 
 def restart_service(env_var: str) -> None:
-    """Start a stopped service again on its port (PostgreSQL keeps its data; the in-memory broker
-    comes back empty and gets its topic again)."""
-    port = int(read_env()[env_var].rsplit(":", 1)[1].split("/")[0])
-    service = STARTERS[env_var](STATE / "services", port)
-    _record(env_var, service.pid, int(service.stop_signal))
+    """Start a stopped service again on its port (PostgreSQL keeps its data and its password;
+    the in-memory broker comes back empty and gets its topic again)."""
+    service = STARTERS[env_var](STATE / "services", url_port(read_env()[env_var]))
+    _record(env_var, service.processes)
     if env_var == "KAFKA_BOOTSTRAP_SERVERS":
         _ensure_topics(service.url)
 
@@ -142,11 +150,31 @@ def restart_service(env_var: str) -> None:
 def _ensure_topics(bootstrap_servers: str) -> None:
     """The issue topic and the event stream, as the deploy-time custom resource makes them."""
     for topic in (TOPIC, EVENTS_TOPIC):
-        settings = KafkaSettings.from_env({"KAFKA_BOOTSTRAP_SERVERS": bootstrap_servers, "KAFKA_TOPIC": topic})
+        settings = KafkaSettings.from_env(
+            {
+                "KAFKA_BOOTSTRAP_SERVERS": bootstrap_servers,
+                "KAFKA_TOPIC": topic,
+                "KAFKA_TLS": os.environ.get("KAFKA_TLS", "off"),
+            }
+        )
         ensure_topic(settings, TopicSpec(topic, PARTITIONS, CLUSTER_DEFAULT))
 
 
-def _deploy(env: dict[str, str]) -> dict[str, str]:
+def database_secret(database_url: str) -> str:
+    """The database's credentials as RDS keeps them (JSON: host, port, username, password,
+    dbname) in LocalStack's Secrets Manager, for the functions to read through DB_SECRET_ARN as
+    they do on AWS; its ARN."""
+    url = make_url(database_url)
+    secret = {"host": url.host, "port": url.port, "username": url.username, "password": url.password,
+              "dbname": url.database, "engine": "postgres"}  # fmt: skip
+    client = boto3.client("secretsmanager", region_name=AWS["AWS_DEFAULT_REGION"], endpoint_url=localstack.URL,
+                          aws_access_key_id=AWS["AWS_ACCESS_KEY_ID"],
+                          aws_secret_access_key=AWS["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+    created = client.create_secret(Name=DATABASE_SECRET, SecretString=json.dumps(secret))
+    return str(created["ARN"])
+
+
+def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
     """Bootstrap and deploy the CDK app's local environment on LocalStack; return its outputs."""
     cdklocal = ROOT / "node_modules" / ".bin" / "cdklocal"
     if not cdklocal.exists():
@@ -154,8 +182,9 @@ def _deploy(env: dict[str, str]) -> dict[str, str]:
     context = [
         "-c", "env=local",
         "-c", f"local:redisUrl={env['REDIS_URL']}",
-        "-c", f"local:databaseUrl={env['DATABASE_URL']}",
+        "-c", f"local:databaseSecretArn={database_secret_arn}",
         "-c", f"local:kafkaBootstrapServers={env['KAFKA_BOOTSTRAP_SERVERS']}",
+        "-c", f"local:kafkaTls={env.get('KAFKA_TLS', 'off') == 'on'}",
     ]  # fmt: skip
     deploy_env = {**os.environ, **AWS, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
                   "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip
@@ -175,10 +204,11 @@ def _deploy(env: dict[str, str]) -> dict[str, str]:
 
 
 def down() -> None:
-    for name, (pid, stop_signal) in reversed(list(_pids().items())):
-        if alive(pid):
-            stop(pid, stop_signal)
-            print(f"stopped {name} (pid {pid})")
+    for name, processes in reversed(list(_pids().items())):
+        for pid, stop_signal in reversed(processes):
+            if alive(pid):
+                stop(pid, stop_signal)
+                print(f"stopped {name} (pid {pid})")
     PIDS.unlink(missing_ok=True)
     ENV_FILE.unlink(missing_ok=True)
 

@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from local.stack.services import Service, ServiceError, spawn
+from local.stack.services import Process, Service, ServiceError, spawn
 
 PORT = 4566
 URL = f"http://127.0.0.1:{PORT}"
@@ -65,11 +65,12 @@ def healthy() -> bool:
         return False
 
 
-def start(scratch: Path, venv: Path, lambda_python: str, reports: Path) -> Service:
+def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_store: str = "") -> Service:
     """Start LocalStack on 127.0.0.1:4566 and wait until it answers its health check.
 
     The functions run on ``lambda_python``, a bare interpreter of the runtime's version; each of
-    their processes writes in ``reports`` where it imported its packages from.
+    their processes writes in ``reports`` where it imported its packages from, and trusts the
+    CAs in ``trust_store`` (the system's and the local stack's) as the runtime trusts Amazon's.
     """
     if healthy():
         raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
@@ -95,6 +96,7 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path) -> Servi
         "LS_LOG": os.environ.get("LS_LOG", "warn"),  # a log line per request costs throughput
         "COUPON_LAMBDA_PYTHON": lambda_python,
         "COUPON_EXECUTOR_REPORTS": str(reports),
+        "COUPON_TRUST_STORE": trust_store,
     }
     log = folder / "localstack.log"
     process = spawn([str(python), "-m", "localstack.runtime.main"], log, env=environment)
@@ -103,4 +105,4 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path) -> Servi
         if process.poll() is not None or time.monotonic() > deadline:
             raise ServiceError(f"LocalStack did not start; see {log}")
         time.sleep(0.5)
-    return Service("AWS_ENDPOINT_URL", URL, process.pid)
+    return Service("AWS_ENDPOINT_URL", URL, (Process(process.pid),))

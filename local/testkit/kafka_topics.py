@@ -1,19 +1,41 @@
-"""Creating topics, reading records back by offset, and committing a consumer group's offsets."""
+"""Kafka clients of tests and tools: how they connect, creating topics, reading records back by
+offset, and committing a consumer group's offsets."""
 
 from __future__ import annotations
 
+import os
 import time
 import uuid
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
 from kafka.admin import NewTopic
 from kafka.consumer.fetcher import ConsumerRecord
 
+from coupon_core.adapters.kafka.connection import connection_config
+from coupon_core.settings import KafkaSettings
+
+CLIENT_TIMEOUT_MS = 10_000
+
+
+def client_options(
+    bootstrap_servers: str | Iterable[str], environ: Mapping[str, str] = os.environ, **overrides: Any
+) -> dict[str, Any]:
+    """The options of a kafka-python client that reaches the brokers as the functions do: over
+    TLS when ``KAFKA_TLS=on`` (the local stack's broker), through ``connection_config``;
+    ``overrides`` replace any of them."""
+    servers = bootstrap_servers if isinstance(bootstrap_servers, str) else ",".join(bootstrap_servers)
+    settings = KafkaSettings.from_env(
+        {"KAFKA_BOOTSTRAP_SERVERS": servers, "KAFKA_TOPIC": "any", "KAFKA_TLS": environ.get("KAFKA_TLS", "off")}
+    )
+    return {**connection_config(settings, CLIENT_TIMEOUT_MS), **overrides}
+
 
 def create_topic(bootstrap_servers: str, partitions: int = 3, name: str | None = None) -> str:
     """A new topic, with a unique name unless one is given."""
     name = name or f"coupon.issue.test-{uuid.uuid4().hex[:12]}"
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=10_000)
+    admin = KafkaAdminClient(**client_options(bootstrap_servers))
     try:
         admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
     finally:
@@ -23,7 +45,7 @@ def create_topic(bootstrap_servers: str, partitions: int = 3, name: str | None =
 
 def read_all(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> list[ConsumerRecord]:
     """Every record on the topic now, read by offset without a consumer group."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, enable_auto_commit=False)
+    consumer = KafkaConsumer(**client_options(bootstrap_servers), enable_auto_commit=False)
     try:
         partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
         consumer.assign(partitions)
@@ -43,7 +65,7 @@ def read_all(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> lis
 
 def commit_offsets(bootstrap_servers: str, topic: str, group: str, offsets: dict[int, int]) -> None:
     """Commit ``partition -> next offset`` for ``group``, as the event source mapping does after a batch."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap_servers, group_id=group, enable_auto_commit=False)
+    consumer = KafkaConsumer(**client_options(bootstrap_servers), group_id=group, enable_auto_commit=False)
     try:
         consumer.commit({TopicPartition(topic, p): OffsetAndMetadata(o, "", -1) for p, o in offsets.items()})
     finally:

@@ -20,7 +20,8 @@ def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[s
     started = threading.Event()
 
     # A connection of its own, so that the client's pooled connection stays as it was.
-    watcher = redis.Redis(connection_pool=redis.ConnectionPool(**client.connection_pool.connection_kwargs))
+    pool = client.connection_pool
+    watcher = redis.Redis(connection_pool=redis.ConnectionPool(pool.connection_class, **pool.connection_kwargs))
 
     def listen() -> None:
         with watcher.monitor() as monitor:
@@ -31,9 +32,10 @@ def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[s
                 if entry.get("client_type") != "lua":
                     seen.append(entry["command"].split()[0].upper())
 
-    listener = threading.Thread(target=listen)
+    listener = threading.Thread(target=listen, daemon=True)
     listener.start()
-    started.wait()
+    if not started.wait(timeout=10):
+        raise TimeoutError("MONITOR did not start: the watcher could not connect")
     time.sleep(0.1)  # MONITOR is registered once its reply has come back
     action()
     client.echo(sentinel)

@@ -38,12 +38,13 @@ import boto3
 import redis
 from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from moto import mock_aws
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.stack.services import Service, free_port, start_postgres, start_tansu, start_valkey
+from local.stack.services import Service, free_port, start_postgres, start_tansu, start_valkey, url_port, with_port
 from local.testkit.fault_proxy import FaultProxy
-from local.testkit.kafka_topics import create_topic
+from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
 from local.tools.invariants import check, observe
 from lua_redis import connect
@@ -101,7 +102,7 @@ class Pipeline:
 
     def __init__(self, bootstrap: str, topic: str, group: str, sqs: Any, dlq_url: str) -> None:
         self._consumer = KafkaConsumer(
-            bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False, auto_offset_reset="earliest"
+            **client_options(bootstrap), group_id=group, enable_auto_commit=False, auto_offset_reset="earliest"
         )
         self._partitions = [TopicPartition(topic, p) for p in sorted(self._consumer.partitions_for_topic(topic))]
         self._consumer.assign(self._partitions)
@@ -208,13 +209,13 @@ def _stack(scratch: Path) -> Iterator[Stack]:
         services.append(start_tansu(scratch, port=broker_port, advertised_port=broker_proxy.port))
         for service in services:
             stack.callback(service.stop)
-        host, port = valkey.url.removeprefix("redis://").split("/")[0].split(":")
-        redis_proxy = stack.enter_context(FaultProxy(host, int(port)))
-        engine = create_engine(postgres.url)
+            os.environ.update(service.client_environment)
+        redis_proxy = stack.enter_context(FaultProxy("127.0.0.1", url_port(valkey.url)))
+        engine = engine_for_url(postgres.url)
         upgrade(engine)
         stack.callback(engine.dispose)
         yield Stack(
-            redis_url=f"redis://127.0.0.1:{redis_proxy.port}/0",
+            redis_url=with_port(valkey.url, redis_proxy.port),
             database_url=postgres.url,
             bootstrap=f"127.0.0.1:{broker_proxy.port}",
             redis_proxy=redis_proxy,

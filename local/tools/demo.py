@@ -31,8 +31,9 @@ from typing import Any
 
 import boto3
 import redis
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine, text
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from local.client.api_client import Answer, ApiClient
 from local.stack import control as stack
 from local.stack.services import ServiceError
@@ -229,7 +230,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     aws = {"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1",
            "aws_access_key_id": "test", "aws_secret_access_key": "test"}  # fmt: skip
     api = ApiClient(env["API_URL"], connections=args.clients)
-    engine = create_engine(env["DATABASE_URL"])
+    engine = engine_for_url(env["DATABASE_URL"])
     client = connect(env["REDIS_URL"])
     now = datetime.now(UTC)
     window = {

@@ -11,8 +11,9 @@ from typing import Any
 import boto3
 import pytest
 import redis
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import Engine
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from local.client.api_client import ApiClient
 from local.stack import control as stack
 from lua_redis import connect
@@ -46,7 +47,7 @@ def live() -> Iterator[Live]:
     env = stack.up()
     aws = {"endpoint_url": env["AWS_ENDPOINT_URL"], "region_name": "us-east-1",
            "aws_access_key_id": "test", "aws_secret_access_key": "test"}  # fmt: skip
-    engine = create_engine(env["DATABASE_URL"], pool_pre_ping=True)
+    engine = engine_for_url(env["DATABASE_URL"], pool_pre_ping=True)
     yield Live(env, ApiClient(env["API_URL"]), engine, connect(env["REDIS_URL"]), aws)
     engine.dispose()
     if started_here:

@@ -22,7 +22,7 @@ from sqlalchemy import text
 
 from coupon_core.domain.records import IssueMessage
 from local.stack import control as stack
-from local.testkit.kafka_topics import read_all
+from local.testkit.kafka_topics import client_options, read_all
 from local.tools.invariants import check, observe, successes_of
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
@@ -224,7 +224,7 @@ def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
     live.redis.hset(meta_key(coupon_id), "total", 2)  # Redis believes in a copy the database has not
     reservation = ReservationStore(live.redis).reserve(coupon_id, 2)
     poison = IssueMessage(coupon_id, 2, uuid.uuid4(), reservation.reserved_at)
-    producer = KafkaProducer(bootstrap_servers=live.env["KAFKA_BOOTSTRAP_SERVERS"])
+    producer = KafkaProducer(**client_options(live.env["KAFKA_BOOTSTRAP_SERVERS"], live.env))
     producer.send(live.env["KAFKA_TOPIC"], key=poison.key, value=poison.encode()).get(timeout=10)
     producer.close()
 

@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import postgres_install, services
 from local.stack.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, package_dir, start_postgres
 
@@ -77,7 +78,7 @@ def test_an_install_reached_only_through_a_private_folder_starts_postgres(
 
     service = start_postgres(tmp_path / "scratch", install=private_install)
     try:
-        with create_engine(service.url).connect() as connection:
+        with engine_for_url(service.url).connect() as connection:
             assert connection.execute(text("SELECT current_database()")).scalar_one() == "coupons"
     finally:
         service.stop()

@@ -32,6 +32,7 @@ from functions.intake import app as intake_app
 from functions.intake import dependencies
 from functions.intake.dependencies import on_demand_reconcile
 from local.testkit.gateway_wsgi import gateway
+from local.testkit.kafka_topics import client_options
 from tests.database_support import row_counts
 from tests.services.pipeline_support import InProcessRebuild
 
@@ -57,7 +58,7 @@ def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
     monkeypatch.setenv("USER_ID_SOURCE", request.param)
     dependencies.reset()
     monkeypatch.setitem(dependencies.OVERRIDES, on_demand_reconcile, InProcessRebuild)
-    consumer = KafkaConsumer(bootstrap_servers=pipeline.bootstrap_servers, enable_auto_commit=False)
+    consumer = KafkaConsumer(**client_options(pipeline.bootstrap_servers), enable_auto_commit=False)
     partitions = [TopicPartition(pipeline.topic, p) for p in sorted(consumer.partitions_for_topic(pipeline.topic))]
 
     def state() -> tuple[Any, ...]:

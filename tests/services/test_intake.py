@@ -15,7 +15,7 @@ import redis
 from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
-from functions.intake.dependencies import issue_service, reset
+from functions.intake.dependencies import issue_service, open_connections, reset, wiring
 from local.stack.services import free_port, start_tansu, start_valkey
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import create_topic, read_all
@@ -137,6 +137,13 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
         return original(self, wanted)
 
     monkeypatch.setattr(SqlCouponCatalog, "issued_users", counted)
+    # 50 containers that finished their INIT: each holds its open (TLS) connections when the
+    # burst arrives; here they share one pool, opened now rather than by 50 handshakes at once.
+    open_connections()
+    pool = wiring().client.connection_pool
+    warm = [pool.get_connection() for _ in range(50)]
+    for connection in warm:
+        pool.release(connection)
     start = threading.Barrier(50)
     outcomes: dict[int, str] = {}
 
@@ -414,7 +421,7 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
     """REDIS_WAIT_REPLICAS=1: the SUCCESS is answered once a replica has the reservation (so an
     asynchronous failover cannot lose it); with the replica gone the request is 503 and released."""
     primary = start_valkey(tmp_path)
-    replica = start_valkey(tmp_path, replica_of=primary.url.removeprefix("redis://").split("/")[0])
+    replica = start_valkey(tmp_path, replica_of=primary)
     try:
         replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
         deadline = time.monotonic() + 30

@@ -13,6 +13,7 @@ from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import expire_all_due
 from coupon_core.domain.records import IssueMessage
 from coupon_core.timeutil import to_millis
+from local.testkit.kafka_topics import client_options
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
 from tests.services.intake_support import call, create_coupon, issue
@@ -161,7 +162,7 @@ def test_where_a_second_take_is_allowed_the_reservation_is_released_and_the_user
     assert redis_view(redis_client, coupon_id) == (1, 0)
     # a replay of the canceled request stays canceled
     original = IssueMessage(coupon_id, 1, request_id, to_millis(reserved_at))
-    producer = KafkaProducer(bootstrap_servers=pipeline.bootstrap_servers)
+    producer = KafkaProducer(**client_options(pipeline.bootstrap_servers))
     producer.send(pipeline.topic, key=original.key, value=original.encode()).get(timeout=10)
     producer.close()
     pipeline.run_worker()

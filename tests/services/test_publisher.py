@@ -12,19 +12,20 @@ import pytest
 from kafka import KafkaProducer
 
 from coupon_core.adapters.kafka.publisher import producer_config
-from coupon_core.settings import KafkaSettings
 from local.testkit.kafka_topics import create_topic
+from tests.services.support import kafka_settings
 
 # In a fresh interpreter (kafka-python's generated codecs are cached per process): optionally
 # connect, then publish once and list the Kafka codecs compiled during that publish.
 FIRST_PUBLISH = """
-import builtins, json, sys, time, uuid
+import builtins, json, os, sys, time, uuid
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.records import IssueMessage
 from coupon_core.settings import KafkaSettings
 
 servers, topic, connect = sys.argv[1], sys.argv[2], sys.argv[3] == "connect"
-publisher = IssuePublisher(KafkaSettings((servers,), topic, "none", None), timeout_ms=3000)
+settings = KafkaSettings.from_env({**os.environ, "KAFKA_BOOTSTRAP_SERVERS": servers, "KAFKA_TOPIC": topic})
+publisher = IssuePublisher(settings, timeout_ms=3000)
 if connect:
     publisher.connect()
 compiled, real_compile = [], builtins.compile
@@ -62,7 +63,7 @@ def test_after_connect_the_first_publish_compiles_no_codec(kafka_bootstrap_serve
 def test_the_producer_records_no_metrics_of_its_own(kafka_bootstrap_servers):
     """Nothing reads kafka-python's metrics, and recording them cost a sixth of a produce's CPU."""
     topic = create_topic(kafka_bootstrap_servers)
-    settings = KafkaSettings((kafka_bootstrap_servers,), topic, "none", None)
+    settings = kafka_settings(kafka_bootstrap_servers, topic)
     producer = KafkaProducer(**producer_config(settings, timeout_ms=3000))
     try:
         producer.send(topic, key=b"1", value=b"{}").get(timeout=3)

@@ -8,6 +8,7 @@ import pytest
 import redis
 
 import lua_redis.client
+from local.stack.services import without_credentials
 from lua_redis import MAX_CONNECTION_AGE_S, connect
 
 USER = "coupons-app"
@@ -26,29 +27,35 @@ class Tokens(redis.CredentialProvider):
 
 
 @pytest.fixture
+def address(redis_url) -> str:
+    """The server's URL without the suite's own credentials: the provider gives them."""
+    return without_credentials(redis_url)
+
+
+@pytest.fixture
 def app_user(redis_client):
     redis_client.execute_command("ACL", "SETUSER", USER, "on", ">first-token", "~*", "+@all")
     yield
     redis_client.execute_command("ACL", "DELUSER", USER)
 
 
-def test_a_connection_authenticates_as_its_provider_says_and_a_wrong_token_is_refused(redis_url, app_user):
+def test_a_connection_authenticates_as_its_provider_says_and_a_wrong_token_is_refused(address, app_user):
     tokens = Tokens("first-token")
-    client = connect(redis_url, credential_provider=tokens)
+    client = connect(address, credential_provider=tokens)
     assert client.execute_command("ACL", "WHOAMI") == USER
     assert tokens.asked == 1
 
     with pytest.raises(redis.AuthenticationError):
-        connect(redis_url, credential_provider=Tokens("stale-token")).ping()
+        connect(address, credential_provider=Tokens("stale-token")).ping()
 
 
 def test_a_connection_past_its_age_is_renewed_with_new_credentials_before_its_next_command(
-    redis_url, redis_client, app_user, monkeypatch
+    address, redis_client, app_user, monkeypatch
 ):
     now = [5 * 24 * 3600.0]  # a host up for days: a connection's age is not the clock's
     monkeypatch.setattr(lua_redis.client, "_clock", lambda: now[0])
     tokens = Tokens("first-token")
-    client = connect(redis_url, credential_provider=tokens)
+    client = connect(address, credential_provider=tokens)
     first = client.client_id()
     now[0] += MAX_CONNECTION_AGE_S - 1
     assert client.client_id() == first  # still young: the same connection

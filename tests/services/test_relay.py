@@ -25,12 +25,13 @@ from functions.relay import dependencies
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext
 from tests.database_support import empty_tables
+from tests.services.support import kafka_settings
 
 
 @pytest.fixture
 def events_topic(kafka_bootstrap_servers: str) -> KafkaSettings:
     topic = create_topic(kafka_bootstrap_servers, partitions=3, name=f"coupon.events.test-{uuid.uuid4().hex[:10]}")
-    return KafkaSettings.from_env({"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap_servers, "KAFKA_TOPIC": topic})
+    return kafka_settings(kafka_bootstrap_servers, topic)
 
 
 @pytest.fixture

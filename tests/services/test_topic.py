@@ -12,17 +12,19 @@ from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicChange, Topi
 from coupon_core.errors import ConfigError, UnavailableError
 from coupon_core.settings import KafkaSettings
 from functions.topic.app import handler
+from local.testkit.kafka_topics import client_options
 from local.testkit.lambda_events import InProcessContext
+from tests.services.support import kafka_settings
 
 
 @pytest.fixture
 def settings(kafka_bootstrap_servers: str) -> KafkaSettings:
     name = f"coupon.issue.topic-test-{uuid.uuid4().hex[:10]}"
-    return KafkaSettings.from_env({"KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap_servers, "KAFKA_TOPIC": name})
+    return kafka_settings(kafka_bootstrap_servers, name)
 
 
 def partitions(settings: KafkaSettings) -> int | None:
-    admin = KafkaAdminClient(bootstrap_servers=list(settings.bootstrap_servers))
+    admin = KafkaAdminClient(**client_options(settings.bootstrap_servers))
     try:
         (topic,) = admin.describe_topics([settings.topic])
     finally:

@@ -17,8 +17,9 @@ import boto3
 import pytest
 from kafka import KafkaProducer
 from moto import mock_aws
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import make_url, text
 
+from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.dead_letters import Rejection
@@ -28,7 +29,7 @@ from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
 from local.stack.services import start_postgres
-from local.testkit.kafka_topics import create_topic
+from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
 from lua_redis import CouponLocks, ReleaseOutcome, connect, held_lock
 from lua_redis.keys import issue_lock_name
@@ -173,7 +174,7 @@ def test_a_held_lock_makes_exactly_that_coupon_transient(dlq, store, migrated_en
 
 def test_database_down_fails_exactly_its_offsets_and_the_retry_persists(dlq, store, monkeypatch, tmp_path):
     own = start_postgres(tmp_path)
-    engine = create_engine(own.url)
+    engine = engine_for_url(own.url)
     upgrade(engine)
     monkeypatch.setenv("DATABASE_URL", own.url)
     reset()
@@ -191,7 +192,7 @@ def test_database_down_fails_exactly_its_offsets_and_the_retry_persists(dlq, sto
     revived = start_postgres(tmp_path, port=make_url(own.url).port)
     try:
         assert run_worker(batch.event()) == {"batchItemFailures": []}
-        assert issued_users(create_engine(revived.url), coupon_id) == [1, 2, 3]
+        assert issued_users(engine_for_url(revived.url), coupon_id) == [1, 2, 3]
     finally:
         revived.stop()
 
@@ -239,7 +240,7 @@ def test_dlq_handler_reads_on_failure_ranges_back_from_kafka(dlq, store, migrate
     coupon_id = open_coupon(migrated_engine, store, total=10)
     topic = create_topic(kafka_bootstrap_servers, partitions=1)
     messages = reserve(store, coupon_id, [1, 2, 3])
-    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap_servers)
+    producer = KafkaProducer(**client_options(kafka_bootstrap_servers))
     for message in messages:
         producer.send(topic, key=message.key, value=message.encode(), partition=0).get(timeout=10)
     producer.send(topic, value=b"garbage", partition=0).get(timeout=10)
@@ -383,7 +384,7 @@ def test_two_workers_whose_lock_lease_runs_out_are_kept_apart_by_the_database(st
 
     def work(name: str) -> None:
         persister = IssuePersister(
-            SqlLedger(create_engine(migrated_engine.url)), Watched(name), NoDlq(), LockTimes(lease_s=1, wait_s=1)
+            SqlLedger(engine_for_url(migrated_engine.url)), Watched(name), NoDlq(), LockTimes(lease_s=1, wait_s=1)
         )
         verdicts[name] = persister.persist(batches[name])
 

@@ -58,6 +58,12 @@ def test_secret_arn_instead_of_url():
         ({"KAFKA_TOPIC": "bad topic!"}, "KAFKA_TOPIC must be a valid Kafka topic name"),
         ({"KAFKA_AUTH": "scram"}, "KAFKA_AUTH must be one of none, iam; got 'scram'"),
         ({"KAFKA_AUTH": "iam"}, "KAFKA_AUTH=iam needs AWS_REGION"),
+        ({"KAFKA_TLS": "yes"}, "KAFKA_TLS must be one of on, off; got 'yes'"),
+        ({"KAFKA_AUTH": "iam", "AWS_REGION": "eu-west-1", "KAFKA_TLS": "off"}, "KAFKA_AUTH=iam needs TLS"),
+        (
+            {"DATABASE_URL": "postgresql+pg8000://app@db.example/coupons?sslmode=require"},
+            "DATABASE_URL's sslmode must be verify-full",
+        ),
         ({"USER_ID_SOURCE": "header"}, "USER_ID_SOURCE must be one of body, claims"),
         ({"STATE_RETENTION_HOURS": "a week"}, "STATE_RETENTION_HOURS must be an integer; got 'a week'"),
         ({"STATE_RETENTION_HOURS": "0"}, "STATE_RETENTION_HOURS must be between 1 and"),
@@ -97,7 +103,17 @@ def test_elasticache_iam_auth_names_its_user_and_cache():
 
 def test_iam_auth_with_a_region():
     settings = IntakeSettings.from_env({**VALID, "KAFKA_AUTH": "IAM", "AWS_REGION": "eu-west-1"})
-    assert (settings.kafka.auth, settings.kafka.region) == ("iam", "eu-west-1")
+    assert (settings.kafka.auth, settings.kafka.region, settings.kafka.tls) == ("iam", "eu-west-1", True)
+
+
+def test_kafka_tls_is_off_without_iam_unless_asked_for():
+    assert IntakeSettings.from_env(VALID).kafka.tls is False
+    assert IntakeSettings.from_env({**VALID, "KAFKA_TLS": "on"}).kafka.tls is True
+
+
+def test_a_database_url_may_ask_for_verified_tls():
+    url = "postgresql+pg8000://app:secret@db.example:5432/coupons?sslmode=verify-full"
+    assert IntakeSettings.from_env({**VALID, "DATABASE_URL": url}).database.url == url
 
 
 def test_worker_dlq_and_rebuild_settings_name_their_bad_variables():

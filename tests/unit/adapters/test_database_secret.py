@@ -1,13 +1,14 @@
-"""The database URL from a Secrets Manager secret (moto)."""
+"""The database URL from a Secrets Manager secret (moto), and TLS as the URL asks for it."""
 
 from __future__ import annotations
 
 import json
+import ssl
 
 import boto3
 import pytest
 
-from coupon_core.adapters.postgres.engine import url_from_secret
+from coupon_core.adapters.postgres.engine import engine_for_url, url_from_secret
 from coupon_core.errors import ConfigError
 
 
@@ -46,3 +47,26 @@ def test_a_proxy_host_replaces_the_secrets_host(secrets):
     arn = rds_secret(secrets, "proxied", "pw")
     url = url_from_secret(arn, secrets, host="proxy.example")
     assert (url.host, url.port, url.database) == ("proxy.example", 5432, "coupons")
+
+
+def test_sslmode_verify_full_becomes_a_verifying_tls_context_and_leaves_the_url(monkeypatch):
+    """pg8000 reads no ``sslmode``: the URL's libpq word becomes its ``ssl_context``, one that
+    checks the certificate and the host name, and is not passed on as an unknown argument."""
+    captured = {}
+
+    def connect(**kwargs):
+        captured.update(kwargs)
+        raise ConnectionRefusedError("no server here")
+
+    engine = engine_for_url("postgresql+pg8000://app:pw@db.example:5432/coupons?sslmode=verify-full")
+    monkeypatch.setattr(engine.dialect.loaded_dbapi, "connect", connect)
+    with pytest.raises(Exception, match="no server here"):
+        engine.connect()
+    context = captured["ssl_context"]
+    assert (context.verify_mode, context.check_hostname) == (ssl.CERT_REQUIRED, True)
+    assert "sslmode" not in captured
+    plain = engine_for_url("postgresql+pg8000://app:pw@db.example:5432/coupons")
+    captured.clear()
+    with pytest.raises(Exception, match="no server here"):
+        plain.connect()
+    assert "ssl_context" not in captured

@@ -58,6 +58,8 @@ class HostRuntimeExecutor(RuntimeExecutor):
             "PYTHONUNBUFFERED": "1",
             "COUPON_EXECUTOR_REPORTS": os.environ.get("COUPON_EXECUTOR_REPORTS", ""),
         }
+        if os.environ.get("COUPON_TRUST_STORE"):  # the runtime's CAs: the system's and the local stack's
+            self._env["SSL_CERT_FILE"] = os.environ["COUPON_TRUST_STORE"]
         if not self._spawn():
             raise RuntimeError(f"the function's process exited during init: {self.get_logs()[-2000:]}")
 

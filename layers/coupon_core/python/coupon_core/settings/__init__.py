@@ -18,6 +18,7 @@ import os
 import re
 from dataclasses import dataclass, fields
 from typing import Literal, Self, cast, get_type_hints
+from urllib.parse import parse_qs, urlsplit
 
 from coupon_core.errors import ConfigError
 from coupon_core.settings import variables as var
@@ -65,9 +66,13 @@ class RedisSettings:
 
 @dataclass(frozen=True)
 class DatabaseSettings:
-    """Either a URL (local, tests) or a Secrets Manager secret (AWS), exactly one of them.
+    """Either a URL (tests, tools) or a Secrets Manager secret (AWS, and the functions on
+    LocalStack), exactly one of them.
 
-    ``host`` (DB_HOST) replaces the secret's host, to connect through an RDS Proxy.
+    A URL asks for TLS with libpq's words: ``?sslmode=verify-full`` (the certificate checked
+    against the platform's trust store, and the host against it), else plain text. A secret
+    always means TLS verified so. ``host`` (DB_HOST) replaces the secret's host, to connect
+    through an RDS Proxy.
     """
 
     url: str | None
@@ -80,7 +85,13 @@ class DatabaseSettings:
         if has_url == has_secret:
             raise ConfigError("exactly one of DATABASE_URL and DB_SECRET_ARN must be set")
         if has_url:
-            return cls(url=var.url(environ, "DATABASE_URL", ("postgresql+pg8000",)), secret_arn=None)
+            url = var.url(environ, "DATABASE_URL", ("postgresql+pg8000",))
+            modes = parse_qs(urlsplit(url).query).get("sslmode", [])
+            if modes not in ([], ["verify-full"]):
+                raise ConfigError(
+                    f"DATABASE_URL's sslmode must be verify-full (or absent, for plain text); got {modes}"
+                )
+            return cls(url=url, secret_arn=None)
         arn = var.required(environ, "DB_SECRET_ARN")
         if not arn.startswith("arn:") or ":secretsmanager:" not in arn:
             raise ConfigError(f"DB_SECRET_ARN must be a Secrets Manager secret ARN; got {arn!r}")
@@ -92,10 +103,15 @@ class DatabaseSettings:
 
 @dataclass(frozen=True)
 class KafkaSettings:
+    """The brokers, the topic, and how to reach them: ``auth`` ``iam`` (MSK IAM over SASL, which
+    needs TLS) or ``none``; ``tls`` (KAFKA_TLS, on by default with IAM, off without) verifies the
+    brokers' certificates against the platform's trust store."""
+
     bootstrap_servers: tuple[str, ...]
     topic: str
     auth: KafkaAuth
     region: str | None
+    tls: bool = False
 
     @classmethod
     def from_env(cls, environ: Environ) -> KafkaSettings:
@@ -110,7 +126,10 @@ class KafkaSettings:
         region = environ.get("AWS_REGION") or environ.get("AWS_DEFAULT_REGION")
         if auth == "iam" and not region:
             raise ConfigError("KAFKA_AUTH=iam needs AWS_REGION to sign its tokens")
-        return cls(bootstrap_servers=servers, topic=topic, auth=cast(KafkaAuth, auth), region=region)
+        tls = var.choice(environ, "KAFKA_TLS", ("on", "off"), "on" if auth == "iam" else "off") == "on"
+        if auth == "iam" and not tls:
+            raise ConfigError("KAFKA_AUTH=iam needs TLS: KAFKA_TLS=off contradicts it")
+        return cls(bootstrap_servers=servers, topic=topic, auth=cast(KafkaAuth, auth), region=region, tls=tls)
 
 
 @dataclass(frozen=True)

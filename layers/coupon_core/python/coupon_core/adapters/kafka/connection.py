@@ -23,7 +23,8 @@ class MskIamTokenProvider(AbstractTokenProvider):
 
 
 def connection_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
-    """Servers, authentication (plaintext, or MSK IAM over TLS) and bounded waits."""
+    """Servers, encryption and authentication (plain text, TLS, or MSK IAM over TLS) and bounded
+    waits. TLS verifies the brokers against the platform's trust store (kafka-python's default)."""
     config: dict[str, Any] = {
         "bootstrap_servers": list(settings.bootstrap_servers),
         "request_timeout_ms": timeout_ms,
@@ -37,4 +38,6 @@ def connection_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any
             "sasl_mechanism": "OAUTHBEARER",
             "sasl_oauth_token_provider": MskIamTokenProvider(str(settings.region)),
         }
+    elif settings.tls:
+        config["security_protocol"] = "SSL"
     return config

@@ -7,7 +7,7 @@ import ssl
 from typing import Any
 
 import boto3
-from sqlalchemy import URL, Engine, create_engine
+from sqlalchemy import URL, Engine, create_engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from coupon_core.errors import ConfigError
@@ -49,13 +49,28 @@ def make_engine(settings: DatabaseSettings, *, pool_size: int = 2) -> Engine:
 
     Every socket operation (connecting included) gives up after ``SOCKET_TIMEOUT_S``: pg8000
     has no timeout by default, so a silently dropped network would hang a call until the
-    Lambda timeout, holding whatever lock its caller holds. With a secret (AWS), connections
-    use TLS with certificate verification.
+    Lambda timeout, holding whatever lock its caller holds. With a secret, connections use TLS
+    with certificate verification; with a URL, as its ``sslmode`` says (:func:`engine_for_url`).
     """
-    options = {"pool_size": pool_size, "max_overflow": 0, "pool_pre_ping": True}
+    options: dict[str, Any] = {"pool_size": pool_size, "max_overflow": 0, "pool_pre_ping": True}
     if settings.url is not None:
-        return create_engine(settings.url, **options, connect_args={"timeout": SOCKET_TIMEOUT_S})
+        return engine_for_url(settings.url, **options)
     url = url_from_secret(str(settings.secret_arn), host=settings.host)
-    return create_engine(
-        url, **options, connect_args={"timeout": SOCKET_TIMEOUT_S, "ssl_context": ssl.create_default_context()}
-    )
+    return create_engine(url, **options, connect_args={"timeout": SOCKET_TIMEOUT_S, "ssl_context": _verified()})
+
+
+def engine_for_url(url: str, **options: Any) -> Engine:
+    """An engine for a DATABASE_URL: over TLS verified against the platform's trust store when
+    the URL says ``sslmode=verify-full`` (libpq's word, which pg8000 does not read itself), else
+    in plain text; ``options`` go to SQLAlchemy's ``create_engine``."""
+    parsed = make_url(url)
+    connect_args: dict[str, Any] = {"timeout": SOCKET_TIMEOUT_S}
+    if parsed.query.get("sslmode") == "verify-full":
+        connect_args["ssl_context"] = _verified()
+    return create_engine(parsed.difference_update_query(["sslmode"]), **options, connect_args=connect_args)
+
+
+def _verified() -> ssl.SSLContext:
+    """Certificate and host name checked against the platform's trust store (on AWS, Amazon's
+    CAs that sign RDS Proxy's certificates; locally, SSL_CERT_FILE's, with the stack's CA)."""
+    return ssl.create_default_context()
