@@ -6,20 +6,31 @@ That is a failover or a reset at the worst moment: the client cannot know whethe
 ran. ``delay_reply_to(marker, seconds)`` holds that reply back instead (a slow or partitioned
 network), then forwards it. ``times`` arms it for that many requests. Everything else is
 forwarded untouched, in both directions.
+
+With ``tls=True`` the proxy stands where the network is in front of a TLS server (the local
+stores): it answers clients with the stack's certificate, which they verify as they would the
+server's, and reaches the server over TLS, verified in turn; so it sees the requests it looks for
+in the clear, and every client still speaks TLS to a certificate it trusts.
 """
 
 from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from collections.abc import Callable
 from types import TracebackType
 
+from local.stack.tls import certificates
+
+HANDSHAKE_TIMEOUT_S = 5.0
+
 
 class FaultProxy:
-    def __init__(self, target_host: str, target_port: int) -> None:
+    def __init__(self, target_host: str, target_port: int, *, tls: bool = False) -> None:
         self._target = (target_host, target_port)
+        self._tls = _contexts() if tls else None
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self._marker: bytes | None = None
@@ -74,14 +85,30 @@ class FaultProxy:
             except OSError:
                 return
             try:
-                server = socket.create_connection(self._target)
-            except OSError:  # the server is gone: so is this connection
+                client, server = self._connect(client)
+            except OSError:  # the server is gone, or a handshake failed: so is this connection
                 _close(client)
                 continue
             self._sockets += [client, server]
             fault: list[float] = []  # what to do to this connection's next reply, once armed
             self._spawn(self._client_to_server, client, server, fault)
             self._spawn(self._server_to_client, server, client, fault)
+
+    def _connect(self, client: socket.socket) -> tuple[socket.socket, socket.socket]:
+        """The client's socket and one to the server, both over TLS in TLS mode."""
+        server = socket.create_connection(self._target, timeout=HANDSHAKE_TIMEOUT_S)
+        if self._tls is not None:
+            as_server, as_client = self._tls
+            try:
+                client.settimeout(HANDSHAKE_TIMEOUT_S)
+                client = as_server.wrap_socket(client, server_side=True)
+                server = as_client.wrap_socket(server, server_hostname=self._target[0])
+            except OSError:
+                _close(server)
+                raise
+        client.settimeout(None)
+        server.settimeout(None)
+        return client, server
 
     def _client_to_server(self, client: socket.socket, server: socket.socket, fault: list[float]) -> None:
         with contextlib.suppress(OSError):
@@ -113,3 +140,11 @@ def _close(*sockets: socket.socket) -> None:
             sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             sock.close()
+
+
+def _contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """The TLS of both sides: as the server (the stack's certificate), as a client (verified)."""
+    found = certificates()
+    as_server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    as_server.load_cert_chain(found.cert, found.key)
+    return as_server, ssl.create_default_context(cafile=found.ca)

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, open_connections, reset, wiring
-from local.stack.services import free_port, start_tansu, start_valkey
+from local.stack.services import free_port, start_tansu, start_valkey, url_port, with_port
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import create_topic, read_all
 from lua_redis import ReservationStore, connect
@@ -301,7 +301,7 @@ def test_database_unreachable_answers_503_json_and_leaves_redis_as_it_was(topic,
     lock of the coupon afterwards."""
     with contextlib.ExitStack() as stack:
         port = stack.enter_context(silent_server()) if database == "silent" else free_port()
-        monkeypatch.setenv("DATABASE_URL", f"postgresql+pg8000://postgres@127.0.0.1:{port}/coupons")
+        monkeypatch.setenv("DATABASE_URL", f"postgresql+pg8000://postgres@127.0.0.1:{port}/coupons?sslmode=verify-full")
         reset()
         answers = [issue(424242, 7), call("GET", "/coupons/424242/issues/7"), call("GET", "/coupons/424242")]
 
@@ -318,9 +318,8 @@ def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publish
     """The connection drops after Valkey ran the reserve: the client's retry (production
     settings: one retry on a connection error) must get the request's own SUCCESS back, not
     DUPLICATE, and exactly one record goes to Kafka."""
-    host, port = redis_url.removeprefix("redis://").split("/")[0].split(":")
-    with FaultProxy(host, int(port)) as proxy:
-        monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{proxy.port}/0")
+    with FaultProxy("127.0.0.1", url_port(redis_url), tls=True) as proxy:
+        monkeypatch.setenv("REDIS_URL", with_port(redis_url, proxy.port))
         reset()
         coupon_id = create_coupon(10)
         assert issue(coupon_id, 1).status_code == 202  # the coupon's state is built, the script loaded
@@ -343,7 +342,7 @@ def broker_behind_a_proxy(tmp_path, monkeypatch) -> Iterator[tuple[FaultProxy, s
     """The intake on a broker of its own, which tells its clients to connect through a fault
     proxy, with a produce timeout of 1 s; the proxy and the topic."""
     port = free_port()
-    with FaultProxy("127.0.0.1", port) as proxy:
+    with FaultProxy("127.0.0.1", port, tls=True) as proxy:
         broker = start_tansu(tmp_path, port=port, advertised_port=proxy.port)
         try:
             topic = create_topic(f"127.0.0.1:{proxy.port}")
@@ -351,6 +350,7 @@ def broker_behind_a_proxy(tmp_path, monkeypatch) -> Iterator[tuple[FaultProxy, s
             monkeypatch.setenv("KAFKA_TOPIC", topic)
             monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
             reset()
+            open_connections()  # as the container's INIT does: the TLS handshakes come before the first request
             yield proxy, topic
         finally:
             broker.stop()
