@@ -40,6 +40,7 @@ EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
+CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
 FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 AWS = {
@@ -75,15 +76,24 @@ def is_up() -> bool:
 
 
 def up() -> dict[str, str]:
+    """The stack's environment, starting it unless it is up; this process's clients trust it
+    (``SSL_CERT_FILE``) and speak TLS to its broker (``KAFKA_TLS``) from now on."""
     if is_up():
         print(f"already up; environment in {ENV_FILE}")
-        return read_env()
-    down()
-    try:
-        return _start()
-    except BaseException:  # what did start is stopped: a failed up leaves nothing running
+        env = read_env()
+    else:
         down()
-        raise
+        try:
+            env = _start()
+        except BaseException:  # what did start is stopped: a failed up leaves nothing running
+            down()
+            raise
+    _trust(env)
+    return env
+
+
+def _trust(env: dict[str, str]) -> None:
+    os.environ.update({name: env[name] for name in CLIENT_VARIABLES if name in env})
 
 
 def _start() -> dict[str, str]:
@@ -93,7 +103,7 @@ def _start() -> dict[str, str]:
     for service in start_all(STATE / "services"):
         _record(service.env_var, service.processes)
         env |= {service.env_var: service.url, **service.client_environment}
-    os.environ.update({name: value for name, value in env.items() if name not in STARTERS})  # this process's clients
+    _trust(env)  # this process's own clients: the migration, the topics
     engine = engine_for_url(env["DATABASE_URL"])
     upgrade(engine)
     engine.dispose()
@@ -184,7 +194,7 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
         "-c", f"local:redisUrl={env['REDIS_URL']}",
         "-c", f"local:databaseSecretArn={database_secret_arn}",
         "-c", f"local:kafkaBootstrapServers={env['KAFKA_BOOTSTRAP_SERVERS']}",
-        "-c", f"local:kafkaTls={env.get('KAFKA_TLS', 'off') == 'on'}",
+        "-c", f"local:kafkaTls={os.environ.get('KAFKA_TLS', 'off')}",
     ]  # fmt: skip
     deploy_env = {**os.environ, **AWS, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
                   "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip

@@ -93,7 +93,7 @@ def assert_invariants(live, coupon_id: int, successes: dict[str, int]) -> None:
 
 def test_happy_path_from_post_to_an_issued_row_and_its_outbox_event(live):
     coupon_id = new_coupon(live, 10)
-    bridge = stack._pids()["BRIDGE"][0]
+    bridge = stack._pids()["BRIDGE"][0][0]
     os.kill(bridge, signal.SIGSTOP)
     try:
         accepted = issue(live, coupon_id, 7)
