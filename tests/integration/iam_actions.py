@@ -8,6 +8,22 @@ of an operation missing here fails the test until its action is named.
 
 from __future__ import annotations
 
+
+def resource_arn(service: str, resource: str | None, region: str, account: str) -> str:
+    """The ARN IAM evaluates for a call on ``resource`` as the executor recorded it (a queue's
+    URL, a function's name, a secret's ARN); ``*`` for a call on no resource."""
+    if resource is None:
+        return "*"
+    if resource.startswith("arn:"):
+        return resource
+    if service == "sqs":  # .../<account>/<name>, whatever the endpoint's form
+        queue_account, name = resource.rstrip("/").rsplit("/", 2)[-2:]
+        return f"arn:aws:sqs:{region}:{queue_account}:{name}"
+    if service == "lambda":
+        return f"arn:aws:lambda:{region}:{account}:function:{resource}"
+    raise KeyError(f"no ARN known for a {service} resource {resource!r}: name how IAM sees it here")
+
+
 OPERATION_ACTIONS = {
     ("sqs", "SendMessage"): "sqs:SendMessage",
     ("sqs", "SendMessageBatch"): "sqs:SendMessage",

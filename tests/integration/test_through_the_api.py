@@ -3,6 +3,7 @@ the MSK mapping, the worker, the DLQ handler and the rebuild, as the CDK app dep
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import signal
@@ -16,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import boto3
 from aws_cdk.assertions import Template
 from kafka import KafkaProducer
 from sqlalchemy import text
@@ -28,7 +30,7 @@ from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
 from tests.infra.conftest import ROOT, synthesize
 from tests.infra.template_support import actions, resources
-from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS
+from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS, resource_arn
 
 WAIT_S = 90
 DEV_FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay", "migrate", "topic")
@@ -401,6 +403,50 @@ def _calls_by_function() -> dict[str, set[tuple[str, str, str | None]]]:
     return calls
 
 
+def _deployed_statements(live, function_name: str) -> list[dict[str, Any]]:
+    """The Allow and Deny statements of the role of the deployed function, inline and attached."""
+    iam, role_arn = (
+        boto3.client("iam", **live.aws),
+        boto3.client("lambda", **live.aws).get_function_configuration(FunctionName=function_name)["Role"],
+    )
+    role = role_arn.rsplit("/", 1)[1]
+    documents = [iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
+                 for name in iam.list_role_policies(RoleName=role)["PolicyNames"]]  # fmt: skip
+    for attached in iam.list_attached_role_policies(RoleName=role)["AttachedPolicies"]:
+        version = iam.get_policy(PolicyArn=attached["PolicyArn"])["Policy"]["DefaultVersionId"]
+        documents.append(
+            iam.get_policy_version(PolicyArn=attached["PolicyArn"], VersionId=version)["PolicyVersion"]["Document"]
+        )
+    return [statement for document in documents for statement in _listed(document["Statement"])]
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _unpermitted_resources(
+    calls: dict[str, set[tuple[str, str, str | None]]], statements: dict[str, list[dict[str, Any]]]
+) -> list[tuple[str, str, str]]:
+    """The (function, action, resource ARN) of ``calls`` that no statement of the function's role
+    allows, or that one denies (IAM's wildcards ``*`` and ``?`` in actions and resources)."""
+    missing = []
+    for deployed, made in calls.items():
+        for service_name, operation, resource in made:
+            action = OPERATION_ACTIONS[(service_name, operation)]
+            arn = resource_arn(service_name, resource, "us-east-1", stack.LOCALSTACK_ACCOUNT)
+
+            effects = {statement["Effect"] for statement in statements[deployed] if _covers(statement, action, arn)}
+            if effects != {"Allow"}:
+                missing.append((deployed, action, arn))
+    return missing
+
+
+def _covers(statement: dict[str, Any], action: str, arn: str) -> bool:
+    """Whether ``statement`` names ``action`` (case-insensitive) on ``arn``, wildcards included."""
+    actions_named = any(fnmatch.fnmatchcase(action.lower(), named.lower()) for named in _listed(statement["Action"]))
+    return actions_named and any(fnmatch.fnmatchcase(arn, named) for named in _listed(statement.get("Resource", "*")))
+
+
 def _unpermitted(calls: dict[str, set[tuple[str, str, str | None]]], template: Template) -> list[tuple[str, str]]:
     """The (function, action) pairs of ``calls`` that the function's role in ``template`` does not allow."""
     missing, functions = [], resources(template, "AWS::Lambda::Function")
@@ -419,8 +465,10 @@ def _unpermitted(calls: dict[str, set[tuple[str, str, str | None]]], template: T
 def test_every_aws_call_a_function_made_is_allowed_by_its_role(live, tmp_path_factory):
     """LocalStack's free edition enforces no IAM, so the executor records every AWS API call each
     function made during this run (the tests before this one) and this test holds them against the
-    roles CDK synthesized: the local template's, which was deployed, and dev's, which AWS enforces.
-    Every permission granted in dev that no call used is listed with its reason (iam_actions.py)."""
+    roles CDK synthesized: the local template's, which was deployed, and dev's, which AWS enforces,
+    by action; then by action and resource against the roles as deployed (LocalStack's IAM holds
+    their policies with every reference resolved to an ARN). Every permission granted in dev that
+    no call used is listed with its reason (iam_actions.py)."""
     calls = _calls_by_function()
     observed = {OPERATION_ACTIONS[(service, operation)] for made in calls.values() for service, operation, _ in made}
     assert {"sqs:SendMessage", "lambda:InvokeFunction"} <= observed  # the poison record, the reconcile route
@@ -434,6 +482,15 @@ def test_every_aws_call_a_function_made_is_allowed_by_its_role(live, tmp_path_fa
     unexplained = sorted(granted - observed - set(UNOBSERVED_GRANTS))
     assert not unexplained, unexplained
     assert not sorted(set(UNOBSERVED_GRANTS) - granted)  # a reason for a grant that no longer exists
+
+    # Resource by resource, against the roles as LocalStack deployed them (every reference resolved).
+    statements = {deployed: _deployed_statements(live, deployed) for deployed in calls}
+    assert _unpermitted_resources(calls, statements) == []
+    worker = next(deployed for deployed in calls if "WorkerFunction" in deployed)
+    another_queue = "arn:aws:sqs:us-east-1:000000000000:another-queue"  # the same actions, on another queue
+    elsewhere = [{**statement, "Resource": another_queue} if "sqs:SendMessage" in statement["Action"] else statement
+                 for statement in statements[worker]]  # fmt: skip
+    assert [what for what in _unpermitted_resources(calls, {**statements, worker: elsewhere}) if "sqs" in what[1]]
 
     # The check itself: without the worker's permission to send to the DLQ, the same calls fail it.
     body, policies = local.to_json(), resources(local, "AWS::IAM::Policy")
