@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from local.stack.services import start_valkey
+from local.stack.valkey import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 from lua_redis.keys import meta_key, reserved_key
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from local.stack.services import start_valkey
+from local.stack.valkey import start_valkey
 from lua_redis import CouponState, ReservationStore, connect
 
 

@@ -28,7 +28,8 @@ from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.settings import KafkaSettings
 from local.stack import localstack
-from local.stack.services import STARTERS, Process, ServiceError, alive, spawn, start_all, stop, url_port
+from local.stack.processes import Process, ServiceError, alive, spawn, stop, url_port
+from local.stack.services import STARTERS, start_all
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"

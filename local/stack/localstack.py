@@ -16,7 +16,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from local.stack.services import Process, Service, ServiceError, spawn
+from local.stack.processes import Process, Service, ServiceError, spawn
 
 PORT = 4566
 URL = f"http://127.0.0.1:{PORT}"

@@ -20,7 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from local.stack.tls import Certificates
+from local.stack.processes import Process, ServiceError, failure, port_open, spawn, wait_for
+from local.stack.tls import Certificates, certificates
 
 INSTALL_HINT = "install Debian's stunnel4 (apt-get install stunnel4; make venv does it)"
 
@@ -62,8 +63,30 @@ def configuration(
     return "\n".join(lines) + "\n"
 
 
-def command(folder: Path, config: str) -> list[str]:
+def stunnel_command(folder: Path, config: str) -> list[str]:
     """The command that runs stunnel with ``config``, written into ``folder``."""
     path = folder / "stunnel.conf"
     path.write_text(config)
     return [binary(), str(path)]
+
+
+def start_front(
+    what: str,
+    folder: Path,
+    port: int,
+    connect: str,
+    env_var: str,
+    *,
+    protocol: str | None = None,
+    links: Iterable[Link] = (),
+) -> Process:
+    """The TLS front of a server that is up, answering on ``port``."""
+    config = configuration(certificates(), accept=port, connect=connect, protocol=protocol, links=links)
+    try:
+        command = stunnel_command(folder, config)
+    except FileNotFoundError as exc:
+        raise ServiceError(failure(f"{what}'s TLS front", ["stunnel"], None, str(exc), env_var)) from exc
+    log = folder / "stunnel.log"
+    front = spawn(command, log)
+    wait_for(f"{what}'s TLS front", lambda: port_open(port), front, log, env_var)
+    return Process(front.pid)

@@ -42,7 +42,10 @@ from sqlalchemy import Engine
 
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.stack.services import Service, free_port, start_postgres, start_tansu, start_valkey, url_port, with_port
+from local.stack.postgres import start_postgres
+from local.stack.processes import Service, free_port, url_port, with_port
+from local.stack.tansu import start_tansu
+from local.stack.valkey import start_valkey
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event

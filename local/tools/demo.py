@@ -36,7 +36,7 @@ from sqlalchemy import Engine, text
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.client.api_client import Answer, ApiClient
 from local.stack import control as stack
-from local.stack.services import ServiceError
+from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
 from local.tools.handler_probe import handler_latencies, percentiles_ms
 from local.tools.invariants import Observed, check, observe, successes_of

@@ -21,8 +21,9 @@ import pytest
 from sqlalchemy import text
 
 from coupon_core.adapters.postgres.engine import engine_for_url
-from local.stack import postgres_install, services
-from local.stack.services import POSTGRES_SYSTEM_USER, ServiceError, _ensure_system_user, package_dir, start_postgres
+from local.stack import postgres, postgres_install
+from local.stack.postgres import POSTGRES_SYSTEM_USER, _ensure_system_user, start_postgres
+from local.stack.processes import ServiceError, package_dir
 
 as_root = pytest.mark.skipif(
     os.geteuid() != 0, reason="only root runs PostgreSQL as a system user of its own, from a copy it can reach"
@@ -185,7 +186,7 @@ def test_a_system_user_that_cannot_be_made_is_a_service_error_that_says_so(monke
     def useradd_fails(what, command, *, env_var, user=None):
         raise ServiceError(f"{what} did not start: `{' '.join(command)}` failed with exit status 9")
 
-    monkeypatch.setattr(services, "run_setup", useradd_fails)
+    monkeypatch.setattr(postgres, "run_setup", useradd_fails)
 
     with pytest.raises(ServiceError, match="useradd --system"):
         _ensure_system_user("coupon-test-user-nobody-makes")

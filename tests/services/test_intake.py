@@ -16,7 +16,9 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, open_connections, reset, wiring
-from local.stack.services import free_port, start_tansu, start_valkey, url_port, with_port
+from local.stack.processes import free_port, url_port, with_port
+from local.stack.tansu import start_tansu
+from local.stack.valkey import start_valkey
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import create_topic, read_all
 from lua_redis import ReservationStore, connect

@@ -8,7 +8,7 @@ import pytest
 import redis
 
 import lua_redis.client
-from local.stack.services import without_credentials
+from local.stack.processes import without_credentials
 from lua_redis import MAX_CONNECTION_AGE_S, connect
 
 USER = "coupons-app"

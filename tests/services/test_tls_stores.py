@@ -19,7 +19,7 @@ from kafka import KafkaAdminClient
 from kafka.errors import KafkaError
 from sqlalchemy import make_url
 
-from local.stack.services import url_port, without_credentials
+from local.stack.processes import url_port, without_credentials
 from local.stack.tls import certificates
 from local.testkit.kafka_topics import client_options
 

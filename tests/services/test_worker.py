@@ -28,7 +28,7 @@ from coupon_core.domain.persisting import IssuePersister, LockTimes
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
-from local.stack.services import start_postgres
+from local.stack.postgres import start_postgres
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
 from lua_redis import CouponLocks, ReleaseOutcome, connect, held_lock
