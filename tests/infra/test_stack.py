@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 
 import aws_cdk as cdk
 import pytest
@@ -189,8 +190,20 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     assert intake["Architectures"] == ["arm64"]
     assert intake["Handler"] == "functions/intake/app.handler"
     local_intake = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]
-    assert local_intake["Environment"]["Variables"]["DATABASE_URL"].startswith("postgresql+pg8000://")
-    assert local_intake["Environment"]["Variables"]["KAFKA_AUTH"] == "none"
+    local_variables = local_intake["Environment"]["Variables"]
+    assert local_variables["DB_SECRET_ARN"].startswith("arn:aws:secretsmanager:")  # the production path, on LocalStack
+    assert "DATABASE_URL" not in local_variables
+    assert local_variables["REDIS_URL"].startswith("rediss://")
+    assert (local_variables["KAFKA_AUTH"], local_variables["KAFKA_TLS"]) == ("none", "on")
+
+
+def test_every_local_function_may_read_the_database_secret_and_no_other(local):
+    """On LocalStack the functions read the database's credentials from Secrets Manager, as on
+    AWS: each role is granted exactly that secret (the integration run checks the calls)."""
+    variables = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]["Environment"]
+    secret = variables["Variables"]["DB_SECRET_ARN"]
+    for name in ("intake", "worker", "dlq", "rebuild", "relay"):
+        assert resources_of(local, name, "secretsmanager:GetSecretValue") == [json.dumps(secret)], name
 
 
 def test_the_local_environment_holds_only_what_localstack_provides(local):
