@@ -132,6 +132,8 @@ def _start() -> dict[str, str]:
         STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
     )  # fmt: skip
     _record("BRIDGE", [Process(bridge.pid)])
+    ENV_FILE.touch(mode=0o600)
+    ENV_FILE.chmod(0o600)  # it holds the stores' credentials
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
     print(f"up; environment in {ENV_FILE}")
     return env
