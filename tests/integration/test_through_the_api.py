@@ -360,6 +360,11 @@ def test_each_invocation_returns_its_own_logs_between_start_and_end(live):
     assert tails[0][0] != tails[1][0]  # the second invocation's logs are its own, not the environment's
 
 
+def test_the_stack_environment_with_its_credentials_is_readable_by_its_owner_only(live):
+    assert live.env["DATABASE_URL"].split("://", 1)[1].split("@", 1)[0].count(":") == 1  # user:password
+    assert stack.ENV_FILE.stat().st_mode & 0o077 == 0
+
+
 def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
     """LocalStack runs each function on a bare Python 3.12 without site-packages, from the
     synthesized assets: its code and all three layers, the third-party one bundled by the same
