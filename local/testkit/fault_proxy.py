@@ -16,6 +16,7 @@ in the clear, and every client still speaks TLS to a certificate it trusts.
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import ssl
 import threading
@@ -25,6 +26,8 @@ from types import TracebackType
 from local.stack.tls import certificates
 
 HANDSHAKE_TIMEOUT_S = 5.0
+POLL_S = 0.05  # how long a side's read waits for data before it looks again
+SEND_TIMEOUT_S = 10.0
 
 
 class FaultProxy:
@@ -91,8 +94,9 @@ class FaultProxy:
                 continue
             self._sockets += [client, server]
             fault: list[float] = []  # what to do to this connection's next reply, once armed
-            self._spawn(self._client_to_server, client, server, fault)
-            self._spawn(self._server_to_client, server, client, fault)
+            to_client, to_server = _Side(client), _Side(server)
+            self._spawn(self._client_to_server, to_client, to_server, fault)
+            self._spawn(self._server_to_client, to_server, to_client, fault)
 
     def _connect(self, client: socket.socket) -> tuple[socket.socket, socket.socket]:
         """The client's socket and one to the server, both over TLS in TLS mode."""
@@ -106,23 +110,25 @@ class FaultProxy:
             except OSError:
                 _close(server)
                 raise
-        client.settimeout(None)
-        server.settimeout(None)
         return client, server
 
-    def _client_to_server(self, client: socket.socket, server: socket.socket, fault: list[float]) -> None:
+    def _client_to_server(self, client: _Side, server: _Side, fault: list[float]) -> None:
         with contextlib.suppress(OSError):
-            while chunk := client.recv(65536):
+            while (chunk := client.read()) != b"":
+                if chunk is None:
+                    continue
                 with self._lock:
                     if self._times > 0 and self._marker is not None and self._marker in chunk:
                         self._times -= 1
                         fault.append(self._delay_s)
-                server.sendall(chunk)
-        _close(client, server)
+                server.write(chunk)
+        _close(client.sock, server.sock)
 
-    def _server_to_client(self, server: socket.socket, client: socket.socket, fault: list[float]) -> None:
+    def _server_to_client(self, server: _Side, client: _Side, fault: list[float]) -> None:
         with contextlib.suppress(OSError):
-            while chunk := server.recv(65536):
+            while (chunk := server.read()) != b"":
+                if chunk is None:
+                    continue
                 if fault:
                     delay_s = fault.pop()
                     if not delay_s:  # the request ran on the server; its reply is lost with the connection
@@ -130,8 +136,39 @@ class FaultProxy:
                         break
                     self.replies_delayed += 1
                     self._stopping.wait(delay_s)
-                client.sendall(chunk)
-        _close(client, server)
+                client.write(chunk)
+        _close(client.sock, server.sock)
+
+
+class _Side:
+    """One end of a proxied connection, read by one thread and written by the other.
+
+    A TLS socket's state (OpenSSL's) must not be used by two threads at once, so every read and
+    write holds the side's lock; a read waits for data outside it (``select``, at most
+    ``POLL_S``), so that a write gets in meanwhile.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self._lock = threading.Lock()
+
+    def read(self) -> bytes | None:
+        """Data, b"" once the peer has closed, None if nothing came within ``POLL_S``."""
+        with self._lock:
+            decrypted = self.sock.pending() if isinstance(self.sock, ssl.SSLSocket) else 0
+        if not decrypted and not select.select([self.sock], [], [], POLL_S)[0]:
+            return None
+        with self._lock:
+            self.sock.settimeout(POLL_S)
+            try:
+                return self.sock.recv(65536)
+            except TimeoutError:  # bytes of a TLS record, not yet all of it
+                return None
+
+    def write(self, chunk: bytes) -> None:
+        with self._lock:
+            self.sock.settimeout(SEND_TIMEOUT_S)
+            self.sock.sendall(chunk)
 
 
 def _close(*sockets: socket.socket) -> None:
