@@ -156,8 +156,11 @@ class _Side:
         """Data, b"" once the peer has closed, None if nothing came within ``POLL_S``."""
         with self._lock:
             decrypted = self.sock.pending() if isinstance(self.sock, ssl.SSLSocket) else 0
-        if not decrypted and not select.select([self.sock], [], [], POLL_S)[0]:
-            return None
+        try:
+            if not decrypted and not select.select([self.sock], [], [], POLL_S)[0]:
+                return None
+        except ValueError:  # the other direction closed this socket meanwhile
+            return b""
         with self._lock:
             self.sock.settimeout(POLL_S)
             try:
