@@ -26,10 +26,10 @@ from sqlalchemy import make_url
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure_topic
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
-from coupon_core.settings import KafkaSettings
 from local.stack import localstack
 from local.stack.processes import Process, ServiceError, alive, spawn, stop, url_port
 from local.stack.services import STARTERS, start_all
+from local.testkit.kafka_topics import kafka_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 STATE = ROOT / ".local"
@@ -163,14 +163,7 @@ def restart_service(env_var: str) -> None:
 def _ensure_topics(bootstrap_servers: str) -> None:
     """The issue topic and the event stream, as the deploy-time custom resource makes them."""
     for topic in (TOPIC, EVENTS_TOPIC):
-        settings = KafkaSettings.from_env(
-            {
-                "KAFKA_BOOTSTRAP_SERVERS": bootstrap_servers,
-                "KAFKA_TOPIC": topic,
-                "KAFKA_TLS": os.environ.get("KAFKA_TLS", "off"),
-            }
-        )
-        ensure_topic(settings, TopicSpec(topic, PARTITIONS, CLUSTER_DEFAULT))
+        ensure_topic(kafka_settings(bootstrap_servers, topic), TopicSpec(topic, PARTITIONS, CLUSTER_DEFAULT))
 
 
 def database_secret(database_url: str) -> str:

@@ -18,12 +18,13 @@ from local.stack.processes import (
     folder_password,
     free_port,
     package_dir,
+    password_file,
     relocated,
     run_setup,
     socket_folder,
     spawn,
     wait_for,
-)  # fmt: skip
+)
 from local.stack.tls import certificates
 
 POSTGRES_SYSTEM_USER = "coupon-pg"  # PostgreSQL refuses to run as root
@@ -44,12 +45,12 @@ def start_postgres(scratch: Path, port: int | None = None, *, install: Path | No
     bin_dir = install / "bin"
     data = folder / "data"
     log = folder / "postgres.log"
-    if (data / "PG_VERSION").exists() and not (folder / "password").exists():
+    if (data / "PG_VERSION").exists() and not password_file(folder).exists():
         shutil.rmtree(data)  # a cluster from before passwords: nobody knows how to log in
     password = folder_password(folder)
     sockets = socket_folder(folder)
     if user is not None:
-        for path in (log, folder / "password"):
+        for path in (log, password_file(folder)):
             path.touch()
             shutil.chown(path, user)
         shutil.chown(sockets, user)
@@ -57,7 +58,7 @@ def start_postgres(scratch: Path, port: int | None = None, *, install: Path | No
         run_setup(
             "PostgreSQL",
             [str(bin_dir / "initdb"), "-D", str(data), "-U", POSTGRES_USER, "--auth-local=scram-sha-256",
-             "--auth-host=reject", f"--pwfile={folder / 'password'}", "--encoding=UTF8", "--no-instructions"],
+             "--auth-host=reject", f"--pwfile={password_file(folder)}", "--encoding=UTF8", "--no-instructions"],
             user=user, env_var="DATABASE_URL",
         )  # fmt: skip
     port = port or free_port()

@@ -133,9 +133,14 @@ def spawn(
         )
 
 
+def password_file(folder: Path) -> Path:
+    """Where the server in ``folder`` keeps its password."""
+    return folder / "password"
+
+
 def folder_password(folder: Path) -> str:
     """The password of the server in ``folder``, made on its first start and kept there."""
-    path = folder / "password"
+    path = password_file(folder)
     if not path.exists():
         path.touch(mode=0o600)
         path.write_text(secrets.token_urlsafe(24))

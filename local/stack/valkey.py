@@ -16,7 +16,7 @@ from local.stack.processes import (
     url_password,
     url_port,
     wait_for,
-)  # fmt: skip
+)
 from local.stack.tls import certificates
 
 VALKEY_USER = "coupon-app"  # the ElastiCache IAM user's name in the CDK stack is <env>-app

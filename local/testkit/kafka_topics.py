@@ -19,17 +19,22 @@ from coupon_core.settings import KafkaSettings
 CLIENT_TIMEOUT_MS = 10_000
 
 
+def kafka_settings(
+    bootstrap_servers: str | Iterable[str], topic: str = "any", environ: Mapping[str, str] = os.environ
+) -> KafkaSettings:
+    """The settings a function would read for these brokers and topic: over TLS when
+    ``KAFKA_TLS=on`` in ``environ`` (set for the local stack's broker, which serves only TLS)."""
+    servers = bootstrap_servers if isinstance(bootstrap_servers, str) else ",".join(bootstrap_servers)
+    tls = environ.get("KAFKA_TLS", "off")
+    return KafkaSettings.from_env({"KAFKA_BOOTSTRAP_SERVERS": servers, "KAFKA_TOPIC": topic, "KAFKA_TLS": tls})
+
+
 def client_options(
     bootstrap_servers: str | Iterable[str], environ: Mapping[str, str] = os.environ, **overrides: Any
 ) -> dict[str, Any]:
-    """The options of a kafka-python client that reaches the brokers as the functions do: over
-    TLS when ``KAFKA_TLS=on`` (the local stack's broker), through ``connection_config``;
-    ``overrides`` replace any of them."""
-    servers = bootstrap_servers if isinstance(bootstrap_servers, str) else ",".join(bootstrap_servers)
-    settings = KafkaSettings.from_env(
-        {"KAFKA_BOOTSTRAP_SERVERS": servers, "KAFKA_TOPIC": "any", "KAFKA_TLS": environ.get("KAFKA_TLS", "off")}
-    )
-    return {**connection_config(settings, CLIENT_TIMEOUT_MS), **overrides}
+    """The options of a kafka-python client that reaches the brokers as the functions do
+    (``connection_config`` of :func:`kafka_settings`); ``overrides`` replace any of them."""
+    return {**connection_config(kafka_settings(bootstrap_servers, environ=environ), CLIENT_TIMEOUT_MS), **overrides}
 
 
 def create_topic(bootstrap_servers: str, partitions: int = 3, name: str | None = None) -> str:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import redis
 
-from coupon_core.settings import KafkaSettings
 from lua_redis import CouponState
 
 HOUR_MS = 3_600_000
@@ -31,15 +29,3 @@ def command_calls(client: redis.Redis) -> dict[str, int]:
     stats = client.info("commandstats")
     calls = {name.removeprefix("cmdstat_"): int(value["calls"]) for name, value in stats.items()}
     return {name: count for name, count in calls.items() if not name.startswith(("info", "config"))}
-
-
-def kafka_settings(bootstrap_servers: str, topic: str) -> KafkaSettings:
-    """The settings a function would read for these brokers and topic, over TLS when the suite's
-    broker serves it (KAFKA_TLS, set when the suite starts its own)."""
-    return KafkaSettings.from_env(
-        {
-            "KAFKA_BOOTSTRAP_SERVERS": bootstrap_servers,
-            "KAFKA_TOPIC": topic,
-            "KAFKA_TLS": os.environ.get("KAFKA_TLS", "off"),
-        }
-    )

@@ -12,8 +12,7 @@ import pytest
 from kafka import KafkaProducer
 
 from coupon_core.adapters.kafka.publisher import producer_config
-from local.testkit.kafka_topics import create_topic
-from tests.services.support import kafka_settings
+from local.testkit.kafka_topics import create_topic, kafka_settings
 
 # In a fresh interpreter (kafka-python's generated codecs are cached per process): optionally
 # connect, then publish once and list the Kafka codecs compiled during that publish.

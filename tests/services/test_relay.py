@@ -22,10 +22,9 @@ from coupon_core.domain.records import IssueMessage
 from coupon_core.settings import KafkaSettings
 from functions.relay import app as relay_app
 from functions.relay import dependencies
-from local.testkit.kafka_topics import create_topic, read_all
+from local.testkit.kafka_topics import create_topic, kafka_settings, read_all
 from local.testkit.lambda_events import InProcessContext
 from tests.database_support import empty_tables
-from tests.services.support import kafka_settings
 
 
 @pytest.fixture

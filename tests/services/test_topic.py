@@ -12,9 +12,8 @@ from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicChange, Topi
 from coupon_core.errors import ConfigError, UnavailableError
 from coupon_core.settings import KafkaSettings
 from functions.topic.app import handler
-from local.testkit.kafka_topics import client_options
+from local.testkit.kafka_topics import client_options, kafka_settings
 from local.testkit.lambda_events import InProcessContext
-from tests.services.support import kafka_settings
 
 
 @pytest.fixture
