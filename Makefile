@@ -25,7 +25,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: venv stunnel test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: plan venv stunnel test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -109,6 +109,13 @@ bench: venv
 	$(BIN)/python -m bench.write_limit
 	$(BIN)/python -m bench.reserve_ceiling
 	$(BIN)/python -m bench.msk_token
+
+# Will a sale fit an environment: each AWS limit it meets, what binds first, what to raise or
+# warm up. make plan ENV=prod SALE="copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z"
+# QUOTAS="api_rps=20000" for quotas your account has had raised (cdk/coupon_cdk/quotas.py).
+plan: venv
+	@test -n "$(SALE)" || { echo 'make plan: describe the sale, SALE="copies=5000 users=300000 peak=20000/s"' >&2; exit 2; }
+	$(BIN)/python -m local.tools.plan --env $(ENV) --sale "$(SALE)" --quotas "$(QUOTAS)"
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -4,7 +4,9 @@
 Every key of a coupon lives in one hash slot (the keys carry ``{id}``), so one coupon is served
 by one shard's one engine thread, however large the cluster: its ceiling is that core's. For
 each answer a sale gives (SUCCESS: a copy taken; SOLD_OUT: after the sell-out, which is most of
-a sale; DUPLICATE: a second click), ``--processes`` clients each keep ``--depth`` EVALSHA calls
+a sale; DUPLICATE: a second click), and for a plain SET as the yardstick (ElastiCache
+Serverless bills a simple SET or GET as one ECPU and other commands by their vCPU time, so
+``x SET`` estimates a reserve's ECPUs), ``--processes`` clients each keep ``--depth`` EVALSHA calls
 in flight (pipelined, as redis-benchmark does; raw RESP on a socket) for ``--seconds``. Prints the server's own time
 per call (INFO commandstats ``usec_per_call``, the engine thread's work), the ceiling that time
 allows (1,000,000 / usec per call), the calls per second measured, and measured / ceiling.
@@ -17,7 +19,10 @@ import multiprocessing
 import socket
 import time
 import uuid
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
+import redis
 
 from local.stack.services import service_urls
 from lua_redis import CouponState, ReservationStore, connect
@@ -33,32 +38,47 @@ def _command(*parts: str | int) -> bytes:
     return b"*%d\r\n" % len(encoded) + b"".join(b"$%d\r\n%s\r\n" % (len(e), e) for e in encoded)
 
 
-def client_loop(url: str, users: tuple[int, int, bool], depth: int, until: float) -> int:
-    """One client on a raw socket: rounds of ``depth`` EVALSHA reserves written at once, then
-    their replies read (each is three lines: ``*2``, the code, the time), until ``until``.
-    ``users``: the first user, the step to the next, and whether every call is the first user's.
-    A raw socket, so that the client's own cost (a library encoding each call in Python) is not
-    what is measured; the commands are the ones ``ReservationStore.reserve`` sends."""
+@contextmanager
+def _raw_socket(client: redis.Redis) -> Iterator[socket.socket]:
+    """The socket of one of ``client``'s connections, connected, encrypted and authenticated."""
+    connection = client.connection_pool.get_connection()
+    connection.connect()
+    try:
+        assert connection._sock is not None  # redis-py keeps the socket there
+        yield connection._sock
+    finally:
+        connection.disconnect()
+
+
+def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int, until: float) -> int:
+    """One client: rounds of ``depth`` calls written at once, then their replies read, until
+    ``until``. ``users``: the first user, the step to the next, and whether every call is the
+    first user's. The socket is the library's, once it has done the TLS handshake and AUTH, then
+    used raw, so that the client's own cost (a library encoding each call in Python) is not what
+    is measured; the reserves are the commands ``ReservationStore.reserve`` sends, and SET is the
+    yardstick (one ECPU on ElastiCache Serverless)."""
     first_user, users_step, same_user = users
     script = Scripts.register(client := connect(url)).reserve
     sha = client.script_load(script.script)  # EVALSHA on a raw socket does not load it on NOSCRIPT
-    host, port = url.split("//")[1].split("/", maxsplit=1)[0].split(":")
     keys = [reserved_key(COUPON), meta_key(COUPON), requests_key(COUPON), idempotency_key(COUPON)]
+    lines_per_reply = 1 if answer == "SET" else 3  # +OK, or *2, the code and the time
     calls, user = 0, first_user
-    with socket.create_connection((host, int(port)), timeout=30) as conn:
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    with _raw_socket(client) as conn:
         while time.monotonic() < until:
             batch = []
             for _ in range(depth):
                 who = first_user if same_user else user
-                batch.append(_command("EVALSHA", sha, 4, *keys, who, str(uuid.uuid4()), ""))
+                if answer == "SET":
+                    batch.append(_command("SET", f"probe:{{{COUPON}}}:{who}", "x"))
+                else:
+                    batch.append(_command("EVALSHA", sha, 4, *keys, who, str(uuid.uuid4()), ""))
                 user += users_step
             conn.sendall(b"".join(batch))
             lines = 0
-            while lines < 3 * depth:
+            while lines < lines_per_reply * depth:
                 data = conn.recv(1 << 20)
                 if b"-" in data[:1] or b"\r\n-" in data:
-                    raise RuntimeError(f"Valkey refused a reserve: {data[:200]!r}")
+                    raise RuntimeError(f"Valkey refused a call: {data[:200]!r}")
                 lines += data.count(b"\r\n")
             calls += depth
     return calls
@@ -69,7 +89,7 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
     client = connect(url)
     client.flushall()
     now = client.time()[0] * 1000
-    total = {"SUCCESS": 100_000_000, "SOLD_OUT": 1, "DUPLICATE": 100_000_000}[answer]
+    total = {"SUCCESS": 100_000_000, "SOLD_OUT": 1}.get(answer, 100_000_000)
     state = CouponState(COUPON, total, now - 60_000, now + 3_600_000, now + 7_200_000)
     store = ReservationStore(client)
     store.reconcile(state, {}, release_before=None)
@@ -81,14 +101,14 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
     client.config_resetstat()
     until = time.monotonic() + args.seconds
     jobs = [
-        (url, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, until)
+        (url, answer, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, until)
         for process in range(args.processes)
     ]
     started = time.monotonic()
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
         calls = sum(int(n) for n in pool.starmap(client_loop, jobs))
     elapsed = time.monotonic() - started
-    stats = client.info("commandstats")["cmdstat_evalsha"]
+    stats = client.info("commandstats")["cmdstat_set" if answer == "SET" else "cmdstat_evalsha"]
     return float(stats["usec_per_call"]), calls / elapsed
 
 
@@ -100,13 +120,15 @@ def main() -> None:
     args = parser.parse_args()
     with ExitStack() as stack:
         url = service_urls(stack, "bench-ceiling-", ("REDIS_URL",))["REDIS_URL"]
-        rows = [(answer, *measure(url, answer, args)) for answer in ("SUCCESS", "SOLD_OUT", "DUPLICATE")]
+        rows = [(answer, *measure(url, answer, args)) for answer in ("SET", "SUCCESS", "SOLD_OUT", "DUPLICATE")]
     print(f"one coupon, {args.processes} client processes x {args.depth} pipelined calls, {args.seconds:.0f} s each")
-    print("| answer | server usec/call | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling |")
-    print("|---|---:|---:|---:|---:|")
+    print("| answer | server usec/call | x SET | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling |")
+    print("|---|---:|---:|---:|---:|---:|")
+    set_usec = rows[0][1]
     for answer, usec, rate in rows:
         ceiling = 1_000_000 / usec
-        print(f"| {answer} | {usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f} |")
+        cells = f"{usec:.2f} | {usec / set_usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f}"
+        print(f"| {answer} | {cells} |")
 
 
 if __name__ == "__main__":

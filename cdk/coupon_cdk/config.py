@@ -14,6 +14,8 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from coupon_cdk.quotas import QUOTAS
+
 CONTEXT_KEY = "coupon:environments"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
@@ -190,13 +192,15 @@ def load(
     overrides: dict[str, Any] | None = None,
     *,
     alarm_emails: str | None = None,
+    deploying: bool = True,
 ) -> EnvironmentConfig:
     """The configuration of environment ``name`` from the ``coupon:environments`` context.
 
     ``overrides`` replace fields of the ``local`` block (``make up`` passes the URLs of the
     services it started, as ``-c local:redisUrl=...`` and so on). ``alarm_emails`` (``-c
     alarmEmails=a@example.com,b@example.com``, a deploy parameter) adds alarm subscribers to the
-    environment's own.
+    environment's own. ``deploying=False`` (``make plan``, which deploys nothing) leaves out
+    the rules of a deployment that do not bear on sizing: who receives the alarms.
     """
     if not isinstance(context, dict) or not context:
         raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object")
@@ -219,16 +223,19 @@ def load(
     aws_parts = (config.cache, config.kafka, config.database)
     if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
         raise ConfigError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")
-    _check(config)
+    _check(config, deploying=deploying)
     return config
 
 
 MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
 # The Amazon MSK quota page: TCP connections with IAM access control, per Standard broker and per
-# serverless cluster. An intake container holds a producer connection to each broker it writes
-# to and, while it builds a coupon's state, a consumer's: two per broker at most.
-MSK_IAM_CONNECTIONS = 3000
-CONNECTIONS_PER_INTAKE = 2
+# serverless cluster. An intake container holds its producer's connection to each broker it
+# writes to and, while it builds a coupon's lost state, a consumer's and the consumer group
+# coordinator's: three on one broker at most. Its INIT opens two (the bootstrap's, closed once the
+# metadata is read, and the producer's). Both counted by a test (tests/services/test_intake.py).
+MSK_IAM_CONNECTIONS = int(QUOTAS["msk_connections"].value)
+CONNECTIONS_PER_INTAKE = 3
+INIT_CONNECTION_ATTEMPTS = 2
 
 
 def _emails(listed: str) -> list[str]:
@@ -239,10 +246,10 @@ def _emails(listed: str) -> list[str]:
     return emails
 
 
-def _check(config: EnvironmentConfig) -> None:
+def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
     """Rules across fields, each the constraint of a service (docs/deploy.md names the pages)."""
     name, api = config.name, config.api
-    if config.alarm_subscribers_required and not config.alarm_emails:
+    if deploying and config.alarm_subscribers_required and not config.alarm_emails:
         raise ConfigError(
             f"{name} sends its alarms to nobody: list who receives them in cdk.json ({name}.alarmEmails) "
             "or pass them at deploy time: -c alarmEmails=oncall@example.com"

@@ -5,7 +5,8 @@ and runs there, but its reply never reaches the client, whose connection is drop
 That is a failover or a reset at the worst moment: the client cannot know whether its command
 ran. ``delay_reply_to(marker, seconds)`` holds that reply back instead (a slow or partitioned
 network), then forwards it. ``times`` arms it for that many requests. Everything else is
-forwarded untouched, in both directions.
+forwarded untouched, in both directions. It counts the connections clients open through it
+(``connections``) and the most that were open at once (``peak_open``).
 
 With ``tls=True`` the proxy stands where the network is in front of a TLS server (the local
 stores): it answers clients with the stack's certificate, which they verify as they would the
@@ -45,10 +46,18 @@ class FaultProxy:
         self._sockets: list[socket.socket] = []
         self.replies_lost = 0
         self.replies_delayed = 0
+        self.connections = 0
+        self.peak_open = 0
+        self._open = 0
 
     @property
     def port(self) -> int:
         return int(self._listener.getsockname()[1])
+
+    def count_from_now(self) -> None:
+        """Counts connections afresh: none opened yet, the peak what is open now."""
+        with self._lock:
+            self.connections, self.peak_open = 0, self._open
 
     def lose_reply_to(self, marker: bytes, *, times: int = 1) -> None:
         self._arm(marker, 0.0, times)
@@ -74,10 +83,11 @@ class FaultProxy:
         for thread in self._threads:
             thread.join(timeout=5)
 
-    def _spawn(self, target: Callable[..., None], *args: object) -> None:
+    def _spawn(self, target: Callable[..., None], *args: object) -> threading.Thread:
         thread = threading.Thread(target=target, args=args, daemon=True)
         self._threads.append(thread)
         thread.start()
+        return thread
 
     def _accept(self) -> None:
         while not self._stopping.is_set():
@@ -93,10 +103,22 @@ class FaultProxy:
                 _close(client)
                 continue
             self._sockets += [client, server]
+            with self._lock:
+                self.connections += 1
+                self._open += 1
+                self.peak_open = max(self.peak_open, self._open)
             fault: list[float] = []  # what to do to this connection's next reply, once armed
             to_client, to_server = _Side(client), _Side(server)
-            self._spawn(self._client_to_server, to_client, to_server, fault)
-            self._spawn(self._server_to_client, to_server, to_client, fault)
+            forward = self._spawn(self._client_to_server, to_client, to_server, fault)
+            back = self._spawn(self._server_to_client, to_server, to_client, fault)
+            self._spawn(self._count_close, forward, back)
+
+    def _count_close(self, *directions: threading.Thread) -> None:
+        """Counts a connection as closed once both of its directions have stopped."""
+        for direction in directions:
+            direction.join()
+        with self._lock:
+            self._open -= 1
 
     def _connect(self, client: socket.socket) -> tuple[socket.socket, socket.socket]:
         """The client's socket and one to the server, both over TLS in TLS mode."""

@@ -3,6 +3,7 @@
 - ``demo``: ``make demo``, a flash sale through the local stack's API, with the I1-I5 report.
 - ``chaos``: ``make chaos``, a flash sale in-process under random faults.
 - ``smoke``: a smoke test of a deployed environment through its API.
+- ``plan``: ``make plan``, the AWS limits a sale meets on an environment, and what to do.
 - ``openapi``: ``make openapi``, the document generated from the intake routes.
 - ``invariants``: I1-I4 checked against PostgreSQL and Redis (the demo, chaos and integration tests).
 - ``handler_probe``: the intake handler in-process, beside the demo's end-to-end latency.

@@ -20,6 +20,7 @@ from app import build
 from aws_cdk.assertions import Annotations, Match, Template
 
 from coupon_cdk.config import ConfigError, load
+from coupon_cdk.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
@@ -99,7 +100,7 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
     [
         ({"availabilityZones": 2}, "replicationFactor 3 exceeds the 2 brokers"),
         ({"kafka": {"minInsyncReplicas": 3}}, "minInsyncReplicas must be at least 1 and below replicationFactor 3"),
-        ({"concurrency": {"intake": 2000}}, "could open 4000 IAM connections to a broker; MSK accepts 3000"),
+        ({"concurrency": {"intake": 1001}}, "could open 3003 IAM connections to a broker; MSK accepts 3000"),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
         (
@@ -349,6 +350,9 @@ def test_concurrency_is_bounded_where_it_must_be(env, request):
         m for m in resources(template, "AWS::Lambda::EventSourceMapping").values() if "Topics" not in m["Properties"]
     )
     assert sqs_mapping["Properties"]["ScalingConfig"]["MaximumConcurrency"] == config.concurrency.dlq_mapping
+    # what make plan counts against the account's concurrency, which must keep 100 unreserved
+    every = [f["Properties"].get("ReservedConcurrentExecutions", 0) for f in functions.values()]
+    assert sum(every) == reserved_concurrency(config)
 
 
 def test_prod_has_a_web_acl_and_dev_refuses_anonymous_callers(dev, prod):

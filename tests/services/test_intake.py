@@ -14,6 +14,7 @@ import pytest
 import redis
 from sqlalchemy import text
 
+from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, open_connections, reset, wiring
 from local.stack.processes import free_port, url_port, with_port
@@ -443,3 +444,29 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
     finally:
         replica.stop()
         primary.stop()
+
+
+def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per_broker(
+    topic, monkeypatch, store, redis_client, tmp_path
+):
+    """What the sizing counts, counted through a proxy that stands for the one broker (so every
+    connection lands on it, the worst case of a cluster): a fresh container's INIT opens
+    ``INIT_CONNECTION_ATTEMPTS`` (the connection-rate quota at a cold opening), and at most
+    ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota) when a request builds a
+    coupon's lost state, whose consumer reads the records in flight next to the producer."""
+    with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, _):
+        coupon_id = create_coupon(10)
+        reset()  # a new container, on the coupon the previous one created
+        redis_client.flushall()  # its state is gone: the first request builds it
+        proxy.count_from_now()
+        open_connections()
+        init_attempts = proxy.connections
+        first = issue(coupon_id, 1)  # 503 while the gate waits out a lost state's produces in flight
+        deadline = time.monotonic() + 10
+        while first.status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.5)
+            first = issue(coupon_id, 1)
+        answers = [first.status_code, *(issue(coupon_id, user).status_code for user in (2, 1))]
+        connections, peak_open = proxy.connections, proxy.peak_open
+    assert answers == [202, 202, 409]
+    assert (init_attempts, peak_open) <= (INIT_CONNECTION_ATTEMPTS, CONNECTIONS_PER_INTAKE), (connections, peak_open)

@@ -1,0 +1,262 @@
+"""Will a sale fit an environment? Each AWS limit it meets, its demand on it, and what to do.
+
+``plan(config, sale)`` is what ``make plan`` prints. A limit's *headroom* is its value over the
+sale's demand on it: below 1 the sale does not fit, and the limit with the least headroom binds
+first. The quotas are ``quotas.py``'s cited table (raised ones passed in); the per-request
+figures are ``MEASURED``, each from a benchmark or a test named beside it, and the two figures
+this machine cannot measure (the round trips inside AWS) are assumptions you replace with a
+rehearsal's ``IssueLatency`` metric (``success_ms=``/``other_ms=`` in the sale).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS, EnvironmentConfig
+from coupon_cdk.quotas import QUOTAS, Quota
+
+LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
+ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)
+SINGLE_RUN_FUNCTIONS = 2  # the rebuild and the relay: reserved concurrency 1 each (stack.py)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Per-request figures measured here (docs/benchmarks.md has each run and its command)."""
+
+    intake_cpu_ms: dict[str, float]  # bench/intake.py, the loads of one answer each
+    reserve_ecpu: dict[str, float]  # bench/reserve_ceiling.py: engine CPU per reserve over a SET's
+    reserve_usec: dict[str, float]  # bench/reserve_ceiling.py: the engine thread's time per reserve
+    redis_rtt_ms: float = 1.0  # assumed: one round trip to the cache inside the VPC
+    produce_ack_ms: float = 10.0  # assumed: an acks=all produce to MSK across AZs
+    shard_share: float = 0.5  # of the engine thread's ceiling a shard gives reserves (TLS, I/O, replication)
+
+
+MEASURED = Measured(
+    intake_cpu_ms={"SUCCESS": 1.23, "SOLD_OUT": 0.80, "DUPLICATE": 0.80},
+    reserve_ecpu={"SUCCESS": 15.0, "SOLD_OUT": 15.0, "DUPLICATE": 15.0},
+    reserve_usec={"SUCCESS": 13.56, "SOLD_OUT": 9.62, "DUPLICATE": 8.46},
+)
+
+
+class SaleError(ValueError):
+    """The sale's description is malformed."""
+
+
+@dataclass(frozen=True)
+class Sale:
+    copies: int
+    users: int
+    peak_rps: int
+    clicks: int = 2  # requests per user: a double click is the rule, not the exception
+    opens: datetime | None = None
+    success_ms: float | None = None  # the intake's latency for a SUCCESS on AWS, if measured
+    other_ms: float | None = None  # for any other answer
+
+    @classmethod
+    def parse(cls, text: str) -> Sale:
+        """``copies=5000 users=300000 peak=20000/s [clicks=2] [opens=2026-12-01T12:00Z]
+        [success_ms=12] [other_ms=3]``"""
+        fields: dict[str, str] = {}
+        for part in text.split():
+            key, sep, value = part.partition("=")
+            if not sep or not value:
+                raise SaleError(f"{part!r} is not key=value")
+            fields[key] = value
+        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms"}
+        if unknown := sorted(set(fields) - known):
+            raise SaleError(f"unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        if missing := sorted({"copies", "users", "peak"} - set(fields)):
+            raise SaleError(f"the sale needs {', '.join(missing)}, as in copies=5000 users=300000 peak=20000/s")
+        return cls(
+            copies=_count("copies", fields["copies"]),
+            users=_count("users", fields["users"]),
+            peak_rps=_count("peak", fields["peak"].removesuffix("/s")),
+            clicks=_count("clicks", fields.get("clicks", "2")),
+            opens=_time(fields["opens"]) if "opens" in fields else None,
+            success_ms=_millis("success_ms", fields["success_ms"]) if "success_ms" in fields else None,
+            other_ms=_millis("other_ms", fields["other_ms"]) if "other_ms" in fields else None,
+        )
+
+
+def _count(key: str, text: str) -> int:
+    if not re.fullmatch(r"[1-9][0-9]{0,9}", text.replace("_", "")):
+        raise SaleError(f"{key} must be a whole number from 1, got {text!r}")
+    return int(text.replace("_", ""))
+
+
+def _millis(key: str, text: str) -> float:
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text.removesuffix("ms")) or float(text.removesuffix("ms")) <= 0:
+        raise SaleError(f"{key} must be milliseconds above 0, got {text!r}")
+    return float(text.removesuffix("ms"))
+
+
+def _time(text: str) -> datetime:
+    try:
+        opens = datetime.fromisoformat(text)
+    except ValueError:
+        raise SaleError(f"opens must be an ISO 8601 time in UTC, as 2026-12-01T12:00Z, got {text!r}") from None
+    if opens.utcoffset() != timedelta(0):
+        raise SaleError(f"opens must be in UTC (Z), got {text!r}")
+    return opens.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Limit:
+    name: str
+    value: float
+    demand: float
+    unit: str
+    source: str
+    action: str  # what to do when it binds
+
+    @property
+    def headroom(self) -> float:
+        return math.inf if self.demand <= 0 else self.value / self.demand
+
+
+@dataclass(frozen=True)
+class Plan:
+    limits: list[Limit]
+    concurrency: int  # intake environments the peak keeps busy
+    warmup: int  # provisioned concurrency to schedule, 0 for none (cdk.json's own is in the limits)
+    warmup_lead_min: int  # how long before the opening the warmup must start
+    drain_s: float  # how long the workers take to persist every winner
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def binding(self) -> Limit:
+        return min(self.limits, key=lambda limit: limit.headroom)
+
+    @property
+    def fits(self) -> bool:
+        return self.binding.headroom >= 1
+
+
+def plan(
+    config: EnvironmentConfig, sale: Sale, quotas: dict[str, Quota] = QUOTAS, measured: Measured = MEASURED
+) -> Plan:
+    """The sale's plan on environment ``config`` (an AWS one: dev, prod or your own)."""
+    if config.concurrency is None or config.kafka is None or config.cache is None or config.processing_limit is None:
+        raise SaleError(f"{config.name} is not an AWS environment: make plan needs its concurrency, kafka and cache")
+    q = {key: quota.value for key, quota in quotas.items()}
+    winners = min(sale.copies, sale.users)
+    successes_first_second = min(winners, sale.peak_rps)
+    scale = max(1.0, ONE_VCPU_MB / config.intake_memory_mb)  # below one vCPU, CPU time stretches
+    success_ms = sale.success_ms or (
+        measured.intake_cpu_ms["SUCCESS"] * scale + measured.redis_rtt_ms + measured.produce_ack_ms
+    )
+    other_ms = sale.other_ms or measured.intake_cpu_ms["SOLD_OUT"] * scale + measured.redis_rtt_ms
+    busy_s = (successes_first_second * success_ms + (sale.peak_rps - successes_first_second) * other_ms) / 1000
+    concurrency = math.ceil(busy_s)  # Little's law over the opening second
+    reserved = config.concurrency.intake
+    used = min(concurrency, reserved)
+    kafka = config.kafka
+    serverless_kafka = kafka.kind == "serverless"
+    # all of a coupon's records share its key, so its partition: one leader broker takes every produce
+    rate_key = "msk_serverless_connection_rate" if serverless_kafka else "msk_connection_rate"
+    cold_opening_fits = concurrency * INIT_CONNECTION_ATTEMPTS <= q[rate_key] and concurrency <= q["lambda_scale_out"]
+    warmup = 0 if cold_opening_fits else min(reserved, math.ceil(concurrency * 1.2))
+    configured = config.concurrency.warmup.provisioned if config.concurrency.warmup else 0
+    cold_first_second = min(max(used - configured, 0), q["lambda_scale_out"])
+    reserved_total = reserved_concurrency(config)
+    ratio = successes_first_second / sale.peak_rps
+    api = config.api
+    limits = [
+        _quota(quotas["api_rps"], sale.peak_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
+        Limit("the stage throttle (cdk.json api.rateLimit)", api.rate_limit, sale.peak_rps, "requests/s",
+              "cdk.json", "raise api.rateLimit (at most the account's throttle) and deploy"),
+        Limit("requests/s that the intake's concurrency serves (10 x concurrency.intake)",
+              q["lambda_rps_per_environment"] * reserved, sale.peak_rps, "requests/s",
+              quotas["lambda_rps_per_environment"].source, "raise concurrency.intake"),
+        Limit("the intake's reserved concurrency (cdk.json concurrency.intake)", reserved, concurrency,
+              "environments", "cdk.json", "raise concurrency.intake (and the account's concurrency with it)"),
+        _quota(quotas["lambda_concurrency"], reserved_total + q["lambda_unreserved"],
+               "request a higher 'Concurrent executions' (Service Quotas, Lambda) before cdk deploy: "
+               "the reserved concurrency of every function plus the 100 Lambda keeps unreserved"),
+        Limit("Lambda scale-out in the first 10 s (1,000 environments per function)", q["lambda_scale_out"],
+              max(concurrency - configured, 0), "environments", quotas["lambda_scale_out"].source,
+              "schedule provisioned concurrency (concurrency.warmup)"),
+        _quota(quotas["msk_connections"], used * CONNECTIONS_PER_INTAKE,
+               "lower concurrency.intake, or add brokers (the connections are per broker)"),
+        Limit(f"{quotas[rate_key].what} in the opening second", q[rate_key],
+              cold_first_second * INIT_CONNECTION_ATTEMPTS, "connections/s", quotas[rate_key].source,
+              "schedule provisioned concurrency, so that the INITs connect before the sale"),
+    ]  # fmt: skip
+    limits.append(_slot(config, sale.peak_rps, quotas, measured, ratio))
+    if serverless_kafka:
+        spread = "spread the sale over several seconds (a lower stage throttle) or use provisioned MSK"
+        limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
+    lead_s = 60 * q["lambda_provisioning_prep_min"] + 60 * warmup / q["lambda_provisioning"]
+    lead_s += warmup * INIT_CONNECTION_ATTEMPTS / q[rate_key]  # the INITs' connections, at the broker's rate
+    notes = _notes(config, sale, quotas, _mixed(measured.reserve_ecpu, ratio))
+    return Plan(
+        limits=limits,
+        concurrency=concurrency,
+        warmup=warmup,
+        warmup_lead_min=0 if not warmup else max(15, 5 * math.ceil(lead_s / 300)),
+        drain_s=winners / config.processing_limit.writes_per_second,
+        notes=notes,
+    )
+
+
+def reserved_concurrency(config: EnvironmentConfig) -> int:
+    """What the environment's functions reserve of the account's concurrency (stack.py sets it:
+    the intake's and the DLQ handler's from cdk.json, the worker one per partition, the rebuild and
+    the relay one each); an infra test holds it to the synthesized template."""
+    assert config.concurrency is not None
+    assert config.kafka is not None
+    return config.concurrency.intake + config.kafka.partitions + config.concurrency.dlq_handler + SINGLE_RUN_FUNCTIONS
+
+
+def _mixed(per_answer: dict[str, float], successes: float) -> float:
+    """A figure over the opening second's answers: ``successes`` of them SUCCESS, the rest SOLD_OUT."""
+    return successes * per_answer["SUCCESS"] + (1 - successes) * per_answer["SOLD_OUT"]
+
+
+def _slot(
+    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], measured: Measured, ratio: float
+) -> Limit:
+    """One coupon's slot: every key of a coupon carries its id as a hash tag, so one coupon is one
+    slot, served by one engine thread however large the cache."""
+    assert config.cache is not None
+    split = "split the stock over several coupons (each its own slot and, in cluster mode, shard)"
+    if config.cache.kind == "serverless":
+        return _quota(quotas["cache_slot_ecpu"], peak_rps * _mixed(measured.reserve_ecpu, ratio), split)
+    ceiling = 1_000_000 / _mixed(measured.reserve_usec, ratio) * measured.shard_share
+    source = "docs/benchmarks.md (bench/reserve_ceiling.py)"
+    return Limit("one coupon's shard (one Valkey engine thread)", ceiling, peak_rps, "requests/s", source, split)
+
+
+def _quota(quota: Quota, demand: float, action: str) -> Limit:
+    return Limit(quota.what, quota.value, demand, quota.unit, quota.source, action)
+
+
+def _notes(config: EnvironmentConfig, sale: Sale, quotas: dict[str, Quota], reserve_ecpu: float) -> list[str]:
+    assert config.cache is not None
+    notes = [
+        f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); "
+        f"{min(sale.copies, sale.users):,} winners",
+    ]
+    if config.cache.kind == "serverless":
+        minimum = math.ceil(min(sale.peak_rps * reserve_ecpu, quotas["cache_slot_ecpu"].value))
+        notes.append(
+            f"the serverless cache takes up to {quotas['cache_doubling_min'].value:.0f} minutes to double its "
+            f"request rate: set its ECPU/s minimum to {minimum:,} before the sale (CacheUsageLimits.ECPUPerSecond)"
+        )
+    return notes
+
+
+def warmup_snippet(result: Plan, sale: Sale) -> str | None:
+    """The ``concurrency.warmup`` block for cdk.json, when the sale has an opening time."""
+    if not result.warmup or sale.opens is None:
+        return None
+    starts = sale.opens - timedelta(minutes=result.warmup_lead_min)
+    ends = sale.opens + timedelta(hours=1)
+    return (
+        f'"warmup": {{"starts": "at({starts:%Y-%m-%dT%H:%M:%S})", "ends": "at({ends:%Y-%m-%dT%H:%M:%S})", '
+        f'"provisioned": {result.warmup}}}'
+    )

@@ -1,0 +1,147 @@
+"""make plan: sales whose binding limit is known, on the environments of cdk.json as shipped and
+changed, with fixed per-request figures (so that a new benchmark run does not move the table)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from coupon_cdk.config import CONTEXT_KEY, load
+from coupon_cdk.quotas import QUOTAS, QuotaError, with_raised
+from coupon_cdk.sale_plan import Measured, Sale, SaleError, plan, warmup_snippet
+from local.tools import plan as plan_tool
+
+ENVIRONMENTS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"][CONTEXT_KEY]
+FIGURES = Measured(
+    intake_cpu_ms={"SUCCESS": 1.2, "SOLD_OUT": 0.8, "DUPLICATE": 0.8},
+    reserve_ecpu={"SUCCESS": 6.0, "SOLD_OUT": 5.0, "DUPLICATE": 5.0},
+    reserve_usec={"SUCCESS": 13.5, "SOLD_OUT": 9.5, "DUPLICATE": 8.5},
+)
+WARM = {"starts": "at(2026-12-24T11:45:00)", "ends": "at(2026-12-24T13:00:00)", "provisioned": 300}
+
+
+def environment(name: str, **changes: dict[str, Any]) -> Any:
+    raw = copy.deepcopy(ENVIRONMENTS)
+    for section, fields in changes.items():
+        raw[name][section] = {**raw[name][section], **fields}
+    return load(raw, name, deploying=False)
+
+
+@pytest.mark.parametrize(
+    ("env", "changes", "sale", "raised", "binding", "fits"),
+    [
+        # a small sale on dev: it fits, the stage throttle is the tightest
+        ("dev", {}, "copies=100 users=1000 peak=300/s", {}, "the stage throttle", True),
+        ("dev", {}, "copies=5000 users=300000 peak=2000/s", {}, "the stage throttle", False),
+        # dev's throttle and concurrency raised, cold: MSK Serverless takes 100 new connections/s
+        ("dev", {"api": {"rateLimit": 10000}, "concurrency": {"intake": 1000}}, "copies=5000 users=300000 peak=8000/s",
+         {}, "MSK Serverless connection attempts per cluster", False),
+        # warmed up: one coupon's slot on the serverless cache binds
+        ("dev", {"api": {"rateLimit": 10000}, "concurrency": {"intake": 1000, "warmup": WARM}},
+         "copies=5000 users=300000 peak=8000/s", {}, "ElastiCache Serverless ECPUs on one slot", False),
+        # the issue's sale on prod as shipped: a cold opening asks the leader broker for too many connections
+        ("prod", {}, "copies=5000 users=300000 peak=20000/s", {}, "MSK new IAM connections per Standard broker", False),
+        # warmed up, below the throttle: prod's reserved concurrency needs more than a default account has
+        ("prod", {"concurrency": {"warmup": WARM}}, "copies=5000 users=300000 peak=9000/s", {},
+         "Lambda concurrent executions", False),
+        ("prod", {"concurrency": {"warmup": WARM}}, "copies=5000 users=300000 peak=9000/s",
+         {"lambda_concurrency": "2000"}, "API Gateway throttle", True),  # prod's stage throttle is the account's
+        # throttles raised far: ten requests/s per environment
+        ("prod", {"api": {"rateLimit": 100000}, "concurrency": {"warmup": WARM}},
+         "copies=5000 users=300000 peak=60000/s", {"api_rps": "100000", "lambda_concurrency": "5000"},
+         "requests/s that the intake's concurrency serves", False),
+    ],
+)  # fmt: skip
+def test_the_limit_that_binds_first(env, changes, sale, raised, binding, fits):
+    result = plan(environment(env, **changes), Sale.parse(sale), with_raised(raised), FIGURES)
+    assert result.binding.name.startswith(binding), [(limit.name, round(limit.headroom, 2)) for limit in result.limits]
+    assert result.fits is fits
+
+
+def test_one_coupons_shard_binds_once_lambda_and_the_api_have_room():
+    config = environment("prod", api={"rateLimit": 100000}, concurrency={"intake": 1000, "warmup": WARM})
+    slow = {"SUCCESS": 200.0, "SOLD_OUT": 200.0, "DUPLICATE": 200.0}  # a shard 20 times slower than measured
+    figures = Measured(FIGURES.intake_cpu_ms, FIGURES.reserve_ecpu, slow)
+    result = plan(config, Sale.parse("copies=5000 users=300000 peak=5000/s"), QUOTAS, figures)
+    assert result.binding.name == "one coupon's shard (one Valkey engine thread)"
+    assert result.binding.value == pytest.approx(1_000_000 / 200 * 0.5)
+
+
+def test_the_warmup_covers_the_peak_and_starts_before_the_brokers_could_take_its_connections():
+    sale = Sale.parse("copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z")
+    result = plan(environment("prod"), sale, QUOTAS, FIGURES)
+    assert result.warmup >= result.concurrency > 0
+    # Lambda prepares for 2 minutes, then INITs connect twice each at 100/s on the leader broker
+    assert result.warmup_lead_min * 60 >= 120 + result.warmup * 2 / 100
+    starts = datetime(2026, 12, 24, 12, tzinfo=UTC) - timedelta(minutes=result.warmup_lead_min)
+    assert warmup_snippet(result, sale) == (
+        f'"warmup": {{"starts": "at({starts:%Y-%m-%dT%H:%M:%S})", "ends": "at(2026-12-24T13:00:00)", '
+        f'"provisioned": {result.warmup}}}'
+    )
+
+
+def test_a_small_sale_needs_no_warmup_and_the_database_drains_at_the_processing_limit():
+    result = plan(environment("dev"), Sale.parse("copies=100 users=1000 peak=300/s"), QUOTAS, FIGURES)
+    assert result.warmup == 0
+    assert result.drain_s == pytest.approx(100 / 200)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("copies=5000 users=300000", "the sale needs peak"),
+        ("copies=5000 users=300000 peak=fast", "peak must be a whole number from 1, got 'fast'"),
+        ("copies=0 users=1 peak=1", "copies must be a whole number from 1"),
+        ("copies=1 users=1 peak=1 speed=9", "unknown speed"),
+        ("copies=1 users=1 peak=1 opens=tomorrow", "opens must be an ISO 8601 time"),
+        ("copies=1 users=1 peak=1 opens=2026-12-24T12:00+09:00", "opens must be in UTC"),
+        ("copies=1 users=1 peak=1 success_ms=-3", "success_ms must be milliseconds above 0"),
+        ("copies", "'copies' is not key=value"),
+    ],
+)
+def test_a_malformed_sale_is_refused_with_what_is_wrong(text, message):
+    with pytest.raises(SaleError, match=message):
+        Sale.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        ({"api_rpm": "1"}, "no quota 'api_rpm'"),
+        ({"lambda_scale_out": "5000"}, "is fixed by AWS"),
+        ({"api_rps": "lots"}, "api_rps must be a number"),
+        ({"api_rps": "0"}, "api_rps must be above 0"),
+    ],
+)
+def test_a_raised_quota_must_name_a_raisable_quota_and_a_number(raised, message):
+    with pytest.raises(QuotaError, match=message):
+        with_raised(raised)
+
+
+def test_every_quota_names_its_page():
+    assert all(quota.source.startswith("https://docs.aws.amazon.com/") for quota in QUOTAS.values())
+
+
+def test_the_tool_prints_the_binding_limit_and_exits_1_when_the_sale_does_not_fit(capsys):
+    assert plan_tool.main(["--env", "prod", "--sale", "copies=5000 users=300000 peak=20000/s"]) == 1
+    printed = capsys.readouterr().out
+    assert "Binds first: MSK new IAM connections per Standard broker" in printed
+    assert "| limit | value | the sale's demand | headroom | source |" in printed
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--env", "local", "--sale", "copies=1 users=1 peak=1"], "local is not an AWS environment"),
+        (["--env", "staging", "--sale", "copies=1 users=1 peak=1"], "unknown environment 'staging'"),
+        (["--env", "dev", "--sale", "copies=1 users=1 peak=1", "--quotas", "api_rps=x"], "api_rps must be a number"),
+    ],
+)
+def test_the_tool_refuses_what_it_cannot_plan_with_exit_2(argv, message, capsys):
+    assert plan_tool.main(argv) == 2
+    assert message in capsys.readouterr().err
