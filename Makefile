@@ -25,7 +25,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: plan venv stunnel test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: plan venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -36,6 +36,14 @@ stunnel:
 		|| { command -v apt-get >/dev/null && { apt-get install -y -qq stunnel4 >/dev/null \
 			|| { apt-get update -qq && apt-get install -y -qq stunnel4 >/dev/null; }; }; } \
 		|| { echo "make: the local stack needs stunnel; install it (Debian: apt-get install stunnel4)" >&2; exit 1; }
+
+# The browser the report tests open pages in (local/testkit/browser.py): Debian's chromium,
+# installed when it is missing.
+chromium:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null \
+		|| { command -v apt-get >/dev/null && { apt-get install -y -qq chromium >/dev/null \
+			|| { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
+		|| { echo "make: the report tests need Chromium; install it (Debian: apt-get install chromium)" >&2; exit 1; }
 
 $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime's, which everything here runs on." \
@@ -50,7 +58,7 @@ $(STAMP): pyproject.toml
 # The whole suite, and each tier alone: unit (no server, moto for AWS calls), services (the real
 # embedded Valkey, PostgreSQL and Kafka broker), infra (the synthesized stacks), integration
 # (through the API Gateway URL on LocalStack).
-test: venv lint check-deploy
+test: venv chromium lint check-deploy
 	$(BIN)/pytest --ignore=tests/infra
 
 unit: venv
@@ -67,7 +75,7 @@ infra: check-deploy
 check-deploy: venv $(CDK)
 	$(BIN)/pytest tests/infra
 
-integration: venv $(CDK)
+integration: venv chromium $(CDK)
 	$(BIN)/pytest tests/integration
 
 # A flash sale under random faults, in-process against the real servers, with the I1-I5 report

@@ -3,6 +3,7 @@
 intake.py                 the intake handler from N processes, against the bare handler
 bare_intake.py            that bare handler: the same Lua and produce, no framework
 cold_start.py             one cold start of the intake in a fresh interpreter
+first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
 intake_profile.py         where a warm intake request's time goes
 reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
 reserve_alternatives.py   those versions

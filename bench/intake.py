@@ -7,7 +7,10 @@ For each process count, in one run: requests/s, p50/p95/p99 latency and the hand
 own CPU per request of POST /coupon-issues on a warm coupon, for the intake and for the bare
 handler of ``bench/bare_intake.py`` (the floor: the same Lua and produce, no framework), in
 rounds of alternating order (bare first, then intake first, ...) so that a drift of this
-shared machine falls on both; each row is compared with the bare row of its round.
+shared machine falls on both; each row is compared with the bare row of its round. Two shapes
+of load: SUCCESS-heavy (half the requests take a copy) and a sale's mix (every user clicks
+twice, 1 request in 50 takes a copy: mostly SOLD_OUT and DUPLICATE answers). Then each answer
+alone (SUCCESS, SOLD_OUT, DUPLICATE), whose CPU per request ``make plan`` uses.
 Then, on a small run under MONITOR, the Redis commands each request sends and the Kafka records
 per SUCCESS; the import time of the handler module, with and without the X-Ray tracer the
 other functions use and the MSK IAM signer its INIT loads on AWS, against a bare
@@ -32,6 +35,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -131,16 +135,44 @@ class Load:
         return f"{self.rate:,.0f} | {percentiles} | {self.cpu_ms:.3f}"
 
 
-def load(module: str, coupon_id: int, users: int, processes: int) -> Load:
-    """Requests from ``processes`` concurrent handler processes, each walking its share of users."""
+@dataclass(frozen=True)
+class Shape:
+    """What a load asks: a coupon of ``copies(requests)``, and who asks, in order."""
+
+    name: str
+    copies: Callable[[int], int]
+    users: Callable[[int], list[int]]
+
+
+SHAPES = {
+    # half the requests take a copy, the rest find it sold out: the first seconds of a sale
+    "SUCCESS-heavy": Shape("SUCCESS-heavy", lambda n: n // 2, lambda n: list(range(1, n + 1))),
+    # a whole sale: every user clicks twice in a row, and 1 request in 50 takes a copy
+    "sale mix": Shape(
+        "sale mix", lambda n: max(1, n // 50), lambda n: [u for u in range(1, n // 2 + 1) for _ in (1, 2)]
+    ),
+}
+ANSWERS = {  # one answer only, for its CPU: a coupon big enough, one sold out, users who all hold a copy
+    "SUCCESS": Shape("SUCCESS", lambda n: n, lambda n: list(range(1, n + 1))),
+    "SOLD_OUT": Shape("SOLD_OUT", lambda n: 0, lambda n: list(range(1, n + 1))),
+    "DUPLICATE": Shape("DUPLICATE", lambda n: n, lambda n: list(range(1, n + 1))),
+}
+
+
+def load(module: str, shape: Shape, requests: int, processes: int) -> Load:
+    """``shape``'s requests on a fresh coupon from ``processes`` concurrent handler processes; a
+    user's requests stay in one process, in order (a double click is one browser's)."""
+    coupon_id = create_coupon(total=shape.copies(requests) + 2)  # the two warm-up users take one each
+    users = shape.users(requests)
+    if shape.name == "DUPLICATE":
+        for user in users:
+            call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
     context = multiprocessing.get_context("spawn")
     barrier, results = context.Barrier(processes), context.Queue()
+    process_of = {user: n % processes for n, user in enumerate(dict.fromkeys(users))}
+    shares = [[user for user in users if process_of[user] == p] for p in range(processes)]
     workers = [
-        context.Process(
-            target=_load_process,
-            args=(module, coupon_id, list(range(1 + p, users + 1, processes)), barrier, results),
-        )
-        for p in range(processes)
+        context.Process(target=_load_process, args=(module, coupon_id, share, barrier, results)) for share in shares
     ]
     for worker in workers:
         worker.start()
@@ -258,6 +290,38 @@ def main() -> None:
     emit(f"| our modules alone (every other module already imported) | {ours_s * 1000:.0f} | {ours_s / boto3_s:.2f}x |")
 
 
+def rounds(shape: Shape, processes: int, args: argparse.Namespace) -> None:
+    """Both handlers on ``shape``, ``args.rounds`` times, alternating who goes first."""
+    emit(f"\n{shape.name}, {processes} processes\n")
+    emit("| round | handler | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | vs bare |")
+    emit("|---:|---|---:|---:|---:|---:|---:|---|")
+    ratios: list[tuple[float, float]] = []
+    for round_ in range(1, args.rounds + 1):
+        order = ("bare", "intake") if round_ % 2 else ("intake", "bare")
+        runs = {name: load(HANDLERS[name], shape, args.requests, processes) for name in order}
+        for name, run in sorted(runs.items()):
+            rate, cpu = run.rate / runs["bare"].rate, run.cpu_ms / runs["bare"].cpu_ms
+            emit(f"| {round_} | {name} | {run.summary()} | {rate:.2f}x, {cpu:.2f}x CPU |")
+        ratios.append((runs["intake"].rate / runs["bare"].rate, runs["intake"].cpu_ms / runs["bare"].cpu_ms))
+        emit(f"<!-- round {round_} outcomes: { {name: dict(run.outcomes) for name, run in runs.items()} } -->")
+    emit(
+        f"\n{shape.name}, {processes} processes, median of {args.rounds} rounds: the intake at "
+        f"{statistics.median(r for r, _ in ratios):.2f}x the bare handler's requests/s, "
+        f"{statistics.median(c for _, c in ratios):.2f}x its CPU per request"
+    )
+
+
+def per_answer(processes: int, requests: int) -> None:
+    """The CPU of each answer alone (make plan's figures), for both handlers, one load each."""
+    emit(f"\none answer per load, {processes} processes\n")
+    emit("| answer | handler | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | outcomes |")
+    emit("|---|---|---:|---:|---:|---:|---:|---|")
+    for shape in ANSWERS.values():
+        for name in ("bare", "intake"):
+            run = load(HANDLERS[name], shape, requests, processes)
+            emit(f"| {shape.name} | {name} | {run.summary()} | {dict(run.outcomes)} |")
+
+
 def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
     """The rounds of both handlers, the accounting run and the cold starts, on embedded servers."""
     with ExitStack() as stack:
@@ -269,24 +333,10 @@ def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
         reset()
         stack.callback(reset)
 
-        emit("| round | handler | processes | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | vs bare |")
-        emit("|---:|---|---:|---:|---:|---:|---:|---:|---|")
         for processes in args.processes:
-            ratios: list[tuple[float, float]] = []
-            for round_ in range(1, args.rounds + 1):
-                order = ("bare", "intake") if round_ % 2 else ("intake", "bare")
-                runs = {name: load(HANDLERS[name], create_coupon(total=args.requests // 2), args.requests, processes)
-                        for name in order}  # fmt: skip
-                for name, run in sorted(runs.items()):
-                    rate, cpu = run.rate / runs["bare"].rate, run.cpu_ms / runs["bare"].cpu_ms
-                    emit(f"| {round_} | {name} | {processes} | {run.summary()} | {rate:.2f}x, {cpu:.2f}x CPU |")
-                ratios.append((runs["intake"].rate / runs["bare"].rate, runs["intake"].cpu_ms / runs["bare"].cpu_ms))
-                emit(f"<!-- round {round_} outcomes: { {name: dict(run.outcomes) for name, run in runs.items()} } -->")
-            emit(
-                f"\n{processes} processes, median of {args.rounds} rounds: the intake at "
-                f"{statistics.median(r for r, _ in ratios):.2f}x the bare handler's requests/s, "
-                f"{statistics.median(c for _, c in ratios):.2f}x its CPU per request\n"
-            )
+            for shape in SHAPES.values():
+                rounds(shape, processes, args)
+            per_answer(processes, args.requests)
 
         coupon_id = create_coupon(total=100)
         outcomes: Counter[str] = Counter()

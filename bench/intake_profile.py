@@ -1,8 +1,9 @@
 """Where a warm intake request's time goes: ``python -m bench.intake_profile [--requests N]``.
 
 cProfile around N requests of POST /coupon-issues, in one process, against embedded servers (or
-those named by REDIS_URL, KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL), on a coupon of N/2 copies
-whose state is warm: prints the functions with the most cumulative time. Profiling inflates
+those named by REDIS_URL, KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL), on a warm coupon, shaped as
+one of bench/intake.py's loads (``--shape "sale mix"``, or one answer: ``--shape SOLD_OUT``;
+SUCCESS-heavy by default): prints the functions with the most cumulative time. Profiling inflates
 pure-Python work against waits, so read it for shares, not for absolute times.
 """
 
@@ -16,7 +17,7 @@ import os
 import pstats
 from contextlib import ExitStack
 
-from bench.intake import call, create_coupon
+from bench.intake import ANSWERS, SHAPES, call, create_coupon
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from functions.intake.dependencies import reset
@@ -28,6 +29,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=3_000)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--shape", choices=[*SHAPES, *ANSWERS], default="SUCCESS-heavy")
     args = parser.parse_args()
     with ExitStack() as stack:
         os.environ.update(service_urls(stack, "bench-profile-", STARTERS))
@@ -37,9 +39,14 @@ def main() -> None:
         stack.callback(reset)
         profile = cProfile.Profile()
         with contextlib.redirect_stdout(io.StringIO()):  # the handler's metrics (EMF)
-            coupon_id = create_coupon(total=args.requests // 2)
+            shape = {**SHAPES, **ANSWERS}[args.shape]
+            coupon_id = create_coupon(total=shape.copies(args.requests) + 1)  # the warm-up takes one
+            users = shape.users(args.requests)
+            if shape.name == "DUPLICATE":
+                for user in users:
+                    call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
             profile.enable()
-            for user in range(1, args.requests + 1):
+            for user in users:
                 call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
             profile.disable()
         pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)

@@ -4,12 +4,14 @@
 Every key of a coupon lives in one hash slot (the keys carry ``{id}``), so one coupon is served
 by one shard's one engine thread, however large the cluster: its ceiling is that core's. For
 each answer a sale gives (SUCCESS: a copy taken; SOLD_OUT: after the sell-out, which is most of
-a sale; DUPLICATE: a second click), and for a plain SET as the yardstick (ElastiCache
-Serverless bills a simple SET or GET as one ECPU and other commands by their vCPU time, so
-``x SET`` estimates a reserve's ECPUs), ``--processes`` clients each keep ``--depth`` EVALSHA calls
-in flight (pipelined, as redis-benchmark does; raw RESP on a socket) for ``--seconds``. Prints the server's own time
-per call (INFO commandstats ``usec_per_call``, the engine thread's work), the ceiling that time
-allows (1,000,000 / usec per call), the calls per second measured, and measured / ceiling.
+a sale; DUPLICATE: a second click) and for a plain SET, ``--processes`` clients each keep
+``--depth`` calls in flight (pipelined, as redis-benchmark does; raw RESP on a socket) for
+``--seconds``. Prints the server's own time per call (INFO commandstats ``usec_per_call``), the
+ceiling that time allows (1,000,000 / usec per call), the calls per second measured, measured /
+ceiling, and the engine thread's whole CPU per call (INFO cpu: the reading, parsing and writing
+too). The SET is the yardstick of ElastiCache Serverless, which bills a simple SET or GET as one
+ECPU and other commands by the vCPU time they take: a reserve's engine CPU over a SET's
+estimates its ECPUs.
 """
 
 from __future__ import annotations
@@ -84,8 +86,15 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
     return calls
 
 
-def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, float]:
-    """(server usec per call, calls per second) for the path that answers ``answer``."""
+def _engine_cpu_s(client: redis.Redis) -> float:
+    """The engine thread's CPU so far, user and system (INFO cpu): the command, and the reading,
+    parsing and writing around it that commandstats leave out."""
+    cpu = client.info("cpu")
+    return float(cpu["used_cpu_user_main_thread"]) + float(cpu["used_cpu_sys_main_thread"])
+
+
+def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, float, float]:
+    """(server usec per call, engine CPU usec per call, calls per second) for ``answer``'s path."""
     client = connect(url)
     client.flushall()
     now = client.time()[0] * 1000
@@ -99,6 +108,7 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
         for process in range(args.processes):
             store.reserve(COUPON, 1 + process)
     client.config_resetstat()
+    cpu_before = _engine_cpu_s(client)
     until = time.monotonic() + args.seconds
     jobs = [
         (url, answer, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, until)
@@ -108,8 +118,9 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
         calls = sum(int(n) for n in pool.starmap(client_loop, jobs))
     elapsed = time.monotonic() - started
+    engine_usec = (_engine_cpu_s(client) - cpu_before) * 1e6 / calls
     stats = client.info("commandstats")["cmdstat_set" if answer == "SET" else "cmdstat_evalsha"]
-    return float(stats["usec_per_call"]), calls / elapsed
+    return float(stats["usec_per_call"]), engine_usec, calls / elapsed
 
 
 def main() -> None:
@@ -122,12 +133,15 @@ def main() -> None:
         url = service_urls(stack, "bench-ceiling-", ("REDIS_URL",))["REDIS_URL"]
         rows = [(answer, *measure(url, answer, args)) for answer in ("SET", "SUCCESS", "SOLD_OUT", "DUPLICATE")]
     print(f"one coupon, {args.processes} client processes x {args.depth} pipelined calls, {args.seconds:.0f} s each")
-    print("| answer | server usec/call | x SET | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling |")
-    print("|---|---:|---:|---:|---:|---:|")
-    set_usec = rows[0][1]
-    for answer, usec, rate in rows:
+    print(
+        "| answer | server usec/call | ceiling calls/s (1e6/usec) | measured calls/s | measured / ceiling "
+        "| engine CPU usec/call | ECPUs (engine CPU / a SET's) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    set_cpu = rows[0][2]
+    for answer, usec, cpu, rate in rows:
         ceiling = 1_000_000 / usec
-        cells = f"{usec:.2f} | {usec / set_usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f}"
+        cells = f"{usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f} | {cpu:.2f} | {cpu / set_cpu:.1f}"
         print(f"| {answer} | {cells} |")
 
 

@@ -28,17 +28,18 @@ class Measured:
     """Per-request figures measured here (docs/benchmarks.md has each run and its command)."""
 
     intake_cpu_ms: dict[str, float]  # bench/intake.py, the loads of one answer each
-    reserve_ecpu: dict[str, float]  # bench/reserve_ceiling.py: engine CPU per reserve over a SET's
-    reserve_usec: dict[str, float]  # bench/reserve_ceiling.py: the engine thread's time per reserve
+    # bench/reserve_ceiling.py --depth 1: one call at a time per connection over TLS, as a Lambda
+    # container sends them; the engine thread's whole CPU per reserve, and that over a SET's
+    reserve_usec: dict[str, float]
+    reserve_ecpu: dict[str, float]
     redis_rtt_ms: float = 1.0  # assumed: one round trip to the cache inside the VPC
     produce_ack_ms: float = 10.0  # assumed: an acks=all produce to MSK across AZs
-    shard_share: float = 0.5  # of the engine thread's ceiling a shard gives reserves (TLS, I/O, replication)
 
 
-MEASURED = Measured(
-    intake_cpu_ms={"SUCCESS": 1.23, "SOLD_OUT": 0.80, "DUPLICATE": 0.80},
-    reserve_ecpu={"SUCCESS": 15.0, "SOLD_OUT": 15.0, "DUPLICATE": 15.0},
-    reserve_usec={"SUCCESS": 13.56, "SOLD_OUT": 9.62, "DUPLICATE": 8.46},
+MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01
+    intake_cpu_ms={"SUCCESS": 1.72, "SOLD_OUT": 0.60, "DUPLICATE": 0.61},
+    reserve_usec={"SUCCESS": 24.60, "SOLD_OUT": 18.47, "DUPLICATE": 21.60},
+    reserve_ecpu={"SUCCESS": 2.8, "SOLD_OUT": 2.1, "DUPLICATE": 2.4},
 )
 
 
@@ -226,7 +227,7 @@ def _slot(
     split = "split the stock over several coupons (each its own slot and, in cluster mode, shard)"
     if config.cache.kind == "serverless":
         return _quota(quotas["cache_slot_ecpu"], peak_rps * _mixed(measured.reserve_ecpu, ratio), split)
-    ceiling = 1_000_000 / _mixed(measured.reserve_usec, ratio) * measured.shard_share
+    ceiling = 1_000_000 / _mixed(measured.reserve_usec, ratio)
     source = "docs/benchmarks.md (bench/reserve_ceiling.py)"
     return Limit("one coupon's shard (one Valkey engine thread)", ceiling, peak_rps, "requests/s", source, split)
 

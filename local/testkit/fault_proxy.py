@@ -6,7 +6,10 @@ That is a failover or a reset at the worst moment: the client cannot know whethe
 ran. ``delay_reply_to(marker, seconds)`` holds that reply back instead (a slow or partitioned
 network), then forwards it. ``times`` arms it for that many requests. Everything else is
 forwarded untouched, in both directions. It counts the connections clients open through it
-(``connections``) and the most that were open at once (``peak_open``).
+(``connections``) and the most that were open at once (``peak_open``). ``limit_new_connections``
+makes it a broker with a connection-rate quota (MSK's 100 new IAM connections per second per
+broker): a connection beyond the rate is closed as soon as it is accepted (``refused``), as MSK
+rejects it ("Too many connects"), and the client has to try again.
 
 With ``tls=True`` the proxy stands where the network is in front of a TLS server (the local
 stores): it answers clients with the stack's certificate, which they verify as they would the
@@ -21,6 +24,7 @@ import select
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from types import TracebackType
 
@@ -48,11 +52,33 @@ class FaultProxy:
         self.replies_delayed = 0
         self.connections = 0
         self.peak_open = 0
+        self.refused = 0
         self._open = 0
+        self._rate = 0.0  # new connections per second allowed; 0: no limit
+        self._tokens = 0.0
+        self._refilled = 0.0
 
     @property
     def port(self) -> int:
         return int(self._listener.getsockname()[1])
+
+    def limit_new_connections(self, per_second: float) -> None:
+        """At most ``per_second`` new connections a second (a bucket of one second's worth)."""
+        with self._lock:
+            self._rate, self._tokens, self._refilled = per_second, per_second, time.monotonic()
+
+    def _admit(self) -> bool:
+        with self._lock:
+            if not self._rate:
+                return True
+            now = time.monotonic()
+            self._tokens = min(self._rate, self._tokens + (now - self._refilled) * self._rate)
+            self._refilled = now
+            if self._tokens < 1:
+                self.refused += 1
+                return False
+            self._tokens -= 1
+            return True
 
     def count_from_now(self) -> None:
         """Counts connections afresh: none opened yet, the peak what is open now."""
@@ -97,6 +123,9 @@ class FaultProxy:
                 continue
             except OSError:
                 return
+            if not self._admit():
+                _close(client)
+                continue
             try:
                 client, server = self._connect(client)
             except OSError:  # the server is gone, or a handshake failed: so is this connection

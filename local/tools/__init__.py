@@ -5,6 +5,7 @@
 - ``smoke``: a smoke test of a deployed environment through its API.
 - ``plan``: ``make plan``, the AWS limits a sale meets on an environment, and what to do.
 - ``openapi``: ``make openapi``, the document generated from the intake routes.
+- ``sale_report``: the HTML page with a sale's charts (the demo's, chaos's, the rehearsal's).
 - ``invariants``: I1-I4 checked against PostgreSQL and Redis (the demo, chaos and integration tests).
 - ``handler_probe``: the intake handler in-process, beside the demo's end-to-end latency.
 """

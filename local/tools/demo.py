@@ -26,6 +26,7 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -40,6 +41,7 @@ from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
 from local.tools.handler_probe import handler_latencies, percentiles_ms
 from local.tools.invariants import Observed, check, observe, successes_of
+from local.tools.sale_report import Observation, SaleTimeline, conclude
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 
@@ -62,13 +64,15 @@ class Sale:
     def __init__(self, api: ApiClient, coupon_id: int, users: int, clients: int) -> None:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
         self.answers: list[tuple[int, Answer]] = []
+        self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
         self.done = 0
+        self.started = time.perf_counter()
         self._lock = threading.Lock()
 
     def run(self) -> float:
         lanes = self.clients // 2
         threads = [threading.Thread(target=self._client, args=(index % lanes, lanes)) for index in range(self.clients)]
-        started = time.perf_counter()
+        started = self.started = time.perf_counter()
         for thread in threads:
             thread.start()
         total = self.users * 2
@@ -80,13 +84,16 @@ class Sale:
         return time.perf_counter() - started
 
     def _client(self, lane: int, lanes: int) -> None:
-        mine = []
+        mine, seen = [], []
         for user in range(1 + lane, self.users + 1, lanes):
-            mine.append((user, self.api.request_coupon(self.coupon_id, user)))
+            answer = self.api.request_coupon(self.coupon_id, user)
+            mine.append((user, answer))
+            seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
             with self._lock:
                 self.done += 1
         with self._lock:
             self.answers.extend(mine)
+            self.observations.extend(seen)
 
     def _progress(self, total: int, started: float) -> None:
         filled = int(30 * self.done / total)
@@ -95,10 +102,20 @@ class Sale:
               end="", file=sys.stderr, flush=True)  # fmt: skip
 
 
-def wait_for_drain(engine: Engine, sqs: Any, dlq_url: str, coupon_id: int, successes: int) -> float:
-    """Until every SUCCESS is an issue or a recorded failure and the DLQ is empty."""
+def wait_for_drain(
+    engine: Engine,
+    sqs: Any,
+    dlq_url: str,
+    coupon_id: int,
+    successes: int,
+    *,
+    on_poll: Callable[[], None] = lambda: None,
+) -> float:
+    """Until every SUCCESS is an issue or a recorded failure and the DLQ is empty; ``on_poll``
+    runs at every look (the report samples the stores then)."""
     started = time.monotonic()
     while time.monotonic() - started < DRAIN_TIMEOUT_S:
+        on_poll()
         with engine.connect() as connection:
             settled = connection.execute(
                 text(
@@ -242,17 +259,20 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     print(f"Coupon {coupon_id}: {args.quantity:,} copies; {args.users:,} users click twice, {args.clients} clients")
 
     sale = Sale(api, coupon_id, args.users, args.clients)
+    samples: list[tuple[float, int, int]] = []
+    sample = Sampler(engine, client, coupon_id, sale, samples)
     elapsed = sale.run()
     phases.done("the sale, through API Gateway")
     outcomes = Counter(answer.status for _, answer in sale.answers)
     successes = successes_of(sale.answers)
     latencies = [answer.seconds for _, answer in sale.answers]
     sqs, lambda_ = boto3.client("sqs", **aws), boto3.client("lambda", **aws)
-    drained = wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
+    drained = wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes), on_poll=sample)
+    sample()
     phases.done("pipeline drain")
     late, lifecycle = after_the_sale(api, coupon_id, observe(engine, client, coupon_id), args.users)
     successes |= late
-    wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes))
+    wait_for_drain(engine, sqs, env["DLQ_URL"], coupon_id, len(successes), on_poll=sample)
     reconcile = lambda_.invoke(
         FunctionName=env["REBUILD_FUNCTION"], Payload=json.dumps({"couponId": coupon_id}).encode()
     )
@@ -260,6 +280,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     lambda_.invoke(FunctionName=env["RELAY_FUNCTION"], Payload=b"{}")  # the schedule's run, now
     wait_for_relay(engine, coupon_id)
     events = event_counts(env["KAFKA_BOOTSTRAP_SERVERS"], coupon_id)
+    sample()
     observed = observe(engine, client, coupon_id)
     invariants = check(observed, successes)
     invariants["I5 bad input: 4xx with a JSON error, and no change anywhere"] = bad_input_changes_nothing(
@@ -273,23 +294,45 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     local_costs = stand_in_costs(api, lambda_, env, sale_ms)
     phases.done("in-process handler probe")
 
+    summary = [
+        ("latency", f"p50 {sale_ms['p50']:.1f} ms, p95 {sale_ms['p95']:.1f} ms, p99 {sale_ms['p99']:.1f} ms"),
+        ("pipeline drained", f"in {drained:.1f} s after the last request"),
+        ("persisted", f"{len(observed.issued_users):,} issues; {len(observed.failed_requests):,} "
+                      "recorded failures (dead letters), reservations released"),
+        ("after the sale", ", ".join(f"{name} x{count}" for name, count in sorted(lifecycle.items()))),
+        ("events", ", ".join(f"{name} {count:,}" for name, count in sorted(events.items())) + " on coupon.events.v1"),
+        ("reconcile", str(reconcile_report.get("reconciled") or reconcile_report)),
+    ]  # fmt: skip
     print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
           f"= {len(latencies) / elapsed:,.0f} requests/s")  # fmt: skip
     for outcome, count in outcomes.most_common():
         print(f"  {outcome!s:<18} {count:>7,}")
-    print(f"  latency            p50 {sale_ms['p50']:.1f} ms, p95 {sale_ms['p95']:.1f} ms, p99 {sale_ms['p99']:.1f} ms")
-    print(f"  pipeline drained   in {drained:.1f} s after the last request")
-    print(f"  persisted          {len(observed.issued_users):,} issues; {len(observed.failed_requests):,} "
-          "recorded failures (dead letters), reservations released")  # fmt: skip
-    print(f"  after the sale     {', '.join(f'{name} x{count}' for name, count in sorted(lifecycle.items()))}")
-    print(f"  events             {', '.join(f'{name} {count:,}' for name, count in sorted(events.items()))} "
-          "on coupon.events.v1")  # fmt: skip
-    print(f"  reconcile          {reconcile_report.get('reconciled') or reconcile_report}")
+    for label, value in summary:
+        print(f"  {label:<18} {value}")
     print(local_costs)
-    print("\nInvariants")
-    for name, held in invariants.items():
-        print(f"  [{'held' if held else 'BROKEN'}] {name}")
-    return 0 if all(invariants.values()) else 1
+    rate = ("requests", f"{len(latencies):,} in {elapsed:.1f} s, {len(latencies) / elapsed:,.0f}/s")
+    answers = ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common()))
+    title = f"make demo: coupon {coupon_id}, {args.quantity:,} copies, {args.users:,} users"
+    timeline = SaleTimeline(title, args.quantity, sale.observations, samples, [rate, answers, *summary], invariants)
+    return conclude(timeline, "demo")
+
+
+class Sampler:
+    """Reservations in Redis and issues in PostgreSQL, each time it is called, timed from the
+    sale's start: the report's convergence chart."""
+
+    def __init__(
+        self, engine: Engine, client: redis.Redis, coupon_id: int, sale: Sale, into: list[tuple[float, int, int]]
+    ) -> None:
+        self._engine, self._client, self._coupon_id, self._sale, self._into = engine, client, coupon_id, sale, into
+
+    def __call__(self) -> None:
+        reserved = int(self._client.zcount(reserved_key(self._coupon_id), 1, "+inf"))
+        with self._engine.connect() as connection:
+            issued = connection.execute(
+                text("SELECT count(*) FROM coupon_issues WHERE coupon_id = :c"), {"c": self._coupon_id}
+            ).scalar_one()
+        self._into.append((time.perf_counter() - self._sale.started, reserved, int(issued)))
 
 
 def stand_in_costs(api: ApiClient, lambda_: Any, env: dict[str, str], sale_ms: dict[str, float]) -> str:

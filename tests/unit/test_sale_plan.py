@@ -19,8 +19,8 @@ from local.tools import plan as plan_tool
 ENVIRONMENTS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"][CONTEXT_KEY]
 FIGURES = Measured(
     intake_cpu_ms={"SUCCESS": 1.2, "SOLD_OUT": 0.8, "DUPLICATE": 0.8},
+    reserve_usec={"SUCCESS": 25.0, "SOLD_OUT": 18.0, "DUPLICATE": 21.0},
     reserve_ecpu={"SUCCESS": 6.0, "SOLD_OUT": 5.0, "DUPLICATE": 5.0},
-    reserve_usec={"SUCCESS": 13.5, "SOLD_OUT": 9.5, "DUPLICATE": 8.5},
 )
 WARM = {"starts": "at(2026-12-24T11:45:00)", "ends": "at(2026-12-24T13:00:00)", "provisioned": 300}
 
@@ -65,11 +65,11 @@ def test_the_limit_that_binds_first(env, changes, sale, raised, binding, fits):
 
 def test_one_coupons_shard_binds_once_lambda_and_the_api_have_room():
     config = environment("prod", api={"rateLimit": 100000}, concurrency={"intake": 1000, "warmup": WARM})
-    slow = {"SUCCESS": 200.0, "SOLD_OUT": 200.0, "DUPLICATE": 200.0}  # a shard 20 times slower than measured
-    figures = Measured(FIGURES.intake_cpu_ms, FIGURES.reserve_ecpu, slow)
+    slow = {"SUCCESS": 400.0, "SOLD_OUT": 400.0, "DUPLICATE": 400.0}  # a shard 20 times slower than measured
+    figures = Measured(FIGURES.intake_cpu_ms, slow, FIGURES.reserve_ecpu)
     result = plan(config, Sale.parse("copies=5000 users=300000 peak=5000/s"), QUOTAS, figures)
     assert result.binding.name == "one coupon's shard (one Valkey engine thread)"
-    assert result.binding.value == pytest.approx(1_000_000 / 200 * 0.5)
+    assert result.binding.value == pytest.approx(1_000_000 / 400)
 
 
 def test_the_warmup_covers_the_peak_and_starts_before_the_brokers_could_take_its_connections():
