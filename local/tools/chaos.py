@@ -49,7 +49,8 @@ from local.stack.valkey import start_valkey
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
-from local.tools.invariants import check, observe
+from local.tools.invariants import check, held_counts, observe
+from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
 from lua_redis import connect
 
 SKEW_S = 15  # the production default of RECONCILE_SKEW_MS: strays younger than this are left alone
@@ -62,6 +63,8 @@ class Tally:
     answers: Counter[str] = field(default_factory=Counter)
     successes: dict[str, int] = field(default_factory=dict)  # request id -> user
     faults: Counter[str] = field(default_factory=Counter)
+    observations: list[Observation] = field(default_factory=list)  # each click's last answer, for the charts
+    started: float = field(default_factory=time.perf_counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -86,6 +89,7 @@ def _call(method: str, path: str, body: Any = None, headers: dict[str, str] | No
 def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     """One click, as a well-behaved client: one key, sent again after a 503 or a lost answer."""
     headers = {"Idempotency-Key": uuid.uuid4().hex}
+    began = time.perf_counter()
     for _ in range(ATTEMPTS):
         try:
             status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers)
@@ -94,7 +98,9 @@ def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
         if status_code != 503 and status_code < 500:
             break
         time.sleep(0.2)
+    done = time.perf_counter()
     with tally.lock:
+        tally.observations.append(Observation(done - tally.started, body["status"], (done - began) * 1000))
         tally.answers[body["status"]] += 1
         if body["status"] == "SUCCESS":
             tally.successes[body["requestId"]] = user_id
@@ -179,10 +185,11 @@ def _chaos(stack: Stack, pipeline: Pipeline, rng: random.Random, stop: threading
             pipeline.replay_next.set()
 
 
-def _drain(pipeline: Pipeline) -> None:
+def _drain(pipeline: Pipeline, sample: Convergence) -> None:
     quiet = 0
     while quiet < 5:
         quiet = quiet + 1 if pipeline.step() == 0 else 0
+        sample()
 
 
 def _bad_input_changes_nothing(stack: Stack, coupon_id: int) -> bool:
@@ -228,8 +235,9 @@ def _stack(scratch: Path) -> Iterator[Stack]:
         )
 
 
-def run(users: int, quantity: int, seed: int) -> dict[str, bool]:
-    """The sale, the faults, the drain and the reconcile; each invariant with whether it held."""
+def run(users: int, quantity: int, seed: int) -> SaleTimeline:
+    """The sale, the faults, the drain and the reconcile: the answers over time, the stores
+    converging, and each invariant with whether it held."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="chaos-") as scratch, _stack(Path(scratch)) as stack, mock_aws():
         topic = create_topic(stack.bootstrap)
@@ -267,6 +275,8 @@ def run(users: int, quantity: int, seed: int) -> dict[str, bool]:
         assert status_code == 201, coupon
         coupon_id = int(coupon["couponId"])
         tally = Tally()
+        sample = Convergence(lambda: held_counts(stack.engine, stack.client, coupon_id),
+                             lambda: time.perf_counter() - tally.started)  # fmt: skip
         pipeline = Pipeline(stack.bootstrap, topic, group, sqs, dlq_url)
         stop = threading.Event()
         workers = [threading.Thread(target=_chaos, args=(stack, pipeline, rng, stop, tally))]
@@ -280,19 +290,28 @@ def run(users: int, quantity: int, seed: int) -> dict[str, bool]:
         stop.set()
         for thread in workers:
             thread.join()
-        _drain(pipeline)
-        time.sleep(SKEW_S + 1)  # strays (never in Kafka) are released only once older than the skew
-        _drain(pipeline)
+        _drain(pipeline, sample)
+        for _ in range(SKEW_S + 1):  # strays (never in Kafka) are released only once older than the skew
+            time.sleep(1)
+            sample()
+        _drain(pipeline, sample)
         from functions.rebuild import app as rebuild_app  # noqa: PLC0415
 
         report = rebuild_app.handler({"couponId": coupon_id}, InProcessContext())
+        sample()
         pipeline.close()
         results = check(observe(stack.engine, stack.client, coupon_id), tally.successes)
         results["I5 bad input: 4xx and nothing changed"] = _bad_input_changes_nothing(stack, coupon_id)
-        print(f"faults injected: {dict(tally.faults)}")
-        print(f"answers: {dict(tally.answers)}; SUCCESS {len(tally.successes)} of {quantity} copies")
-        print(f"reconcile: {report['reconciled']}")
-        return results
+        summary = [
+            ("faults injected", ", ".join(f"{name} x{count}" for name, count in tally.faults.most_common())),
+            ("answers", ", ".join(f"{name} {count:,}" for name, count in tally.answers.most_common())),
+            ("copies", f"SUCCESS {len(tally.successes)} of {quantity}"),
+            ("reconcile", str(report["reconciled"])),
+        ]
+        for label, value in summary:
+            print(f"{label}: {value}")
+        title = f"make chaos: {users} users clicking twice for {quantity} copies, seed {seed}"
+        return SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results)
 
 
 def main() -> int:
@@ -302,10 +321,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=int(time.time()))
     args = parser.parse_args()
     print(f"chaos: {args.users} users clicking twice for {args.quantity} copies, seed {args.seed}")
-    results = run(args.users, args.quantity, args.seed)
-    for name, held in results.items():
-        print(f"  {'held  ' if held else 'BROKEN'} {name}")
-    return 0 if all(results.values()) else 1
+    return conclude(run(args.users, args.quantity, args.seed), "chaos")
 
 
 if __name__ == "__main__":

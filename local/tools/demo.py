@@ -40,8 +40,8 @@ from local.stack import control as stack
 from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
 from local.tools.handler_probe import handler_latencies, percentiles_ms
-from local.tools.invariants import Observed, check, observe, successes_of
-from local.tools.sale_report import Observation, SaleTimeline, conclude
+from local.tools.invariants import Observed, check, held_counts, observe, successes_of
+from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
 from lua_redis import connect
 from lua_redis.keys import reserved_key
 
@@ -259,8 +259,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     print(f"Coupon {coupon_id}: {args.quantity:,} copies; {args.users:,} users click twice, {args.clients} clients")
 
     sale = Sale(api, coupon_id, args.users, args.clients)
-    samples: list[tuple[float, int, int]] = []
-    sample = Sampler(engine, client, coupon_id, sale, samples)
+    sample = Convergence(lambda: held_counts(engine, client, coupon_id), lambda: time.perf_counter() - sale.started)
     elapsed = sale.run()
     phases.done("the sale, through API Gateway")
     outcomes = Counter(answer.status for _, answer in sale.answers)
@@ -313,26 +312,10 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     rate = ("requests", f"{len(latencies):,} in {elapsed:.1f} s, {len(latencies) / elapsed:,.0f}/s")
     answers = ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common()))
     title = f"make demo: coupon {coupon_id}, {args.quantity:,} copies, {args.users:,} users"
-    timeline = SaleTimeline(title, args.quantity, sale.observations, samples, [rate, answers, *summary], invariants)
+    timeline = SaleTimeline(
+        title, args.quantity, sale.observations, sample.samples, [rate, answers, *summary], invariants
+    )
     return conclude(timeline, "demo")
-
-
-class Sampler:
-    """Reservations in Redis and issues in PostgreSQL, each time it is called, timed from the
-    sale's start: the report's convergence chart."""
-
-    def __init__(
-        self, engine: Engine, client: redis.Redis, coupon_id: int, sale: Sale, into: list[tuple[float, int, int]]
-    ) -> None:
-        self._engine, self._client, self._coupon_id, self._sale, self._into = engine, client, coupon_id, sale, into
-
-    def __call__(self) -> None:
-        reserved = int(self._client.zcount(reserved_key(self._coupon_id), 1, "+inf"))
-        with self._engine.connect() as connection:
-            issued = connection.execute(
-                text("SELECT count(*) FROM coupon_issues WHERE coupon_id = :c"), {"c": self._coupon_id}
-            ).scalar_one()
-        self._into.append((time.perf_counter() - self._sale.started, reserved, int(issued)))
 
 
 def stand_in_costs(api: ApiClient, lambda_: Any, env: dict[str, str], sale_ms: dict[str, float]) -> str:

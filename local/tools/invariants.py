@@ -36,6 +36,12 @@ class Observed:
         return set() if self.reissue_after_cancel else self.canceled_users
 
 
+def held_counts(engine: Engine, client: redis.Redis, coupon_id: int) -> tuple[int, int]:
+    """(reservations in Redis, users holding an issue in PostgreSQL): what converges after a sale."""
+    observed = observe(engine, client, coupon_id)
+    return len(observed.reserved_users), len(observed.issued_users)
+
+
 def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
     with engine.connect() as connection:
         issues = connection.execute(

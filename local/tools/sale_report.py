@@ -14,6 +14,7 @@ import json
 import math
 import statistics
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +40,18 @@ class SaleTimeline:
     convergence: list[tuple[float, int, int]] = field(default_factory=list)
     summary: list[tuple[str, str]] = field(default_factory=list)  # the text report's key figures
     checks: dict[str, bool] = field(default_factory=dict)  # invariants: held or broken
+
+
+class Convergence:
+    """Called now and then during and after a sale: ``counts()`` (reservations in Redis, issues
+    in PostgreSQL) at ``elapsed()`` seconds into it, for the convergence chart."""
+
+    def __init__(self, counts: Callable[[], tuple[int, int]], elapsed: Callable[[], float]) -> None:
+        self._counts, self._elapsed = counts, elapsed
+        self.samples: list[tuple[float, int, int]] = []
+
+    def __call__(self) -> None:
+        self.samples.append((self._elapsed(), *self._counts()))
 
 
 def charts(timeline: SaleTimeline) -> dict[str, Any]:
