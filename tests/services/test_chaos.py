@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 
 def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
@@ -20,6 +21,8 @@ def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, check=False)
     report = "\n".join(line for line in done.stdout.splitlines() if not line.startswith('{"_aws"'))
     assert done.returncode == 0, report + done.stderr[-3000:]
-    verdicts = re.findall(r"^  (held|BROKEN) +I\d", report, flags=re.MULTILINE)
+    verdicts = re.findall(r"^  \[(held|BROKEN)\] I\d", report, flags=re.MULTILINE)
     assert verdicts == ["held"] * 5, report
     assert "faults injected" in report
+    (page,) = re.findall(r"^Report with charts: (\S+\.html)$", report, flags=re.MULTILINE)
+    assert Path(page).is_file()
