@@ -25,7 +25,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: plan venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -124,6 +124,16 @@ bench: venv
 plan: venv
 	@test -n "$(SALE)" || { echo 'make plan: describe the sale, SALE="copies=5000 users=300000 peak=20000/s"' >&2; exit 2; }
 	$(BIN)/python -m local.tools.plan --env $(ENV) --sale "$(SALE)" --quotas "$(QUOTAS)"
+
+# A flash sale rehearsed on a running environment with locust, audited from outside through the API
+# (local/tools/rehearse.py): make rehearse on the local stack (brought up first), or
+# make rehearse TARGET=dev URL=https://ID.execute-api.REGION.amazonaws.com/dev REGION=eu-west-1
+# (TOKENS=file of Cognito ID tokens for prod); REHEARSE_ARGS="--users 5000 --copies 500".
+TARGET ?= local
+rehearse: venv $(CDK)
+	$(if $(filter local,$(TARGET)),$(BIN)/python -m local.stack.control up)
+	$(BIN)/python -m local.tools.rehearse --target $(TARGET) $(if $(URL),--url $(URL)) \
+		$(if $(REGION),--region $(REGION)) $(if $(TOKENS),--id-tokens $(TOKENS)) $(REHEARSE_ARGS)
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

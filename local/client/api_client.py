@@ -10,9 +10,10 @@ request's own SUCCESS again instead of DUPLICATE.
 from __future__ import annotations
 
 import json
+import random
 import time
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from http import HTTPStatus
 from typing import Any
 
@@ -26,6 +27,7 @@ NO_ANSWER = 0
 ISSUE_ATTEMPTS = 5
 RETRY_LATER = (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS)
 MAX_RETRY_AFTER_S = 5.0
+RETRY_JITTER = 1.5  # a retry waits Retry-After times 1 to this, so that refused clients do not return together
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Answer:
     body: Any  # the JSON document, or the raw text when the answer was not JSON
     seconds: float
     retry_after_s: float | None = None  # the Retry-After header (503, 429)
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -81,13 +84,14 @@ class ApiClient:
             document = text
         retry_after = response.headers.get("Retry-After")
         retry_after_s = float(retry_after) if retry_after and retry_after.isdigit() else None
-        return Answer(response.status, document, time.perf_counter() - started, retry_after_s)
+        return Answer(response.status, document, time.perf_counter() - started, retry_after_s, dict(response.headers))
 
     def request_coupon(self, coupon_id: int, user_id: int) -> Answer:
         """``POST /coupon-issues`` as the API asks clients to behave.
 
         Every attempt carries the same ``Idempotency-Key``. 503 UNAVAILABLE (nothing reserved) and
-        429 (throttled at the gateway) are tried again after ``Retry-After`` (1 s without one);
+        429 (throttled at the gateway) are tried again after ``Retry-After`` (1 s without one) and
+        up to half as long again (jitter: refused clients do not all come back at once);
         503 UNCONFIRMED, no answer, or a gateway error (the function failed or timed out) mean the
         request may have been handled, and are tried again too: with the key, a request that had
         succeeded answers its own SUCCESS again. If the answer is still unknown after
@@ -101,8 +105,9 @@ class ApiClient:
         for _ in range(ISSUE_ATTEMPTS - 1):
             if not _try_again(answer):
                 break
-            if answer.status_code != NO_ANSWER:
-                time.sleep(min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S))
+            if answer.status_code != NO_ANSWER:  # after Retry-After, and up to half as long again: jitter
+                wait_s = min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S)
+                time.sleep(wait_s * random.uniform(1.0, RETRY_JITTER))
             answer = self.request("POST", path, body, headers=headers)
         if _unknown(answer):
             held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")

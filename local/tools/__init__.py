@@ -4,6 +4,9 @@
 - ``chaos``: ``make chaos``, a flash sale in-process under random faults.
 - ``smoke``: a smoke test of a deployed environment through its API.
 - ``plan``: ``make plan``, the AWS limits a sale meets on an environment, and what to do.
+- ``rehearse``: ``make rehearse``, a flash sale driven by locust on a running environment.
+- ``rehearsal_target``: where a rehearsal may go and how big it may be, checked before it starts.
+- ``outside_audit``: I1-I5 audited through the API alone (the rehearsal's).
 - ``openapi``: ``make openapi``, the document generated from the intake routes.
 - ``sale_report``: the HTML page with a sale's charts (the demo's, chaos's, the rehearsal's).
 - ``invariants``: I1-I4 checked against PostgreSQL and Redis (the demo, chaos and integration tests).

@@ -1,0 +1,109 @@
+"""I1-I5 audited from outside, through the API alone (a deployed environment's stores are out of
+reach): the coupon's counts (``GET /coupons/{id}``, the database's and Redis'), the CSV export
+of its issues, and the status route of each user the sale told SUCCESS.
+
+Used by the rehearsal (``rehearse.py``), whose SUCCESS answers are the claims audited.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from local.client.api_client import Answer, ApiClient
+
+HOLDING = {"ISSUED", "USED", "EXPIRED"}  # an issue that holds a copy (CANCELED gave it back)
+BAD_REQUESTS: list[tuple[str, str, Any]] = [
+    ("POST", "/coupon-issues", {"couponId": "1", "userId": 1}),
+    ("POST", "/coupon-issues", {"couponId": 1.5, "userId": 1}),
+    ("POST", "/coupon-issues", {"couponId": 0, "userId": 1}),
+    ("POST", "/coupon-issues", {"userId": 1}),
+    ("GET", "/coupons/abc/issues/1", None),
+    ("PUT", "/coupon-issues", {"couponId": 1, "userId": 1}),
+]
+
+
+@dataclass(frozen=True)
+class Issue:
+    user: int
+    request_id: str
+    status: str
+
+
+class Auditor:
+    """The coupon's state as the operators' routes show it."""
+
+    def __init__(self, admin: ApiClient, coupon_id: int) -> None:
+        self._admin, self._coupon_id = admin, coupon_id
+
+    def counts(self) -> dict[str, Any]:
+        answer = self._admin.request("GET", f"/coupons/{self._coupon_id}")
+        if answer.status_code != 200:
+            raise RuntimeError(f"GET /coupons/{self._coupon_id} answered {answer.status_code}: {answer.body}")
+        return dict(answer.body)
+
+    def issues(self) -> list[Issue]:
+        """Every issue, from the CSV export, a page of 1,000 at a time."""
+        rows: list[Issue] = []
+        after = "0"
+        while True:
+            path = f"/coupons/{self._coupon_id}/issues?format=csv&limit=1000&after={after}"
+            answer = self._admin.request("GET", path)
+            if answer.status_code != 200:
+                raise RuntimeError(f"GET {path} answered {answer.status_code}: {answer.body}")
+            text = answer.body if isinstance(answer.body, str) else ""
+            rows += [Issue(int(row["userId"]), row["requestId"], row["status"])
+                     for row in csv.DictReader(io.StringIO(text))]  # fmt: skip
+            after = answer.headers.get("X-Next-After", "")
+            if not after:
+                return rows
+
+    def status_of(self, user: int) -> str:
+        return self._admin.request("GET", f"/coupons/{self._coupon_id}/issues/{user}").status
+
+    def wait_until_converged(self, timeout_s: float, on_poll: Callable[[dict[str, Any]], None]) -> bool:
+        """Until Redis' reservations equal the database's issues (the pipeline has drained)."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            counts = self.counts()
+            on_poll(counts)
+            if counts["reserved"] == counts["issued"]:
+                return True
+            time.sleep(1)
+        return False
+
+
+def audit(auditor: Auditor, answers: list[tuple[int, Answer]], public: ApiClient) -> dict[str, bool]:
+    """Each invariant with whether it held, from the API's own answers."""
+    counts, issues = auditor.counts(), auditor.issues()
+    holders = [issue for issue in issues if issue.status in HOLDING]
+    successes = {answer.body["requestId"]: user for user, answer in answers if answer.status == "SUCCESS"}
+    issued_requests = {issue.request_id for issue in issues}
+    per_user = Counter(user for user in successes.values())
+    unsettled = [user for request_id, user in successes.items()
+                 if request_id not in issued_requests and auditor.status_of(user) != "FAILED"]  # fmt: skip
+    total = int(counts["totalQuantity"])
+    return {
+        f"I1 no oversell: {len(holders)} holders of {total} copies, {counts['remainingQuantity']} remaining":
+            len(holders) <= total and int(counts["remainingQuantity"]) == total - len(holders),
+        "I2 one per user: no user holds two issues or was told SUCCESS twice":
+            len({h.user for h in holders}) == len(holders) and all(n == 1 for n in per_user.values()),
+        f"I3 nothing lost: each of {len(successes)} SUCCESS answers is an issue or a recorded failure "
+        f"({len(unsettled)} neither)": not unsettled,
+        f"I4 convergence: Redis holds {counts['reserved']} reservations, PostgreSQL {counts['issued']} issues":
+            counts["reserved"] == counts["issued"],
+        "I5 bad input: 4xx with a JSON error, and no change anywhere": bad_input_changes_nothing(auditor, public),
+    }  # fmt: skip
+
+
+def bad_input_changes_nothing(auditor: Auditor, public: ApiClient) -> bool:
+    before = auditor.counts(), len(auditor.issues())
+    answers = [public.request(method, path, body) for method, path, body in BAD_REQUESTS]
+    refused = all(400 <= a.status_code < 500 and isinstance(a.body, dict) for a in answers)
+    time.sleep(2)  # anything a bad request set off would have reached the database by now
+    return refused and (auditor.counts(), len(auditor.issues())) == before
