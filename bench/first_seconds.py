@@ -143,8 +143,11 @@ def run(env: dict[str, str], proxy: FaultProxy, args: argparse.Namespace, timeou
                     final.add(value.user)
     for _ in workers:
         todo.put(None)
+    stop_by = time.monotonic() + 30
     for worker in workers:
-        worker.join(timeout=30)
+        worker.join(timeout=max(0.1, stop_by - time.monotonic()))
+        if worker.is_alive():  # a producer's exit waiting on records the broker never took
+            worker.terminate()
     proxy.limit_new_connections(0)
     return {"coupon": coupon, "answers": answers, "inits": inits, "admitted": proxy.connections,
             "refused": proxy.refused, "unanswered": args.users - len(final)}  # fmt: skip

@@ -80,6 +80,13 @@ class FaultProxy:
             self._tokens -= 1
             return True
 
+    def drop_connections(self) -> None:
+        """Closes every connection open through it, both ends (a broker restarting, a network
+        cut): clients see them go, and have to connect again."""
+        with self._lock:
+            sockets, self._sockets = self._sockets, []
+        _close(*sockets)
+
     def count_from_now(self) -> None:
         """Counts connections afresh: none opened yet, the peak what is open now."""
         with self._lock:

@@ -4,16 +4,26 @@ One producer per Lambda container, created on first use and reused. ``acks=all``
 idempotence: a retry inside the producer never writes a record twice. Every wait is bounded,
 so a request never hangs on the broker; a producer that failed is closed and replaced on the
 next call, which is also how a container thawed after a long freeze gets fresh connections.
+
+A record is sent only once the producer holds a connection to its partition's leader: each
+attempt waits for one within the produce timeout (kafka-python's reconnect backoff, jittered,
+paces the tries), then for the acknowledgement within what is left of it. An attempt that gets
+no connection (a cold start whose connections the broker refused: MSK takes a limited rate of new
+IAM connections per broker) sent nothing, so the request is released and answered 503, and the
+producer is kept, its backoff with it. Sending at once instead left records that never left the
+producer counted as possibly sent (reservations held without a record until reconcile), and
+replaced producers, whose new connections fed the storm (docs/benchmarks.md, The first seconds).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import threading
 import time
 from typing import Any
 
-from kafka import KafkaProducer
+from kafka import KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
@@ -55,6 +65,35 @@ def _await_producer_id(producer: KafkaProducer, *, deadline: float) -> None:
     while manager is not None and not manager.has_producer_id() and time.monotonic() < deadline:
         time.sleep(0.001)
 
+
+def _leader_connected(producer: KafkaProducer, topic: str, key: bytes) -> bool:
+    """Whether the producer holds a connection to the leader of the partition ``key`` goes to;
+    if not, its I/O thread is asked for one (the topic's metadata, or a connection to the leader
+    it knows, which waits out the connection's backoff). kafka-python has no public call for
+    either, hence private attributes, read defensively: if they are not there, True (the record
+    is sent, and waited for, as before)."""
+    try:
+        metadata, sender = producer._metadata, producer._sender
+        leader = None
+        if metadata.partitions_for_topic(topic):
+            partition = producer._partition(topic, None, None, None, key, b"")
+            leader = metadata.leader_for_partition(TopicPartition(topic, partition))
+        client = sender._client
+        if leader is None or leader == -1:  # what send() asks for, without blocking on it
+            sender.add_topic(topic)
+            metadata.request_update()
+            sender.wakeup()
+            return False
+        if client.connected(leader):
+            return True
+        client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
+        return False
+    except Exception:  # a kafka-python without these: send, and wait, as before
+        logger.debug("could not tell whether the partition's leader is connected", exc_info=True)
+        return True
+
+
+CONNECTION_POLL_S = (0.005, 0.02)  # how often a waiting attempt looks again, jittered
 
 PRODUCE_MAX_VERSION = 9  # the highest ProduceRequest version kafka-python's sender asks for
 
@@ -107,12 +146,18 @@ class IssuePublisher:
                 raise PublishUnconfirmedError(f"{unconfirmed}; the resend could not be sent: {exc}") from exc
 
     def _send(self, message: IssueMessage) -> None:
+        deadline = time.monotonic() + self._timeout_ms / 1000
+        with _not_sent:
+            producer = self._get_producer()
+        while not _leader_connected(producer, self._settings.topic, message.key):
+            if time.monotonic() >= deadline:  # the producer is kept: a new one would start over
+                raise NotPublishedError("no connection to the partition's leader within the timeout: nothing was sent")
+            time.sleep(random.uniform(*CONNECTION_POLL_S))
         try:
             with _not_sent:
-                producer = self._get_producer()
                 future = producer.send(self._settings.topic, key=message.key, value=message.encode())
             with _not_acknowledged:
-                future.get(timeout=self._timeout_ms / 1000)
+                future.get(timeout=max(deadline - time.monotonic(), 0.001))
         except PublishError:
             self._discard_producer()
             raise
