@@ -116,6 +116,8 @@ bench: venv
 	$(BIN)/python -m bench.replica_wait
 	$(BIN)/python -m bench.write_limit
 	$(BIN)/python -m bench.reserve_ceiling
+	$(BIN)/python -m bench.reserve_ceiling --depth 1
+	$(BIN)/python -m bench.first_seconds
 	$(BIN)/python -m bench.msk_token
 
 # Will a sale fit an environment: each AWS limit it meets, what binds first, what to raise or
