@@ -19,9 +19,11 @@ from local.testkit.lambda_events import InProcessContext, api_event
 
 
 def handler_latencies(function_environment: dict[str, str], coupon_id: int, users: range) -> list[float]:
-    """Seconds per request of the intake handler in-process, one per user, after one warm-up."""
+    """Seconds per request of the intake handler in-process, one per user, after one warm-up.
+    The function's environment is this process's only meanwhile, and its wiring is dropped after."""
+    saved = dict(os.environ)
     os.environ.update(function_environment)
-    from functions.intake import app  # noqa: PLC0415 - imported once the function's environment is set
+    from functions.intake import app, dependencies  # noqa: PLC0415 - imported once the environment is set
 
     def request(user: int) -> float:
         event = api_event("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
@@ -29,9 +31,14 @@ def handler_latencies(function_environment: dict[str, str], coupon_id: int, user
         app.handler(event, InProcessContext())
         return time.perf_counter() - began
 
-    with contextlib.redirect_stdout(io.StringIO()):  # the handler prints its metrics (EMF)
-        request(users.start - 1)
-        return [request(user) for user in users]
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):  # the handler prints its metrics (EMF)
+            request(users.start - 1)
+            return [request(user) for user in users]
+    finally:
+        dependencies.reset()
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def percentiles_ms(seconds: list[float]) -> dict[str, float]:
