@@ -39,10 +39,8 @@ from typing import Any
 
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
-from local.stack.processes import free_port
 from local.stack.services import service_urls
-from local.stack.tansu import start_tansu
-from local.testkit.fault_proxy import FaultProxy
+from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext, api_event
 from lua_redis import connect
@@ -216,10 +214,7 @@ def main() -> None:
     with ExitStack() as stack:
         urls = service_urls(stack, "bench-first-seconds-", ("REDIS_URL", "DATABASE_URL"))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-first-seconds-")))
-        port = free_port()
-        proxy = stack.enter_context(FaultProxy("127.0.0.1", port, tls=True))
-        broker = start_tansu(scratch, port=port, advertised_port=proxy.port)
-        stack.callback(broker.stop)
+        proxy, broker = stack.enter_context(proxied_broker(scratch))
         os.environ.update(broker.client_environment)
         bootstrap = f"127.0.0.1:{proxy.port}"
         upgrade(engine_for_url(urls["DATABASE_URL"]))

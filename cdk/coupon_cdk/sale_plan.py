@@ -164,7 +164,8 @@ def plan(
     configured = config.concurrency.warmup.provisioned if config.concurrency.warmup else 0
     cold_first_second = min(max(used - configured, 0), q["lambda_scale_out"])
     reserved_total = reserved_concurrency(config)
-    ratio = successes_first_second / sale.peak_rps
+    ratio = successes_first_second / sale.peak_rps  # of the opening second's answers, SUCCESS
+    reserve_ecpu, reserve_usec = _mixed(measured.reserve_ecpu, ratio), _mixed(measured.reserve_usec, ratio)
     api = config.api
     limits = [
         _quota(quotas["api_rps"], sale.peak_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
@@ -177,7 +178,7 @@ def plan(
               "environments", "cdk.json", "raise concurrency.intake (and the account's concurrency with it)"),
         _quota(quotas["lambda_concurrency"], reserved_total + q["lambda_unreserved"],
                "request a higher 'Concurrent executions' (Service Quotas, Lambda) before cdk deploy: "
-               "the reserved concurrency of every function plus the 100 Lambda keeps unreserved"),
+               "the reserved concurrency of every function plus what Lambda keeps unreserved"),
         Limit("Lambda scale-out in the first 10 s (1,000 environments per function)", q["lambda_scale_out"],
               max(concurrency - configured, 0), "environments", quotas["lambda_scale_out"].source,
               "schedule provisioned concurrency (concurrency.warmup)"),
@@ -187,13 +188,13 @@ def plan(
               cold_first_second * INIT_CONNECTION_ATTEMPTS, "connections/s", quotas[rate_key].source,
               "schedule provisioned concurrency, so that the INITs connect before the sale"),
     ]  # fmt: skip
-    limits.append(_slot(config, sale.peak_rps, quotas, measured, ratio))
+    limits.append(_slot(config, sale.peak_rps, quotas, reserve_ecpu, reserve_usec))
     if serverless_kafka:
         spread = "spread the sale over several seconds (a lower stage throttle) or use provisioned MSK"
         limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
     lead_s = 60 * q["lambda_provisioning_prep_min"] + 60 * warmup / q["lambda_provisioning"]
     lead_s += warmup * INIT_CONNECTION_ATTEMPTS / q[rate_key]  # the INITs' connections, at the broker's rate
-    notes = _notes(config, sale, quotas, _mixed(measured.reserve_ecpu, ratio))
+    notes = _notes(config, sale, winners, quotas, reserve_ecpu)
     return Plan(
         limits=limits,
         concurrency=concurrency,
@@ -219,15 +220,15 @@ def _mixed(per_answer: dict[str, float], successes: float) -> float:
 
 
 def _slot(
-    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], measured: Measured, ratio: float
+    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], reserve_ecpu: float, reserve_usec: float
 ) -> Limit:
     """One coupon's slot: every key of a coupon carries its id as a hash tag, so one coupon is one
     slot, served by one engine thread however large the cache."""
     assert config.cache is not None
     split = "split the stock over several coupons (each its own slot and, in cluster mode, shard)"
     if config.cache.kind == "serverless":
-        return _quota(quotas["cache_slot_ecpu"], peak_rps * _mixed(measured.reserve_ecpu, ratio), split)
-    ceiling = 1_000_000 / _mixed(measured.reserve_usec, ratio)
+        return _quota(quotas["cache_slot_ecpu"], peak_rps * reserve_ecpu, split)
+    ceiling = 1_000_000 / reserve_usec
     source = "docs/benchmarks.md (bench/reserve_ceiling.py)"
     return Limit("one coupon's shard (one Valkey engine thread)", ceiling, peak_rps, "requests/s", source, split)
 
@@ -236,12 +237,11 @@ def _quota(quota: Quota, demand: float, action: str) -> Limit:
     return Limit(quota.what, quota.value, demand, quota.unit, quota.source, action)
 
 
-def _notes(config: EnvironmentConfig, sale: Sale, quotas: dict[str, Quota], reserve_ecpu: float) -> list[str]:
+def _notes(
+    config: EnvironmentConfig, sale: Sale, winners: int, quotas: dict[str, Quota], reserve_ecpu: float
+) -> list[str]:
     assert config.cache is not None
-    notes = [
-        f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); "
-        f"{min(sale.copies, sale.users):,} winners",
-    ]
+    notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
     if config.cache.kind == "serverless":
         minimum = math.ceil(min(sale.peak_rps * reserve_ecpu, quotas["cache_slot_ecpu"].value))
         notes.append(

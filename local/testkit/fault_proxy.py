@@ -25,9 +25,12 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import TracebackType
 
+from local.stack.processes import Service, free_port
+from local.stack.tansu import start_tansu
 from local.stack.tls import certificates
 
 HANDSHAKE_TIMEOUT_S = 5.0
@@ -138,8 +141,8 @@ class FaultProxy:
             except OSError:  # the server is gone, or a handshake failed: so is this connection
                 _close(client)
                 continue
-            self._sockets += [client, server]
             with self._lock:
+                self._sockets += [client, server]
                 self.connections += 1
                 self._open += 1
                 self.peak_open = max(self.peak_open, self._open)
@@ -230,6 +233,20 @@ class _Side:
         with self._lock:
             self.sock.settimeout(SEND_TIMEOUT_S)
             self.sock.sendall(chunk)
+
+
+@contextlib.contextmanager
+def proxied_broker(scratch: Path) -> Iterator[tuple[FaultProxy, Service]]:
+    """A broker of its own that tells its clients to connect through a TLS fault proxy (it
+    advertises the proxy's port), so that every connection, the partition leaders' too, passes
+    the proxy; stopped, and the proxy closed, on leaving."""
+    port = free_port()
+    with FaultProxy("127.0.0.1", port, tls=True) as proxy:
+        broker = start_tansu(scratch, port=port, advertised_port=proxy.port)
+        try:
+            yield proxy, broker
+        finally:
+            broker.stop()
 
 
 def _close(*sockets: socket.socket) -> None:

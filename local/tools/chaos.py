@@ -43,10 +43,9 @@ from sqlalchemy import Engine
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.postgres import start_postgres
-from local.stack.processes import Service, free_port, url_port, with_port
-from local.stack.tansu import start_tansu
+from local.stack.processes import Service, url_port, with_port
 from local.stack.valkey import start_valkey
-from local.testkit.fault_proxy import FaultProxy
+from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
 from local.tools.invariants import check, held_counts, observe
@@ -214,12 +213,11 @@ def _stack(scratch: Path) -> Iterator[Stack]:
         services.append(valkey)
         postgres = start_postgres(scratch)
         services.append(postgres)
-        broker_port = free_port()
-        broker_proxy = stack.enter_context(FaultProxy("127.0.0.1", broker_port, tls=True))
-        services.append(start_tansu(scratch, port=broker_port, advertised_port=broker_proxy.port))
         for service in services:
             stack.callback(service.stop)
             os.environ.update(service.client_environment)
+        broker_proxy, broker = stack.enter_context(proxied_broker(scratch))
+        os.environ.update(broker.client_environment)
         redis_proxy = stack.enter_context(FaultProxy("127.0.0.1", url_port(valkey.url), tls=True))
         engine = engine_for_url(postgres.url)
         upgrade(engine)

@@ -72,16 +72,16 @@ class Sale:
     def run(self) -> float:
         lanes = self.clients // 2
         threads = [threading.Thread(target=self._client, args=(index % lanes, lanes)) for index in range(self.clients)]
-        started = self.started = time.perf_counter()
+        self.started = time.perf_counter()
         for thread in threads:
             thread.start()
         total = self.users * 2
         while any(thread.is_alive() for thread in threads):
-            self._progress(total, started)
+            self._progress(total, self.started)
             time.sleep(0.5)
-        self._progress(total, started)
+        self._progress(total, self.started)
         print(file=sys.stderr)
-        return time.perf_counter() - started
+        return time.perf_counter() - self.started
 
     def _client(self, lane: int, lanes: int) -> None:
         mine, seen = [], []

@@ -11,11 +11,11 @@ import csv
 import io
 import time
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from local.client.api_client import Answer, ApiClient
+from local.tools.sale_report import Convergence
 
 HOLDING = {"ISSUED", "USED", "EXPIRED"}  # an issue that holds a copy (CANCELED gave it back)
 BAD_REQUESTS: list[tuple[str, str, Any]] = [
@@ -66,13 +66,20 @@ class Auditor:
     def status_of(self, user: int) -> str:
         return self._admin.request("GET", f"/coupons/{self._coupon_id}/issues/{user}").status
 
-    def wait_until_converged(self, timeout_s: float, on_poll: Callable[[dict[str, Any]], None]) -> bool:
-        """Until Redis' reservations equal the database's issues (the pipeline has drained)."""
+    def held_counts(self) -> tuple[int, int]:
+        """(reservations in Redis, issues in PostgreSQL), as ``invariants.held_counts`` reads them
+        from the stores themselves."""
+        counts = self.counts()
+        return int(counts["reserved"]), int(counts["issued"])
+
+    def wait_until_converged(self, timeout_s: float, sample: Convergence) -> bool:
+        """Until Redis' reservations equal the database's issues (the pipeline has drained);
+        ``sample`` (on :meth:`held_counts`) takes every look."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            counts = self.counts()
-            on_poll(counts)
-            if counts["reserved"] == counts["issued"]:
+            sample()
+            _, reserved, issued = sample.samples[-1]
+            if reserved == issued:
                 return True
             time.sleep(1)
         return False

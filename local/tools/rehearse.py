@@ -27,6 +27,7 @@ monkey.patch_all()  # before anything imports ssl or threading: locust's users a
 
 import sys  # noqa: E402
 import time  # noqa: E402
+from collections import Counter  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime, timedelta  # noqa: E402
 from itertools import count  # noqa: E402
@@ -41,7 +42,7 @@ from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa
 from local.client.api_client import Answer, ApiClient  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import TargetError, arrivals, parse_args, target  # noqa: E402
-from local.tools.sale_report import Observation, SaleTimeline, conclude  # noqa: E402
+from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude  # noqa: E402
 
 FINAL = {"SUCCESS", "SOLD_OUT", "DUPLICATE"}
 
@@ -143,24 +144,21 @@ def main(argv: list[str] | None = None) -> int:
     sale = Sale(coupon_id, users, arrivals(users, args.burst, args.late_seconds), chosen.public)
     elapsed = drive(sale, args.max_seconds)
     auditor = Auditor(chosen.admin, coupon_id)
-    samples: list[tuple[float, int, int]] = []
-    drained = auditor.wait_until_converged(
-        args.drain_seconds,
-        lambda counts: samples.append((time.perf_counter() - sale.started, counts["reserved"], counts["issued"])),
-    )
+    sample = Convergence(auditor.held_counts, lambda: time.perf_counter() - sale.started)
+    drained = auditor.wait_until_converged(args.drain_seconds, sample)
     checks = audit(auditor, sale.answers, chosen.public[0])
     checks[f"the pipeline drained within {args.drain_seconds:g} s"] = drained
     checks[f"every click answered within {args.max_seconds:g} s"] = sale.clicks_answered == 2 * users
-    answered = sorted({answer.status for _, answer in sale.answers})
+    answered = Counter(answer.status for _, answer in sale.answers)
     summary = [
         ("target", f"{chosen.name}: {chosen.url}"),
         ("requests", f"{sale.clicks_answered:,} clicks answered in {elapsed:.1f} s"),
-        ("answers", ", ".join(f"{s} {sum(a.status == s for _, a in sale.answers):,}" for s in answered)),
+        ("answers", ", ".join(f"{status} {count:,}" for status, count in sorted(answered.items()))),
     ]
     for label, value in summary:
         print(f"{label}: {value}")
     title = f"make rehearse: {chosen.name}, coupon {coupon_id}, {args.copies:,} copies, {users:,} users"
-    return conclude(SaleTimeline(title, args.copies, sale.observations, samples, summary, checks), "rehearsal")
+    return conclude(SaleTimeline(title, args.copies, sale.observations, sample.samples, summary, checks), "rehearsal")
 
 
 if __name__ == "__main__":

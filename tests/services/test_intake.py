@@ -20,7 +20,7 @@ from functions.intake.dependencies import issue_service, open_connections, reset
 from local.stack.processes import free_port, url_port, with_port
 from local.stack.tansu import start_tansu
 from local.stack.valkey import start_valkey
-from local.testkit.fault_proxy import FaultProxy
+from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
 from lua_redis import ReservationStore, connect
 from lua_redis.keys import rebuild_key, reserved_key
@@ -345,19 +345,14 @@ def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publish
 def broker_behind_a_proxy(tmp_path, monkeypatch) -> Iterator[tuple[FaultProxy, str]]:
     """The intake on a broker of its own, which tells its clients to connect through a fault
     proxy, with a produce timeout of 1 s; the proxy and the topic."""
-    port = free_port()
-    with FaultProxy("127.0.0.1", port, tls=True) as proxy:
-        broker = start_tansu(tmp_path, port=port, advertised_port=proxy.port)
-        try:
-            topic = create_topic(f"127.0.0.1:{proxy.port}")
-            monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
-            monkeypatch.setenv("KAFKA_TOPIC", topic)
-            monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
-            reset()
-            open_connections()  # as the container's INIT does: the TLS handshakes come before the first request
-            yield proxy, topic
-        finally:
-            broker.stop()
+    with proxied_broker(tmp_path) as (proxy, _):
+        topic = create_topic(f"127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", f"127.0.0.1:{proxy.port}")
+        monkeypatch.setenv("KAFKA_TOPIC", topic)
+        monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
+        reset()
+        open_connections()  # as the container's INIT does: the TLS handshakes come before the first request
+        yield proxy, topic
 
 
 def test_a_produce_whose_ack_comes_late_is_sent_again_and_answers_success(topic, monkeypatch, store, tmp_path):
