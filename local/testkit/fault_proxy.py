@@ -4,7 +4,8 @@
 and runs there, but its reply never reaches the client, whose connection is dropped instead.
 That is a failover or a reset at the worst moment: the client cannot know whether its command
 ran. ``delay_reply_to(marker, seconds)`` holds that reply back instead (a slow or partitioned
-network), then forwards it. ``times`` arms it for that many requests. Everything else is
+network), then forwards it. ``times`` arms it for that many requests, ``disarm`` forgets what
+is armed and not yet met. Everything else is
 forwarded untouched, in both directions. It counts the connections clients open through it
 (``connections``) and the most that were open at once (``peak_open``). ``limit_new_connections``
 makes it a broker with a connection-rate quota (MSK's 100 new IAM connections per second per
@@ -100,6 +101,10 @@ class FaultProxy:
 
     def delay_reply_to(self, marker: bytes, seconds: float, *, times: int = 1) -> None:
         self._arm(marker, seconds, times)
+
+    def disarm(self) -> None:
+        """Forgets a fault armed and not yet met: what comes next is forwarded untouched."""
+        self._arm(b"", 0.0, 0)
 
     def _arm(self, marker: bytes, delay_s: float, times: int) -> None:
         with self._lock:

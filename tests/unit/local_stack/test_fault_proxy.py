@@ -76,3 +76,11 @@ def test_it_counts_the_connections_open_at_once(echo_port):
         time.sleep(0.5)  # the proxy sees them closed within its poll
         assert _echoed(proxy.port)
         assert (proxy.connections, proxy.peak_open) == (4, 3)
+
+
+def test_a_fault_disarmed_before_it_is_met_touches_nothing(echo_port):
+    with FaultProxy("127.0.0.1", echo_port) as proxy:
+        proxy.lose_reply_to(b"ping")
+        proxy.disarm()
+        assert _echoed(proxy.port)
+        assert proxy.replies_lost == 0
