@@ -35,10 +35,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
@@ -51,10 +51,10 @@ from lua_redis import connect
 # Powertools reads these when the handler module is imported, so they are set before that.
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake-bench")
 os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponBench")
-os.environ.setdefault("LOG_LEVEL", "warning")
+os.environ.setdefault("LOG_LEVEL", "info")  # as deployed
 os.environ.setdefault("KAFKA_CONSUMER_GROUP", "coupon-worker-bench")  # whose offsets mark records in flight
 
-from functions.intake import app as intake_app
+from coupon_core.observability import logger
 from functions.intake.dependencies import reset
 
 emit = functools.partial(print, file=sys.stdout, flush=True)  # the real stdout, bound before any redirect
@@ -73,8 +73,24 @@ IMPORTS = {
 }
 
 
+@contextlib.contextmanager
+def printed_to(sink: TextIO) -> Iterator[None]:
+    """The handler's metrics (EMF on stdout) and its logs (Logger's stream, taken when it was
+    created) written to ``sink`` meanwhile: their cost stays, their text goes."""
+    stream = logger.registered_handler.setStream(sink)
+    try:
+        with contextlib.redirect_stdout(sink):
+            yield
+    finally:
+        logger.registered_handler.setStream(stream)
+
+
 def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
-    response = (handler or intake_app.handler)(api_event(method, path, body), InProcessContext())
+    """One request to ``handler``, the intake's by default (imported here, not with this module:
+    a load's processes import their handler themselves, after setting up their INIT)."""
+    if handler is None:
+        from functions.intake.app import handler  # noqa: PLC0415
+    response = handler(api_event(method, path, body), InProcessContext())
     return response["statusCode"], json.loads(response["body"])
 
 
@@ -98,7 +114,12 @@ def create_coupon(total: int) -> int:
 
 def _load_process(module: str, coupon_id: int, users: list[int], barrier: Any, results: Any) -> None:
     """One process = one Lambda container: a warm handler, one request at a time."""
-    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+    # As in Lambda, the import is the INIT, which opens the container's connections. Without it
+    # a process that never published had no producer, and the first publish of one that did paid
+    # the producer's start in the measured requests (its I/O thread's TLS handshakes and protocol
+    # compilation, about 50 ms of CPU: 0.1 ms a request of the load).
+    os.environ["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
+    with open(os.devnull, "w") as sink, printed_to(sink):
         handler = importlib.import_module(module).handler
         call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1}, handler)  # warm this process
         latencies: list[float] = []
@@ -274,11 +295,15 @@ def main() -> None:
     parser.add_argument("--processes", type=int, nargs="+", default=[8])
     parser.add_argument("--rounds", type=int, default=4, help="rounds of both handlers, alternating who goes first")
     parser.add_argument("--imports-only", action="store_true", help="only the import times: no servers")
+    parser.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES), help="loads of the rounds")
+    parser.add_argument("--rounds-only", action="store_true", help="only the rounds of the shapes: nothing after")
     args = parser.parse_args()
     handler = IMPORTS["the intake handler"]
     with tempfile.TemporaryDirectory(prefix="bench-bytecode-") as bytecode, tempfile.TemporaryDirectory() as none:
         if not args.imports_only:
             against_live_servers(args, bytecode)
+        if args.rounds_only:
+            return
         imports = import_seconds(list(IMPORTS.values()), bytecode)  # the servers stopped: a quieter machine
         from_sources = import_seconds([handler], none, compiled=False, repeats=5)[handler]
         ours_s = our_modules_seconds(bytecode)
@@ -325,8 +350,7 @@ def per_answer(processes: int, requests: int) -> None:
 def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
     """The rounds of both handlers, the accounting run and the cold starts, on embedded servers."""
     with ExitStack() as stack:
-        # The handler prints its metrics (CloudWatch EMF) as in Lambda: that cost stays, the text goes.
-        stack.enter_context(contextlib.redirect_stdout(stack.enter_context(open(os.devnull, "w"))))
+        stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
         os.environ.update(service_urls(stack, "bench-intake-", STARTERS))
         upgrade(engine_for_url(os.environ["DATABASE_URL"]))
         os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
@@ -334,9 +358,12 @@ def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
         stack.callback(reset)
 
         for processes in args.processes:
-            for shape in SHAPES.values():
-                rounds(shape, processes, args)
-            per_answer(processes, args.requests)
+            for name in args.shapes:
+                rounds(SHAPES[name], processes, args)
+            if not args.rounds_only:
+                per_answer(processes, args.requests)
+        if args.rounds_only:
+            return
 
         coupon_id = create_coupon(total=100)
         outcomes: Counter[str] = Counter()

@@ -49,7 +49,7 @@ def main() -> None:
             for user in users:
                 call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
             profile.disable()
-        pstats.Stats(profile).sort_stats("cumulative").print_stats(args.top)
+        pstats.Stats(profile).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(args.top)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ app.py              the handler: a body that is not JSON refused, then the expre
 json_only.py        the rule that bodies are JSON, for both lanes
 express.py          a well-formed POST /coupon-issues, answered without the resolver
 issue_route.py      what that route does once its request is valid, for both lanes
+issue_metrics.py    an issue answer's metrics: one EMF line, its constant part built once
 api.py              Powertools' REST resolver with every route
 routes/             the resolver's routes, one router per resource
 schemas.py          request and response models

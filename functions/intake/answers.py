@@ -31,6 +31,7 @@ RETRY_AFTER_S = "1"
 JSON_HEADERS = {"Content-Type": "application/json"}
 _UNPROCESSABLE, _FORBIDDEN, _NOT_FOUND = HTTPStatus.UNPROCESSABLE_ENTITY, HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND
 _CONFLICT, _UNAVAILABLE = HTTPStatus.CONFLICT, HTTPStatus.SERVICE_UNAVAILABLE
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one a call
 
 # outcome: (HTTP status, the body's "status", its "error" as a template of the refusal's facts).
 # Every 503 also carries Retry-After.
@@ -92,7 +93,7 @@ class Answer:
         headers = JSON_HEADERS | self.headers
         return {
             "statusCode": self.status_code,
-            "body": json.dumps(self.body, separators=(",", ":")),
+            "body": _encode(self.body),
             "isBase64Encoded": False,
             "multiValueHeaders": {name: [value] for name, value in headers.items()},
         }

@@ -11,17 +11,15 @@ from __future__ import annotations
 import time
 from http import HTTPStatus
 
-from aws_lambda_powertools.metrics import MetricUnit
-
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
-from coupon_core.observability import logger, metrics
+from coupon_core.observability import logger
 from coupon_core.timeutil import from_millis
+from functions.intake import issue_metrics
 from functions.intake.answers import Answer, refusal
 from functions.intake.caller import Caller
 
 # Outcomes answered by their refusal as they are; the others need the record or a warning.
 _REFUSED = frozenset(IssueOutcome) - {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
-_METRIC_NAMES = {outcome: f"Issue{outcome.value.title().replace('_', '')}" for outcome in IssueOutcome}
 
 
 def request_coupon(
@@ -32,7 +30,8 @@ def request_coupon(
     user_id = asker.user_id(claimed_user_id)
     started = time.perf_counter()
     result = service.issue(coupon_id, user_id, idempotency_key)
-    _count(result, started)
+    latency_ms = (time.perf_counter() - started) * 1000
+    issue_metrics.count(result.outcome, latency_ms, release_failed=result.release_failed)
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
     logger.append_keys(couponId=coupon_id, requestId=str(result.message.request_id) if result.message else None)
@@ -51,10 +50,3 @@ def _answer(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
         return refusal(result.outcome.value, coupon=coupon_id, user=user_id)
     logger.warning("issue request unavailable", extra={"detail": result.detail, "releaseFailed": result.release_failed})
     return refusal("UNAVAILABLE")
-
-
-def _count(result: IssueResult, started: float) -> None:
-    metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=(time.perf_counter() - started) * 1000)
-    metrics.add_metric(name=_METRIC_NAMES[result.outcome], unit=MetricUnit.Count, value=1)
-    if result.release_failed:
-        metrics.add_metric(name="ReleaseFailed", unit=MetricUnit.Count, value=1)

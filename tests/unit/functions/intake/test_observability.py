@@ -1,0 +1,122 @@
+"""What operators read of the intake's answers: the metrics line and the log keys, each held to
+what Powertools itself writes (the intake writes both its own way, for their cost per answer)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+
+from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from coupon_core.observability import lambda_context, logger, metrics
+from functions.intake import app, issue_metrics
+from local.testkit.lambda_events import InProcessContext, api_event
+from tests.unit.functions.intake.test_routes import service  # noqa: F401 - the fixture
+
+
+@pytest.fixture(autouse=True)
+def fresh_lines() -> Iterator[None]:
+    issue_metrics._line.cache_clear()
+    yield
+    issue_metrics._line.cache_clear()
+
+
+def _printed(action: Any) -> list[str]:
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        action()
+    return out.getvalue().splitlines()
+
+
+def _powertools_document(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> dict[str, Any]:
+    """The document Powertools' Metrics prints for the same metrics (how the intake counted before)."""
+    metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=latency_ms)
+    metrics.add_metric(name=issue_metrics.COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
+    if release_failed:
+        metrics.add_metric(name="ReleaseFailed", unit=MetricUnit.Count, value=1)
+    (line,) = _printed(metrics.flush_metrics)
+    return json.loads(line)
+
+
+@pytest.mark.parametrize("release_failed", [False, True])
+@pytest.mark.parametrize("outcome", list(IssueOutcome))
+def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, release_failed):
+    before = int(time.time() * 1000)
+    (line,) = _printed(lambda: issue_metrics.count(outcome, 12.345678, release_failed=release_failed))
+    after = int(time.time() * 1000)
+    ours, theirs = json.loads(line), _powertools_document(outcome, 12.345678, release_failed=release_failed)
+    assert before <= ours["_aws"].pop("Timestamp") <= after
+    theirs["_aws"].pop("Timestamp")
+    assert ours == theirs
+    assert ours["IssueLatency"] == [12.345678]
+    assert ours[issue_metrics.COUNT_OF[outcome]] == [1.0]
+
+
+def test_no_metrics_line_when_metrics_are_disabled(monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    assert _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.0, release_failed=False)) == []
+
+
+def test_an_express_answer_prints_one_metrics_line_with_its_outcome_and_latency(service):  # noqa: F811
+    service.result = IssueResult(IssueOutcome.SOLD_OUT)
+    event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7})
+    lines = _printed(lambda: app.handler(event, InProcessContext()))
+    documents = [json.loads(line) for line in lines if line.startswith('{"_aws"')]
+    assert len(documents) == 1
+    (document,) = documents
+    assert document["IssueSoldOut"] == [1.0]
+    assert document["IssueLatency"][0] >= 0
+    assert [m["Name"] for m in document["_aws"]["CloudWatchMetrics"][0]["Metrics"]] == ["IssueLatency", "IssueSoldOut"]
+
+
+def _logged(handler: Any, invocations: list[tuple[dict[str, Any], InProcessContext]]) -> list[dict[str, Any]]:
+    """The lines ``handler`` logs over ``invocations``, without the time and place of each."""
+    stream = io.StringIO()
+    previous = logger.registered_handler.setStream(stream)
+    try:
+        for event, context in invocations:
+            handler(event, context)
+    finally:
+        logger.registered_handler.setStream(previous)
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    for line in lines:
+        del line["timestamp"], line["location"]
+    return lines
+
+
+def _appends_then_logs(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("body") is not None:  # the first invocation: a key of its own, which must not outlive it
+        logger.append_keys(couponId=3)
+    logger.info("answered")
+    return {}
+
+
+def test_the_intakes_log_lines_carry_what_powertools_lambda_context_gives(monkeypatch):
+    monkeypatch.delenv("AWS_LAMBDA_INITIALIZATION_TYPE", raising=False)
+    invocations = [
+        (api_event("POST", "/coupon-issues", {"couponId": 3}), InProcessContext()),
+        (api_event("GET", "/coupons/3"), InProcessContext(aws_request_id="second")),
+        ({"not": "from API Gateway"}, InProcessContext(aws_request_id="third")),
+    ]
+    powertools = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    theirs = _logged(powertools(_appends_then_logs), invocations)
+    ours = _logged(lambda_context(app.request_id_of)(_appends_then_logs), invocations)
+    theirs[0]["cold_start"] = True  # Powertools' flag is its module's: this process's first call was long ago
+    assert ours == theirs
+    assert [line.get("couponId") for line in ours] == [3, None, None]
+    assert [line["cold_start"] for line in ours] == [True, False, False]
+    assert [line.get("correlation_id") for line in ours] == [event["requestContext"]["requestId"]
+                                                             for event, _ in invocations[:2]] + [None]  # fmt: skip
+
+
+def test_a_provisioned_container_is_never_a_cold_start(monkeypatch):
+    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
+    handler = lambda_context(app.request_id_of)(_appends_then_logs)
+    (line,) = _logged(handler, [(api_event("GET", "/x"), InProcessContext())])
+    assert line["cold_start"] is False
