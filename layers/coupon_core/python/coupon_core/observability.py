@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics
+from aws_lambda_powertools.logging.formatter import BasePowertoolsFormatter
 
 logger = Logger()
 metrics = Metrics()
@@ -32,25 +33,28 @@ def lambda_context(correlation_id: Callable[[dict[str, Any]], str | None]) -> Ca
     an earlier invocation appended. Powertools' decorator rebuilds all of them on every
     invocation, and finds the correlation id by a JMESPath expression: about 23 µs of a SOLD_OUT
     answer that takes 0.1-0.2 ms of the intake's CPU (docs/benchmarks.md). Here the function's
-    name, memory and ARN, which a container never changes, are read on its first invocation, and
-    each invocation resets the formatter's keys (its own ``clear_state``) and appends the rest.
+    name, memory and ARN, which a container never changes, are read on its first invocation with
+    the logger's formatter, and each invocation resets the formatter's keys (its own
+    ``clear_state``) and appends the rest.
     A test holds the lines to those Powertools' decorator writes.
     """
 
     def decorator(handler: Handler) -> Handler:
         container: dict[str, Any] = {}
+        formatter: list[BasePowertoolsFormatter] = []  # the logger's, found on the first invocation
 
         @functools.wraps(handler)
         def decorate(event: dict[str, Any], context: Any) -> dict[str, Any]:
             cold_start = not container and os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") != "provisioned-concurrency"
             if not container:
+                formatter.append(logger.registered_formatter)
                 container.update(
                     function_name=context.function_name,
                     function_memory_size=context.memory_limit_in_mb,
                     function_arn=context.invoked_function_arn,
                 )
-            logger.registered_formatter.clear_state()
-            logger.append_keys(
+            formatter[0].clear_state()
+            formatter[0].append_keys(
                 cold_start=cold_start,
                 **container,
                 function_request_id=context.aws_request_id,

@@ -23,9 +23,14 @@ def _bounded_int(text: str) -> int:
     return -OUT_OF_RANGE if text.startswith("-") else OUT_OF_RANGE
 
 
+_decoder = json.JSONDecoder(parse_int=_bounded_int)  # one: json.loads builds a decoder a call for parse_int
+
+
 def loads(document: str | bytes) -> Any:
     """``json.loads`` that raises only ``JSONDecodeError`` (and ``UnicodeDecodeError`` for bytes)."""
     try:
-        return json.loads(document, parse_int=_bounded_int)
+        if isinstance(document, bytes):  # as json.loads reads bytes: UTF-8, -16 or -32
+            return _decoder.decode(document.decode(json.detect_encoding(document), "surrogatepass"))
+        return _decoder.decode(document)
     except RecursionError:
         raise json.JSONDecodeError("nested too deeply", document if isinstance(document, str) else "", 0) from None
