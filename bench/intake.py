@@ -27,6 +27,7 @@ import contextlib
 import functools
 import importlib
 import json
+import logging
 import multiprocessing
 import os
 import statistics
@@ -38,7 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
@@ -77,12 +78,13 @@ IMPORTS = {
 def printed_to(sink: TextIO) -> Iterator[None]:
     """The handler's metrics (EMF on stdout) and its logs (Logger's stream, taken when it was
     created) written to ``sink`` meanwhile: their cost stays, their text goes."""
-    stream = logger.registered_handler.setStream(sink)
+    handler = cast("logging.StreamHandler[TextIO]", logger.registered_handler)
+    stream = handler.setStream(sink)
     try:
         with contextlib.redirect_stdout(sink):
             yield
     finally:
-        logger.registered_handler.setStream(stream)
+        handler.setStream(stream or sys.stdout)
 
 
 def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
