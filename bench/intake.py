@@ -1,13 +1,14 @@
 """Benchmark: the intake handler called in-process from N processes (``python -m bench.intake``).
 
 Against embedded Valkey, Tansu and PostgreSQL (or the servers named by REDIS_URL,
-KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL). Each process is one warm Lambda container answering
-one request at a time (Powertools' resolver holds the current event, so one per process).
-For each process count, in one run: requests/s, p50/p95/p99 latency and the handler processes'
-own CPU per request of POST /coupon-issues on a warm coupon, for the intake and for the bare
-handler of ``bench/bare_intake.py`` (the floor: the same Lua and produce, no framework), in
-rounds of alternating order (bare first, then intake first, ...) so that a drift of this
-shared machine falls on both; each row is compared with the bare row of its round. Two shapes
+KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL). Each process is one Lambda container answering
+one request at a time (Powertools' resolver holds the current event, so one per process): its
+import is its INIT, as in Lambda, and it stays warm from load to load. In one run, N containers
+of each handler: requests/s, p50/p95/p99 latency and the containers' own CPU per request of
+POST /coupon-issues on a warm coupon, for the intake and for the bare handler of
+``bench/bare_intake.py`` (the floor: the same Lua and produce, no framework), in rounds of
+alternating order (bare first, then intake first, ...) so that a drift of this shared machine
+falls on both; each row is compared with the bare row of its round. Two shapes
 of load: SUCCESS-heavy (half the requests take a copy) and a sale's mix (every user clicks
 twice, 1 request in 50 takes a copy: mostly SOLD_OUT and DUPLICATE answers). Then each answer
 alone (SUCCESS, SOLD_OUT, DUPLICATE), whose CPU per request ``make plan`` uses.
@@ -114,8 +115,9 @@ def create_coupon(total: int) -> int:
     return coupon_id
 
 
-def _load_process(module: str, coupon_id: int, users: list[int], barrier: Any, results: Any) -> None:
-    """One process = one Lambda container: a warm handler, one request at a time."""
+def _container(module: str, jobs: Any, barrier: Any, results: Any) -> None:
+    """One process = one Lambda container: initialised once, then warm, answering one request at
+    a time, load after load (``jobs``: a coupon and this container's users, or None to stop)."""
     # As in Lambda, the import is the INIT, which opens the container's connections. Without it
     # a process that never published had no producer, and the first publish of one that did paid
     # the producer's start in the measured requests (its I/O thread's TLS handshakes and protocol
@@ -123,17 +125,19 @@ def _load_process(module: str, coupon_id: int, users: list[int], barrier: Any, r
     os.environ["AWS_LAMBDA_INITIALIZATION_TYPE"] = "on-demand"
     with open(os.devnull, "w") as sink, printed_to(sink):
         handler = importlib.import_module(module).handler
-        call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1}, handler)  # warm this process
-        latencies: list[float] = []
-        outcomes: Counter[str] = Counter()
-        barrier.wait()
-        started, cpu_started = time.monotonic(), time.process_time()  # one monotonic clock for all on Linux
-        for user in users:
-            began = time.perf_counter()
-            _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user}, handler)
-            latencies.append(time.perf_counter() - began)
-            outcomes[body["status"]] += 1
-        results.put((started, time.monotonic(), time.process_time() - cpu_started, latencies, outcomes))
+        while (job := jobs.get()) is not None:
+            coupon_id, users = job
+            call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2**62 - 1}, handler)  # warm this coupon
+            latencies: list[float] = []
+            outcomes: Counter[str] = Counter()
+            barrier.wait()
+            started, cpu_started = time.monotonic(), time.process_time()  # one monotonic clock for all on Linux
+            for user in users:
+                began = time.perf_counter()
+                _, body = call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user}, handler)
+                latencies.append(time.perf_counter() - began)
+                outcomes[body["status"]] += 1
+            results.put((started, time.monotonic(), time.process_time() - cpu_started, latencies, outcomes))
 
 
 @dataclass(frozen=True)
@@ -182,32 +186,46 @@ ANSWERS = {  # one answer only, for its CPU: a coupon big enough, one sold out, 
 }
 
 
-def load(module: str, shape: Shape, requests: int, processes: int) -> Load:
-    """``shape``'s requests on a fresh coupon from ``processes`` concurrent handler processes; a
-    user's requests stay in one process, in order (a double click is one browser's)."""
-    coupon_id = create_coupon(total=shape.copies(requests) + 2)  # the two warm-up users take one each
-    users = shape.users(requests)
-    if shape.name == "DUPLICATE":
-        for user in users:
-            call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
-    context = multiprocessing.get_context("spawn")
-    barrier, results = context.Barrier(processes), context.Queue()
-    process_of = {user: n % processes for n, user in enumerate(dict.fromkeys(users))}
-    shares = [[user for user in users if process_of[user] == p] for p in range(processes)]
-    workers = [
-        context.Process(target=_load_process, args=(module, coupon_id, share, barrier, results)) for share in shares
-    ]
-    for worker in workers:
-        worker.start()
-    reports = [results.get(timeout=600) for _ in workers]
-    for worker in workers:
-        worker.join()
-    return Load(
-        elapsed_s=max(report[1] for report in reports) - min(report[0] for report in reports),
-        cpu_s=sum(report[2] for report in reports),
-        latencies=[seconds for report in reports for seconds in report[3]],
-        outcomes=sum((report[4] for report in reports), Counter()),
-    )
+class Containers:
+    """``processes`` Lambda containers of one handler module, started (their INIT) once and kept
+    warm between loads, as Lambda keeps them between requests: the rounds then alternate the two
+    handlers every few seconds, so that a drift of this shared machine falls on both."""
+
+    def __init__(self, module: str, processes: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._barrier, self._results = context.Barrier(processes), context.Queue()
+        self._jobs = [context.Queue() for _ in range(processes)]
+        self._processes = [
+            context.Process(target=_container, args=(module, jobs, self._barrier, self._results)) for jobs in self._jobs
+        ]
+        for process in self._processes:
+            process.start()
+
+    def load(self, shape: Shape, requests: int) -> Load:
+        """``shape``'s requests on a fresh coupon, from every container at once; a user's
+        requests stay in one container, in order (a double click is one browser's)."""
+        coupon_id = create_coupon(total=shape.copies(requests) + 2)  # the two warm-up users take one each
+        users = shape.users(requests)
+        if shape.name == "DUPLICATE":
+            for user in users:
+                call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
+        containers = len(self._jobs)
+        container_of = {user: n % containers for n, user in enumerate(dict.fromkeys(users))}
+        for number, jobs in enumerate(self._jobs):
+            jobs.put((coupon_id, [user for user in users if container_of[user] == number]))
+        reports = [self._results.get(timeout=600) for _ in self._jobs]
+        return Load(
+            elapsed_s=max(report[1] for report in reports) - min(report[0] for report in reports),
+            cpu_s=sum(report[2] for report in reports),
+            latencies=[seconds for report in reports for seconds in report[3]],
+            outcomes=sum((report[4] for report in reports), Counter()),
+        )
+
+    def close(self) -> None:
+        for jobs in self._jobs:
+            jobs.put(None)
+        for process in self._processes:
+            process.join()
 
 
 def fresh_interpreter_environment(bytecode: str, *, compiled: bool = True) -> dict[str, str]:
@@ -294,8 +312,8 @@ def cold_starts(coupon_id: int, bytecode: str, repeats: int = 5) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=4_000, help="requests per thread count")
-    parser.add_argument("--processes", type=int, nargs="+", default=[8])
-    parser.add_argument("--rounds", type=int, default=4, help="rounds of both handlers, alternating who goes first")
+    parser.add_argument("--processes", type=int, default=8, help="containers of each handler")
+    parser.add_argument("--rounds", type=int, default=16, help="rounds of both handlers, alternating who goes first")
     parser.add_argument("--imports-only", action="store_true", help="only the import times: no servers")
     parser.add_argument("--shapes", nargs="+", choices=list(SHAPES), default=list(SHAPES), help="loads of the rounds")
     parser.add_argument("--rounds-only", action="store_true", help="only the rounds of the shapes: nothing after")
@@ -317,35 +335,35 @@ def main() -> None:
     emit(f"| our modules alone (every other module already imported) | {ours_s * 1000:.0f} | {ours_s / boto3_s:.2f}x |")
 
 
-def rounds(shape: Shape, processes: int, args: argparse.Namespace) -> None:
+def rounds(shape: Shape, pools: dict[str, Containers], args: argparse.Namespace) -> None:
     """Both handlers on ``shape``, ``args.rounds`` times, alternating who goes first."""
-    emit(f"\n{shape.name}, {processes} processes\n")
+    emit(f"\n{shape.name}, {args.processes} processes\n")
     emit("| round | handler | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | vs bare |")
     emit("|---:|---|---:|---:|---:|---:|---:|---|")
     ratios: list[tuple[float, float]] = []
     for round_ in range(1, args.rounds + 1):
         order = ("bare", "intake") if round_ % 2 else ("intake", "bare")
-        runs = {name: load(HANDLERS[name], shape, args.requests, processes) for name in order}
+        runs = {name: pools[name].load(shape, args.requests) for name in order}
         for name, run in sorted(runs.items()):
             rate, cpu = run.rate / runs["bare"].rate, run.cpu_ms / runs["bare"].cpu_ms
             emit(f"| {round_} | {name} | {run.summary()} | {rate:.2f}x, {cpu:.2f}x CPU |")
         ratios.append((runs["intake"].rate / runs["bare"].rate, runs["intake"].cpu_ms / runs["bare"].cpu_ms))
         emit(f"<!-- round {round_} outcomes: { {name: dict(run.outcomes) for name, run in runs.items()} } -->")
     emit(
-        f"\n{shape.name}, {processes} processes, median of {args.rounds} rounds: the intake at "
+        f"\n{shape.name}, {args.processes} processes, median of {args.rounds} rounds: the intake at "
         f"{statistics.median(r for r, _ in ratios):.2f}x the bare handler's requests/s, "
         f"{statistics.median(c for _, c in ratios):.2f}x its CPU per request"
     )
 
 
-def per_answer(processes: int, requests: int) -> None:
+def per_answer(pools: dict[str, Containers], args: argparse.Namespace) -> None:
     """The CPU of each answer alone (make plan's figures), for both handlers, one load each."""
-    emit(f"\none answer per load, {processes} processes\n")
+    emit(f"\none answer per load, {args.processes} processes\n")
     emit("| answer | handler | requests/s | p50 ms | p95 ms | p99 ms | CPU ms/request | outcomes |")
     emit("|---|---|---:|---:|---:|---:|---:|---|")
     for shape in ANSWERS.values():
         for name in ("bare", "intake"):
-            run = load(HANDLERS[name], shape, requests, processes)
+            run = pools[name].load(shape, args.requests)
             emit(f"| {shape.name} | {name} | {run.summary()} | {dict(run.outcomes)} |")
 
 
@@ -359,13 +377,14 @@ def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
         reset()
         stack.callback(reset)
 
-        for processes in args.processes:
-            for name in args.shapes:
-                rounds(SHAPES[name], processes, args)
-            if not args.rounds_only:
-                per_answer(processes, args.requests)
+        pools = {name: Containers(module, args.processes) for name, module in HANDLERS.items()}
+        for pool in pools.values():
+            stack.callback(pool.close)
+        for name in args.shapes:
+            rounds(SHAPES[name], pools, args)
         if args.rounds_only:
             return
+        per_answer(pools, args)
 
         coupon_id = create_coupon(total=100)
         outcomes: Counter[str] = Counter()
