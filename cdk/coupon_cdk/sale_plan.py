@@ -37,7 +37,7 @@ class Measured:
 
 
 MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01
-    intake_cpu_ms={"SUCCESS": 1.72, "SOLD_OUT": 0.60, "DUPLICATE": 0.61},
+    intake_cpu_ms={"SUCCESS": 2.07, "SOLD_OUT": 0.42, "DUPLICATE": 0.48},
     reserve_usec={"SUCCESS": 24.60, "SOLD_OUT": 18.47, "DUPLICATE": 21.60},
     reserve_ecpu={"SUCCESS": 2.8, "SOLD_OUT": 2.1, "DUPLICATE": 2.4},
 )

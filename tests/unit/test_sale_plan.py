@@ -128,9 +128,13 @@ def test_every_quota_names_its_page():
 
 
 def test_the_tool_prints_the_binding_limit_and_exits_1_when_the_sale_does_not_fit(capsys):
-    assert plan_tool.main(["--env", "prod", "--sale", "copies=5000 users=300000 peak=20000/s"]) == 1
+    sale = "copies=5000 users=300000 peak=20000/s"
+    assert plan_tool.main(["--env", "prod", "--sale", sale]) == 1
     printed = capsys.readouterr().out
-    assert "Binds first: MSK new IAM connections per Standard broker" in printed
+    context = json.loads(plan_tool.CDK_JSON.read_text())["context"][CONTEXT_KEY]
+    binding = plan(load(context, "prod", deploying=False), Sale.parse(sale)).binding
+    assert binding.headroom < 1
+    assert f"Binds first: {binding.name} (headroom {binding.headroom:.2f})." in printed
     assert "| limit | value | the sale's demand | headroom | source |" in printed
 
 
