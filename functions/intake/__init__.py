@@ -11,5 +11,6 @@ schemas.py          request and response models
 answers.py          what the intake sends back, and the one table of refusals
 error_handlers.py   the one place the resolver's error handlers are registered
 caller.py           who is asking (the body's user id, or the token's)
-dependencies.py     the collaborators, built once per container, connections opened in INIT
+dependencies.py     the hot path's collaborators, built once per container, connections opened in INIT
+route_dependencies.py  the collaborators only the resolver's routes use, imported with it
 """

@@ -1,10 +1,13 @@
-"""The intake's collaborators: built once per Lambda container, handed to routes with ``Depends``.
+"""The intake's collaborators on the hot path: built once per Lambda container, handed to routes
+with ``Depends``.
 
 Each provider is a plain function a route names in ``Annotated[T, Depends(provider)]``, and the
 express lane calls through :func:`provide`. Tests replace one with ``OVERRIDES[provider] = ...``:
 the same dict is the resolver's ``dependency_overrides``, so both lanes see the replacement. The
 wiring is cached per container (``functools.cache``): it keeps the Redis client and the Kafka
-producer alive across invocations.
+producer alive across invocations. The providers only the resolver's routes use are in
+``route_dependencies.py``, imported with the resolver: the express lane's cold start does not
+build their domain services.
 """
 
 import functools
@@ -17,11 +20,6 @@ import redis
 from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
-from coupon_core.domain.lifecycle import LifecycleService
-from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
-from coupon_core.domain.ports import CouponCatalog, InFlightReader, Reservations
-from coupon_core.domain.state_sync import StateSync
-from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
 from lua_redis import CouponLocks, ReservationStore
@@ -29,8 +27,17 @@ from lua_redis import CouponLocks, ReservationStore
 if TYPE_CHECKING:
     from sqlalchemy import Engine
 
+    from coupon_core.domain.ports import CouponCatalog, InFlightReader
+
 
 OVERRIDES: dict[Callable[..., Any], Callable[..., Any]] = {}
+_FORGOTTEN: list[Callable[[], None]] = []  # how to clear every cache built from the wiring
+
+
+def forgotten_with_the_wiring[F: Callable[..., Any]](cached: F) -> F:
+    """Mark a ``functools.cache`` built from the wiring: :func:`reset` clears it too."""
+    _FORGOTTEN.append(cast("Any", cached).cache_clear)
+    return cached
 
 
 def provide[T](provider: Callable[[], T]) -> T:
@@ -48,38 +55,28 @@ class Wiring:
     service: IssueService
 
 
+@forgotten_with_the_wiring
 @functools.cache
-def _engine(settings: IntakeSettings) -> "Engine":
-    # SQLAlchemy is imported here, on the first request that needs the database, not at cold start.
+def engine_for(settings: IntakeSettings) -> "Engine":
+    """The SQLAlchemy engine of ``settings``, built on the first request that needs the database
+    (SQLAlchemy is imported then, not at cold start)."""
     from coupon_core.adapters.postgres.engine import make_engine  # noqa: PLC0415
 
     return make_engine(settings.database)
 
 
+@forgotten_with_the_wiring
 @functools.cache
-def _catalog(settings: IntakeSettings) -> CouponCatalog:
+def catalog_for(settings: IntakeSettings) -> "CouponCatalog":
+    """The coupon catalog (PostgreSQL) of ``settings``, built on first use."""
     from coupon_core.adapters.postgres.catalog import SqlCouponCatalog  # noqa: PLC0415
 
-    return SqlCouponCatalog(_engine(settings))
+    return SqlCouponCatalog(engine_for(settings))
 
 
+@forgotten_with_the_wiring
 @functools.cache
-def _lifecycle(settings: IntakeSettings) -> LifecycleService:
-    from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle  # noqa: PLC0415
-
-    return LifecycleService(SqlIssueLifecycle(_engine(settings)), _catalog(settings), wiring().store, _sync(settings))
-
-
-@functools.cache
-def _sync(settings: IntakeSettings) -> StateSync:
-    parts = wiring()
-    return StateSync(
-        _catalog(settings), parts.store, CouponLocks(parts.client), retention_ms=settings.retention.state_ms
-    )
-
-
-@functools.cache
-def _in_flight(settings: IntakeSettings) -> InFlightReader:
+def _in_flight(settings: IntakeSettings) -> "InFlightReader":
     from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader  # noqa: PLC0415 - a coupon's first request
 
     read_back = settings.read_back
@@ -99,7 +96,7 @@ def wiring() -> Wiring:
     initialiser = StateInitialiser(
         store,
         CouponLocks(client),
-        lambda: _catalog(settings),
+        lambda: catalog_for(settings),
         lambda: _in_flight(settings),
         retention_ms=settings.retention.state_ms,
         produce_bound_ms=2 * settings.issuing.produce_timeout_ms,  # a send, and its resend
@@ -134,44 +131,11 @@ def issue_service() -> IssueService:
     return wiring().service
 
 
-def state_initialiser() -> StateInitialiser:
-    return wiring().initialiser
-
-
-def reservations() -> Reservations:
-    return wiring().store
-
-
-def catalog() -> CouponCatalog:
-    return _catalog(wiring().settings)
-
-
-def coupon_admin() -> CouponAdmin:
-    settings = wiring().settings
-    return CouponAdmin(_catalog(settings), _sync(settings))
-
-
-def on_demand_reconcile() -> OnDemandReconcile:
-    from coupon_core.adapters.lambda_rebuild import RebuildInvoker  # noqa: PLC0415
-
-    name = wiring().settings.rebuild_function.name
-    if name is None:
-        raise UnavailableError("REBUILD_FUNCTION is not set: this environment cannot reconcile on demand")
-    return RebuildInvoker(name)
-
-
-def lifecycle() -> LifecycleService:
-    return _lifecycle(wiring().settings)
-
-
 def reset() -> None:
-    """Forget the wiring (tests change the environment between cases)."""
+    """Forget the wiring, and every cache built from it (tests change the environment between cases)."""
     if wiring.cache_info().currsize:
         wiring().publisher.close()
         wiring().client.close()
     wiring.cache_clear()
-    _catalog.cache_clear()
-    _lifecycle.cache_clear()
-    _sync.cache_clear()
-    _engine.cache_clear()
-    _in_flight.cache_clear()
+    for clear in _FORGOTTEN:
+        clear()

@@ -30,7 +30,7 @@ from schemathesis.specs.openapi.checks import (
 
 from functions.intake import app as intake_app
 from functions.intake import dependencies
-from functions.intake.dependencies import on_demand_reconcile
+from functions.intake.route_dependencies import on_demand_reconcile
 from local.testkit.gateway_wsgi import gateway
 from local.testkit.kafka_topics import client_options
 from tests.database_support import row_counts

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from functions.intake import dependencies
-from functions.intake.dependencies import on_demand_reconcile
+from functions.intake.route_dependencies import on_demand_reconcile
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import InProcessRebuild

@@ -12,7 +12,7 @@ from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
 from functions.intake.answers import RequestRefusedError
-from functions.intake.dependencies import catalog, reservations, state_initialiser
+from functions.intake.route_dependencies import catalog, reservations, state_initialiser
 from functions.intake.routes.responses import documented, from_model
 from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
 

@@ -12,7 +12,8 @@ from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.status import issue_status
 from functions.intake import issue_route
 from functions.intake.answers import RequestRefusedError
-from functions.intake.dependencies import catalog, issue_service, reservations
+from functions.intake.dependencies import issue_service
+from functions.intake.route_dependencies import catalog, reservations
 from functions.intake.routes.asker import Asker
 from functions.intake.routes.responses import FORBIDDEN, as_response, documented, from_model
 from functions.intake.schemas import IdempotencyKey, IssueAccepted, IssueRequest, IssueStatusBody, PathId

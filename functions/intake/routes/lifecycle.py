@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
 from functions.intake.answers import RequestRefusedError
-from functions.intake.dependencies import lifecycle
+from functions.intake.route_dependencies import lifecycle
 from functions.intake.routes.asker import Asker
 from functions.intake.routes.responses import FORBIDDEN, documented, from_model
 from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody

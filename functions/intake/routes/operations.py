@@ -18,7 +18,7 @@ from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.errors import InvalidChangeError
 from coupon_core.observability import logger
 from functions.intake.answers import RequestRefusedError
-from functions.intake.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
+from functions.intake.route_dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
 from functions.intake.routes.coupons import coupon_body
 from functions.intake.routes.responses import documented, from_model
 from functions.intake.schemas import (

@@ -13,7 +13,7 @@ from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.domain.records import IssueMessage
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import app as intake_app
-from functions.intake import dependencies
+from functions.intake import dependencies, route_dependencies
 from local.testkit.lambda_events import InProcessContext, api_event
 from tests.bad_inputs import BAD_ISSUE_BODIES
 
@@ -226,7 +226,7 @@ COUPON = {"name": "spring sale", "totalQuantity": 10,
 )
 def test_a_coupon_the_database_or_redis_could_not_hold_is_422_and_never_created(monkeypatch, changes, error):
     catalog = FakeCatalog()
-    override(monkeypatch, dependencies.catalog, catalog)
+    override(monkeypatch, route_dependencies.catalog, catalog)
     status, answer, _ = call(api_event("POST", "/coupons", {**COUPON, **changes}))
     assert (status, answer["status"]) == (422, "INVALID_REQUEST")
     assert error in answer["error"]
