@@ -10,14 +10,13 @@ pure-Python work against waits, so read it for shares, not for absolute times.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import cProfile
 import io
 import os
 import pstats
 from contextlib import ExitStack
 
-from bench.intake import ANSWERS, SHAPES, call, create_coupon
+from bench.intake import ANSWERS, SHAPES, call, create_coupon, printed_to
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from functions.intake.dependencies import reset
@@ -29,6 +28,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--requests", type=int, default=3_000)
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--sort", choices=["cumulative", "tottime", "ncalls"], default="cumulative")
     parser.add_argument("--shape", choices=[*SHAPES, *ANSWERS], default="SUCCESS-heavy")
     args = parser.parse_args()
     with ExitStack() as stack:
@@ -38,7 +38,7 @@ def main() -> None:
         reset()
         stack.callback(reset)
         profile = cProfile.Profile()
-        with contextlib.redirect_stdout(io.StringIO()):  # the handler's metrics (EMF)
+        with printed_to(io.StringIO()):  # the handler's metrics (EMF) and logs
             shape = {**SHAPES, **ANSWERS}[args.shape]
             coupon_id = create_coupon(total=shape.copies(args.requests) + 1)  # the warm-up takes one
             users = shape.users(args.requests)
@@ -49,7 +49,7 @@ def main() -> None:
             for user in users:
                 call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})
             profile.disable()
-        pstats.Stats(profile).sort_stats(os.environ.get("SORT", "cumulative")).print_stats(args.top)
+        pstats.Stats(profile).sort_stats(args.sort).print_stats(args.top)
 
 
 if __name__ == "__main__":
