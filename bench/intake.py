@@ -88,6 +88,17 @@ def printed_to(sink: TextIO) -> Iterator[None]:
         handler.setStream(stream or sys.stdout)
 
 
+def intake_servers(stack: ExitStack, prefix: str) -> None:
+    """Embedded servers for the intake in this process, stopped with ``stack`` (or those the
+    environment names): their URLs in the environment, the schema migrated, a new topic, and the
+    wiring forgotten before they stop."""
+    os.environ.update(service_urls(stack, prefix, STARTERS))
+    upgrade(engine_for_url(os.environ["DATABASE_URL"]))
+    os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
+    reset()
+    stack.callback(reset)
+
+
 def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
     """One request to ``handler``, the intake's by default (imported here, not with this module:
     a load's processes import their handler themselves, after setting up their INIT)."""
@@ -371,11 +382,7 @@ def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
     """The rounds of both handlers, the accounting run and the cold starts, on embedded servers."""
     with ExitStack() as stack:
         stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        os.environ.update(service_urls(stack, "bench-intake-", STARTERS))
-        upgrade(engine_for_url(os.environ["DATABASE_URL"]))
-        os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
-        reset()
-        stack.callback(reset)
+        intake_servers(stack, "bench-intake-")
 
         pools = {name: Containers(module, args.processes) for name, module in HANDLERS.items()}
         for pool in pools.values():

@@ -26,16 +26,11 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
-from bench.intake import ANSWERS, create_coupon, emit, printed_to
-from coupon_core.adapters.postgres.engine import engine_for_url
-from coupon_core.adapters.postgres.migrate import upgrade
+from bench.intake import ANSWERS, create_coupon, emit, intake_servers, printed_to
 from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.observability import logger, metrics
 from functions.intake import app as intake_app
 from functions.intake import issue_metrics
-from functions.intake.dependencies import reset
-from local.stack.services import STARTERS, service_urls
-from local.testkit.kafka_topics import create_topic
 from local.testkit.lambda_events import InProcessContext, api_event
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -103,11 +98,7 @@ def main() -> None:
     args = parser.parse_args()
     with ExitStack() as stack:
         stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        os.environ.update(service_urls(stack, "bench-fixed-cost-", STARTERS))
-        upgrade(engine_for_url(os.environ["DATABASE_URL"]))
-        os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
-        reset()
-        stack.callback(reset)
+        intake_servers(stack, "bench-fixed-cost-")
         coupon_id = create_coupon(total=ANSWERS["SOLD_OUT"].copies(args.requests) + 1)  # the warm-up takes it
         events = [
             api_event("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})

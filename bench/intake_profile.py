@@ -12,16 +12,10 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 from contextlib import ExitStack
 
-from bench.intake import ANSWERS, SHAPES, call, create_coupon, printed_to
-from coupon_core.adapters.postgres.engine import engine_for_url
-from coupon_core.adapters.postgres.migrate import upgrade
-from functions.intake.dependencies import reset
-from local.stack.services import STARTERS, service_urls
-from local.testkit.kafka_topics import create_topic
+from bench.intake import ANSWERS, SHAPES, call, create_coupon, intake_servers, printed_to
 
 
 def main() -> None:
@@ -32,11 +26,7 @@ def main() -> None:
     parser.add_argument("--shape", choices=[*SHAPES, *ANSWERS], default="SUCCESS-heavy")
     args = parser.parse_args()
     with ExitStack() as stack:
-        os.environ.update(service_urls(stack, "bench-profile-", STARTERS))
-        upgrade(engine_for_url(os.environ["DATABASE_URL"]))
-        os.environ["KAFKA_TOPIC"] = create_topic(os.environ["KAFKA_BOOTSTRAP_SERVERS"])
-        reset()
-        stack.callback(reset)
+        intake_servers(stack, "bench-profile-")
         profile = cProfile.Profile()
         with printed_to(io.StringIO()):  # the handler's metrics (EMF) and logs
             shape = {**SHAPES, **ANSWERS}[args.shape]

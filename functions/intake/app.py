@@ -7,7 +7,7 @@ is answered by the express lane (``express.py``) without the resolver; every oth
 malformed ones included, by Powertools' resolver (``api.py``), imported the first time one
 arrives. Both run under Logger's Lambda context (``observability.lambda_context``: the keys of
 Powertools' ``inject_lambda_context``, with the API Gateway request id as correlation id, at a
-fifth of its cost). Issue answers print their own metrics (``issue_metrics.py``); Metrics'
+third of its cost). Issue answers print their own metrics (``issue_metrics.py``); Metrics'
 decorator flushes what the resolver's routes add.
 
 In a Lambda runtime the module also opens its Redis connection and its Kafka producer while
