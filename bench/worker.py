@@ -134,7 +134,7 @@ def main() -> None:
                 for i, user in enumerate(range(1, args.failures + 1))
                 if (at := store.reserve(coupon.coupon_id, user).reserved_at) is not None
             ]
-            recorder = FailureRecorder(SqlLedger(engine), store, StoredRange(records))
+            recorder = FailureRecorder(SqlLedger(engine), store, CouponLocks(client), StoredRange(records))
             started = time.perf_counter()
             if mode == "one letter":
                 outcomes = recorder.handle(on_failure_letter(len(records)))

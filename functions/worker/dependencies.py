@@ -9,7 +9,7 @@ from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
-from coupon_core.domain.failures import FailureRecorder
+from coupon_core.domain.failures import RELEASE_LOCK_WAIT_S, FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
 from lua_redis import CouponLocks, ReservationStore
@@ -40,9 +40,11 @@ def persister() -> IssuePersister:
 def failure_recorder() -> FailureRecorder:
     """Read the DLQ handler's settings and wire the recorder."""
     settings = DlqHandlerSettings.from_env()
+    client = redis_client(settings.redis, socket_timeout=RELEASE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
     return FailureRecorder(
         SqlLedger(make_engine(settings.database)),
-        ReservationStore(redis_client(settings.redis)),
+        ReservationStore(client),
+        CouponLocks(client),
         KafkaRangeReader(
             settings.kafka, max_records=settings.read_back.max_records, timeout_s=settings.read_back.timeout_s
         ),

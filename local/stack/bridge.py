@@ -16,8 +16,6 @@ import json
 import logging
 import signal
 import time
-from datetime import UTC, datetime
-from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
@@ -26,7 +24,7 @@ from kafka.consumer.fetcher import ConsumerRecord
 from kafka.errors import KafkaError
 
 from local.testkit.kafka_topics import client_options
-from local.testkit.lambda_events import msk_event
+from local.testkit.lambda_events import msk_event, on_failure_letter
 
 LOG = logging.getLogger("bridge")
 
@@ -118,27 +116,10 @@ class Bridge:
 
     def on_failure(self, records: list[ConsumerRecord], attempts: int) -> None:
         """The mapping's on-failure record for SQS: offsets only, no payload."""
-        ranges: dict[str, tuple[int, int]] = {}
-        for record in records:
-            key = f"{record.topic}-{record.partition}"
-            first, last = ranges.get(key, (record.offset, record.offset))
-            ranges[key] = (min(first, record.offset), max(last, record.offset))
-        document: dict[str, Any] = {
-            "requestContext": {"condition": "RetryAttemptsExhausted", "approximateInvokeCount": attempts},
-            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
-            "version": "1.0",
-            "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "KafkaBatchInfo": {
-                "batchSize": len(records),
-                "bootstrapServers": self.args.bootstrap,
-                "recordsInfo": {
-                    key: {"firstRecordOffset": str(first), "lastRecordOffset": str(last)}
-                    for key, (first, last) in ranges.items()
-                },
-            },
-        }
+        where = [(r.topic, r.partition, r.offset) for r in records]
+        document = on_failure_letter(where, attempts=attempts, bootstrap_servers=self.args.bootstrap)
         self.sqs.send_message(QueueUrl=self.args.dlq_url, MessageBody=json.dumps(document))
-        LOG.warning("retries exhausted: on-failure record sent for %s", list(ranges))
+        LOG.warning("retries exhausted: on-failure record sent for %s", list(document["KafkaBatchInfo"]["recordsInfo"]))
 
     def stop(self, *_: object) -> None:
         self.running = False

@@ -5,7 +5,9 @@ from __future__ import annotations
 import base64
 import json
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 
@@ -98,4 +100,32 @@ def sqs_event(bodies: list[str]) -> dict[str, Any]:
             }
             for index, body in enumerate(bodies)
         ]
+    }
+
+
+def on_failure_letter(
+    records: Iterable[tuple[str, int, int]], *, attempts: int, bootstrap_servers: str
+) -> dict[str, Any]:
+    """The MSK event source mapping's on-failure record for SQS once a batch's retries ran out,
+    for ``(topic, partition, offset)`` records: each partition's offset range, no payload."""
+    ranges: dict[str, tuple[int, int]] = {}
+    count = 0
+    for topic, partition, offset in records:
+        key = f"{topic}-{partition}"
+        first, last = ranges.get(key, (offset, offset))
+        ranges[key] = (min(first, offset), max(last, offset))
+        count += 1
+    return {
+        "requestContext": {"condition": "RetryAttemptsExhausted", "approximateInvokeCount": attempts},
+        "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"},
+        "version": "1.0",
+        "timestamp": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "KafkaBatchInfo": {
+            "batchSize": count,
+            "bootstrapServers": bootstrap_servers,
+            "recordsInfo": {
+                key: {"firstRecordOffset": str(first), "lastRecordOffset": str(last)}
+                for key, (first, last) in ranges.items()
+            },
+        },
     }

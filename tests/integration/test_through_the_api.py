@@ -230,11 +230,12 @@ def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
     producer.send(live.env["KAFKA_TOPIC"], key=poison.key, value=poison.encode()).get(timeout=10)
     producer.close()
 
-    # the handler records the failure, then releases the reservation, then marks the row released
+    # The handler records the failure (its row says `released` from the start), then releases the
+    # reservation, then notes what the release found: wait for the note, not the row.
     eventually(
         lambda: (
-            count(live, "SELECT count(*) FROM coupon_issue_failures WHERE request_id = :r AND released",
-                  r=str(poison.request_id))
+            count(live, "SELECT count(*) FROM coupon_issue_failures WHERE request_id = :r"
+                        " AND source->>'release' = 'RELEASED'", r=str(poison.request_id))
             == 1
         ),
         "the failure was recorded and its release noted by the DLQ handler",

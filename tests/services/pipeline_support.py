@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from kafka.consumer.fetcher import ConsumerRecord
 
 from functions.rebuild import app as rebuild_app
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from local.testkit.kafka_topics import commit_offsets, read_all
-from local.testkit.lambda_events import InProcessContext, msk_event, sqs_event
+from local.testkit.lambda_events import InProcessContext, msk_event, on_failure_letter, sqs_event
 
 
 @dataclass
@@ -21,25 +24,53 @@ class Pipeline:
     group: str
     next_offset: dict[int, int] = field(default_factory=dict)
 
-    def run_worker(self, limit: int | None = None) -> int:
-        """Hand the records not yet processed (at most ``limit``) to the worker, in one batch, and
-        commit the worker group's offsets past them once it succeeded."""
+    def pending(self, limit: int | None = None) -> list[ConsumerRecord]:
+        """The records the mapping has not handed on yet (at most ``limit``), in Kafka order."""
         pending = [
             record
             for record in read_all(self.bootstrap_servers, self.topic)
             if record.offset >= self.next_offset.get(record.partition, 0)
         ]
         pending.sort(key=lambda record: (record.partition, record.offset))
-        pending = pending[:limit] if limit is not None else pending
+        return pending[:limit] if limit is not None else pending
+
+    def run_worker(self, limit: int | None = None) -> int:
+        """Hand the records not yet processed (at most ``limit``) to the worker, in one batch, and
+        commit the worker group's offsets past them once it succeeded."""
+        pending = self.pending(limit)
         if not pending:
             return 0
         event = msk_event([(self.topic, r.partition, r.offset, r.value) for r in pending])
         response = worker_app.handler(event, InProcessContext())
         assert response == {"batchItemFailures": []}, response
-        for record in pending:
-            self.next_offset[record.partition] = max(self.next_offset.get(record.partition, 0), record.offset + 1)
-        commit_offsets(self.bootstrap_servers, self.topic, self.group, self.next_offset)  # as the mapping does
+        self._move_past(pending)
+        self.commit()
         return len(pending)
+
+    def exhaust_retries(self, limit: int | None = None, *, commit: bool = True) -> int:
+        """The mapping gives up on the records not yet processed (at most ``limit``): their
+        on-failure letter goes to the DLQ and the mapping moves past them; the group's offsets
+        follow at once, or, with ``commit=False``, only at the next :meth:`commit` (the mapping
+        commits on its own schedule)."""
+        pending = self.pending(limit)
+        if not pending:
+            return 0
+        where = [(self.topic, r.partition, r.offset) for r in pending]
+        letter = on_failure_letter(where, attempts=4, bootstrap_servers=self.bootstrap_servers)
+        self.sqs.send_message(QueueUrl=self.dlq_url, MessageBody=json.dumps(letter))
+        self._move_past(pending)
+        if commit:
+            self.commit()
+        return len(pending)
+
+    def commit(self) -> None:
+        """Commit the worker group's offsets past every record the mapping has moved past."""
+        if self.next_offset:
+            commit_offsets(self.bootstrap_servers, self.topic, self.group, self.next_offset)
+
+    def _move_past(self, records: list[ConsumerRecord]) -> None:
+        for record in records:
+            self.next_offset[record.partition] = max(self.next_offset.get(record.partition, 0), record.offset + 1)
 
     def run_dlq_handler(self) -> int:
         """Hand every message on the DLQ to the DLQ handler; return how many there were."""

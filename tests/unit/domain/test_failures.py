@@ -13,7 +13,7 @@ from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import UnreadableDeadLetterError
-from lua_redis import ReleaseOutcome
+from lua_redis import LockUnavailableError, ReleaseOutcome
 from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"
@@ -37,9 +37,12 @@ def on_failure_letter(first: int, last: int) -> str:
 
 
 def recorder(
-    ledger: fakes.FailureLedger, store: fakes.Reservations, reader: fakes.RangeReader | None = None
+    ledger: fakes.FailureLedger,
+    store: fakes.Reservations,
+    reader: fakes.RangeReader | None = None,
+    locks: fakes.Locks | None = None,
 ) -> FailureRecorder:
-    return FailureRecorder(ledger, store, reader or fakes.RangeReader())
+    return FailureRecorder(ledger, store, locks or fakes.Locks(), reader or fakes.RangeReader())
 
 
 def test_a_rejection_is_recorded_then_released_fenced_and_the_release_kept():
@@ -108,3 +111,23 @@ def test_an_unreadable_letter_raises_and_changes_nothing(body):
     with pytest.raises(UnreadableDeadLetterError):
         recorder(ledger, store).handle(body)
     assert (store.releases, ledger.failures) == ([], {})
+
+
+def test_the_release_is_made_under_the_coupons_state_lock_the_reconciles():
+    ledger, store, locks = fakes.FailureLedger(), fakes.Reservations(), fakes.Locks()
+    recorder(ledger, store, locks=locks).handle(rejection_letter())
+    assert locks.taken == [("state", 3)]
+    assert store.releases == [(3, 7, MESSAGE.reserved_at)]
+
+
+def test_a_state_lock_held_past_its_wait_raises_after_the_commit_and_the_redelivery_releases():
+    ledger, store, locks = fakes.FailureLedger(), fakes.Reservations(), fakes.Locks(held={3})
+    handler = recorder(ledger, store, locks=locks)
+    with pytest.raises(LockUnavailableError):
+        handler.handle(rejection_letter())  # SQS redelivers the letter
+    assert (list(ledger.failures), store.releases) == ([MESSAGE.request_id], [])
+
+    locks.held.clear()
+    assert handler.handle(rejection_letter()) == [FailureOutcome.ALREADY_RECORDED]
+    assert store.releases == [(3, 7, MESSAGE.reserved_at)]
+    assert ledger.releases == {MESSAGE.request_id: ReleaseOutcome.RELEASED}

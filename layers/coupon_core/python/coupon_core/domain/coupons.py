@@ -67,11 +67,14 @@ class Coupon:
 class IssuedUsers:
     """A coupon and the users who hold a reservation by the database (issued, used, expired, and
     canceled where the coupon does not allow a second take), with their reservation times (ms)
-    and the request ids that hold them."""
+    and the request ids that hold them; and, read in the same snapshot, the coupon's requests
+    whose failure is recorded (``failed_requests``): their records may still be in Kafka after
+    the worker group's committed offsets, yet they hold nothing."""
 
     coupon: Coupon
     reserved_at: dict[int, int]
     request_ids: dict[int, str] = field(default_factory=dict)
+    failed_requests: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

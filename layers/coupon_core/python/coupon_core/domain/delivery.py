@@ -81,9 +81,18 @@ class InFlight:
 
     def with_issued(self, issued: IssuedUsers) -> tuple[dict[int, int], dict[int, str]]:
         """Every holder of ``issued``'s coupon, the users in flight and the database's issued users
-        over them: each one's reservation time (ms), and the request id that holds its copy."""
+        over them: each one's reservation time (ms), and the request id that holds its copy.
+
+        A user whose latest record in flight has a recorded failure holds nothing: the DLQ
+        handler released that reservation, and the worker will never issue the record (it is
+        ALREADY_FAILED), though the group's offsets may not have moved past it yet."""
         coupon_id = issued.coupon.coupon_id
-        return self.of(coupon_id) | issued.reserved_at, self.request_ids.get(coupon_id, {}) | issued.request_ids
+        request_ids = self.request_ids.get(coupon_id, {})
+        in_flight = {
+            user: at for user, at in self.of(coupon_id).items() if request_ids.get(user) not in issued.failed_requests
+        }
+        holding_requests = {user: rid for user, rid in request_ids.items() if user in in_flight}
+        return in_flight | issued.reserved_at, holding_requests | issued.request_ids
 
     @classmethod
     def of_records(cls, records: Sequence[Delivered]) -> InFlight:

@@ -12,6 +12,14 @@ replayed later is never issued (the worker refuses request ids with a failure).
 
 Releasing after the commit, not before, is what keeps an issued user's copy: a release that ran
 first could free a copy the worker was about to issue.
+
+The release is made under the coupon's state lock, the reconcile's. A reconcile counts a record
+after the worker group's committed offsets as a holder unless its failure is recorded, and the
+group may not have moved past a dead-lettered record yet. Under the lock, a reconcile either
+reads the database after the failure's commit (and leaves the request out) or applies its
+changes before the release (which then removes what it kept): it never puts the released
+holder back. A lock still held after its wait raises, and SQS redelivers the letter: the
+failure is already recorded, and the release is made again.
 """
 
 from __future__ import annotations
@@ -21,15 +29,19 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from coupon_core.domain.dead_letters import OnFailureLetter, RejectionLetter, read_dead_letter
-from coupon_core.domain.ports import Failure, FailureLedger, FailureOutcome, RangeReader, Reservations
+from coupon_core.domain.ports import CouponLocks, Failure, FailureLedger, FailureOutcome, RangeReader, Reservations
 
 logger = logging.getLogger(__name__)
 
+RELEASE_LOCK_LEASE_S = 30
+RELEASE_LOCK_WAIT_S = 10  # as long as a reconcile waits for it; the client's socket timeout exceeds it
+
 
 class FailureRecorder:
-    def __init__(self, ledger: FailureLedger, store: Reservations, reader: RangeReader) -> None:
+    def __init__(self, ledger: FailureLedger, store: Reservations, locks: CouponLocks, reader: RangeReader) -> None:
         self._ledger = ledger
         self._store = store
+        self._locks = locks
         self._reader = reader
 
     def handle(self, body: str) -> list[FailureOutcome]:
@@ -62,7 +74,10 @@ class FailureRecorder:
             f for f, outcome in zip(failures, outcomes, strict=True) if outcome is not FailureOutcome.ALREADY_ISSUED
         ]
         if settled:
-            found = self._store.release_all(coupon_id, [(f.message.user_id, f.message.reserved_at) for f in settled])
+            with self._locks.state(coupon_id, lease_s=RELEASE_LOCK_LEASE_S, wait_s=RELEASE_LOCK_WAIT_S):
+                found = self._store.release_all(
+                    coupon_id, [(f.message.user_id, f.message.reserved_at) for f in settled]
+                )
             self._ledger.note_releases(
                 {f.message.request_id: release for f, release in zip(settled, found, strict=True)}
             )
