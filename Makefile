@@ -25,7 +25,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: explore plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -82,6 +82,11 @@ integration: venv chromium $(CDK)
 # (make test runs a small one); CHAOS_ARGS="--users 1000 --quantity 300 --seed 7" for a big one.
 chaos: venv
 	$(BIN)/python -m local.tools.chaos $(CHAOS_ARGS)
+
+# The interleavings machine (tests/services/interleavings.py) with random seeds; make test runs a
+# fixed sample. EXPLORE_EXAMPLES=500 (the default: 200), or EXPLORE_SECONDS=600; EXPLORE_STEPS=50.
+explore: venv
+	EXPLORE=1 $(BIN)/pytest -s -p no:logging tests/services/test_interleavings.py::test_every_interleaving_holds_the_invariants
 
 # The API fuzzer (schemathesis, from docs/openapi.json) at length with a random seed; make test
 # runs a fixed sample of it. FUZZ_EXAMPLES="2000" for a longer one.

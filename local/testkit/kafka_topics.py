@@ -50,22 +50,38 @@ def create_topic(bootstrap_servers: str, partitions: int = 3, name: str | None =
 
 def read_all(bootstrap_servers: str, topic: str, timeout_s: float = 10.0) -> list[ConsumerRecord]:
     """Every record on the topic now, read by offset without a consumer group."""
-    consumer = KafkaConsumer(**client_options(bootstrap_servers), enable_auto_commit=False)
+    log = TopicLog(bootstrap_servers, topic)
     try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        consumer.assign(partitions)
-        consumer.seek_to_beginning(*partitions)
-        ends = consumer.end_offsets(partitions)
-        records: list[ConsumerRecord] = []
-        deadline = time.monotonic() + timeout_s
-        while any(consumer.position(tp) < ends[tp] for tp in partitions):
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"could not read {topic} to its end in {timeout_s} s")
-            for batch in consumer.poll(timeout_ms=200).values():
-                records.extend(batch)
-        return records
+        return log.read(timeout_s)
     finally:
-        consumer.close()
+        log.close()
+
+
+class TopicLog:
+    """A topic's records, read by offset without a consumer group, each once: a reader that asks
+    again and again (a test's pipeline) keeps one consumer and reads only what is new."""
+
+    def __init__(self, bootstrap_servers: str, topic: str) -> None:
+        self._consumer = KafkaConsumer(**client_options(bootstrap_servers), enable_auto_commit=False)
+        self._topic = topic
+        self._partitions = [TopicPartition(topic, p) for p in sorted(self._consumer.partitions_for_topic(topic) or ())]
+        self._consumer.assign(self._partitions)
+        self._consumer.seek_to_beginning(*self._partitions)
+        self._records: list[ConsumerRecord] = []
+
+    def read(self, timeout_s: float = 10.0) -> list[ConsumerRecord]:
+        """Every record on the topic now."""
+        ends = self._consumer.end_offsets(self._partitions)
+        deadline = time.monotonic() + timeout_s
+        while any(self._consumer.position(tp) < ends[tp] for tp in self._partitions):
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"could not read {self._topic} to its end in {timeout_s} s")
+            for batch in self._consumer.poll(timeout_ms=200).values():
+                self._records.extend(batch)
+        return list(self._records)
+
+    def close(self) -> None:
+        self._consumer.close()
 
 
 def commit_offsets(bootstrap_servers: str, topic: str, group: str, offsets: dict[int, int]) -> None:

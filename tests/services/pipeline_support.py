@@ -11,7 +11,7 @@ from kafka.consumer.fetcher import ConsumerRecord
 from functions.rebuild import app as rebuild_app
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
-from local.testkit.kafka_topics import commit_offsets, read_all
+from local.testkit.kafka_topics import TopicLog, commit_offsets
 from local.testkit.lambda_events import InProcessContext, msk_event, on_failure_letter, sqs_event
 
 
@@ -22,21 +22,31 @@ class Pipeline:
     sqs: Any
     dlq_url: str
     group: str
-    next_offset: dict[int, int] = field(default_factory=dict)
+    log: TopicLog | None = None  # the topic's records, read as they come
+    next_offset: dict[int, int] = field(default_factory=dict)  # where the mapping goes on from
+    committed: dict[int, int] = field(default_factory=dict)  # the worker group's committed offsets
+
+    def records(self) -> list[ConsumerRecord]:
+        """Every record on the topic now."""
+        if self.log is None:
+            self.log = TopicLog(self.bootstrap_servers, self.topic)
+        return self.log.read()
+
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def pending(self, limit: int | None = None) -> list[ConsumerRecord]:
         """The records the mapping has not handed on yet (at most ``limit``), in Kafka order."""
-        pending = [
-            record
-            for record in read_all(self.bootstrap_servers, self.topic)
-            if record.offset >= self.next_offset.get(record.partition, 0)
-        ]
+        pending = [record for record in self.records() if record.offset >= self.next_offset.get(record.partition, 0)]
         pending.sort(key=lambda record: (record.partition, record.offset))
         return pending[:limit] if limit is not None else pending
 
-    def run_worker(self, limit: int | None = None) -> int:
+    def run_worker(self, limit: int | None = None, *, commit: bool = True) -> int:
         """Hand the records not yet processed (at most ``limit``) to the worker, in one batch, and
-        commit the worker group's offsets past them once it succeeded."""
+        commit the worker group's offsets past them once it succeeded (with ``commit=False``,
+        at the next :meth:`commit`: a crash before it makes :meth:`replay` send them again)."""
         pending = self.pending(limit)
         if not pending:
             return 0
@@ -44,7 +54,8 @@ class Pipeline:
         response = worker_app.handler(event, InProcessContext())
         assert response == {"batchItemFailures": []}, response
         self._move_past(pending)
-        self.commit()
+        if commit:
+            self.commit()
         return len(pending)
 
     def exhaust_retries(self, limit: int | None = None, *, commit: bool = True) -> int:
@@ -65,8 +76,14 @@ class Pipeline:
 
     def commit(self) -> None:
         """Commit the worker group's offsets past every record the mapping has moved past."""
-        if self.next_offset:
+        if self.next_offset != self.committed:
             commit_offsets(self.bootstrap_servers, self.topic, self.group, self.next_offset)
+            self.committed = dict(self.next_offset)
+
+    def replay(self) -> None:
+        """The mapping restarts (a poller replaced, a crash before its commit): it goes on from
+        the committed offsets, and the records after them are delivered again."""
+        self.next_offset = dict(self.committed)
 
     def _move_past(self, records: list[ConsumerRecord]) -> None:
         for record in records:

@@ -33,7 +33,6 @@ from typing import Any
 from coupon_core.domain.delivery import InFlight
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Reservations
 from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
-from lua_redis import ReconcileChanges
 
 logger = logging.getLogger(__name__)
 
@@ -73,12 +72,15 @@ class ReconcileReport:
 
 
 @dataclass(frozen=True)
-class _Holders:
-    """Read once per run, before any coupon's snapshot: see the module's docstring."""
+class Holders:
+    """What Kafka says of who holds a copy, read once per run before any coupon's snapshot (see
+    the module's docstring): the records in flight, the server's clock then, and the time before
+    which a stray member may be released (None when the tail could not be read, and ``error`` says why)."""
 
     in_flight: InFlight
     release_before: int | None
     now: int
+    error: str | None = None
 
 
 class Reconciler:
@@ -115,44 +117,34 @@ class Reconciler:
 
     def reconcile(self, coupon_ids: list[int]) -> ReconcileReport:
         """Reconcile each coupon; one that fails is reported and does not stop the others."""
-        report = ReconcileReport()
-        holders = self._read_holders(report)
+        holders = self.read_holders()
+        report = ReconcileReport(inFlightError=holders.error)
         for coupon_id in coupon_ids:
-            started = time.perf_counter()
             try:
-                changes = self._reconcile(coupon_id, holders)
+                reconciled = self.reconcile_coupon(coupon_id, holders)
             except Exception as exc:  # report every failure, whatever it is, and go on
                 logger.exception("coupon not reconciled", extra={"couponId": coupon_id})
                 report.failed.append({"couponId": coupon_id, "error": f"{type(exc).__name__}: {exc}"})
                 continue
-            if changes is None:
+            if reconciled is None:
                 report.failed.append({"couponId": coupon_id, "error": "the coupon no longer exists"})
-                continue
-            report.reconciled.append(
-                CouponReconciled(
-                    couponId=coupon_id,
-                    installed=changes.installed,
-                    inFlight=len(holders.in_flight.of(coupon_id)),
-                    added=changes.added,
-                    released=changes.released,
-                    deferred=changes.deferred,
-                    stray=changes.stray,
-                    reserved=changes.reserved,
-                    durationMs=round((time.perf_counter() - started) * 1000, 3),
-                )
-            )
+            else:
+                report.reconciled.append(reconciled)
         return report
 
-    def _read_holders(self, report: ReconcileReport) -> _Holders:
+    def read_holders(self) -> Holders:
+        """A run's first step: Redis' clock, then the in-flight tail."""
         now = self._store.server_time_ms()  # before the tail's ends: see the module's docstring
         try:
-            return _Holders(self._in_flight.read(), now - self._skew_ms, now)
+            return Holders(self._in_flight.read(), now - self._skew_ms, now)
         except ReadBackError as exc:
             logger.warning("in-flight records unknown: nothing is released this run", extra={"detail": str(exc)})
-            report.inFlightError = str(exc)
-            return _Holders(InFlight({}), None, now)
+            return Holders(InFlight({}), None, now, str(exc))
 
-    def _reconcile(self, coupon_id: int, holders: _Holders) -> ReconcileChanges | None:
+    def reconcile_coupon(self, coupon_id: int, holders: Holders) -> CouponReconciled | None:
+        """A run's step for one coupon, under its state lock: the database snapshot, then Redis
+        brought to it and to ``holders``; None if the coupon does not exist."""
+        started = time.perf_counter()
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             snapshot = self._catalog.issued_users(coupon_id)  # after the committed offsets were read
             if snapshot is None:
@@ -164,4 +156,17 @@ class Reconciler:
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
             holding, request_ids = holders.in_flight.with_issued(snapshot)
-            return self._store.reconcile(state, holding, release_before=holders.release_before, request_ids=request_ids)
+            changes = self._store.reconcile(
+                state, holding, release_before=holders.release_before, request_ids=request_ids
+            )
+        return CouponReconciled(
+            couponId=coupon_id,
+            installed=changes.installed,
+            inFlight=len(holders.in_flight.of(coupon_id)),
+            added=changes.added,
+            released=changes.released,
+            deferred=changes.deferred,
+            stray=changes.stray,
+            reserved=changes.reserved,
+            durationMs=round((time.perf_counter() - started) * 1000, 3),
+        )
