@@ -61,3 +61,32 @@ def test_a_reconcile_between_a_dead_letter_and_its_commit_puts_no_holder_back(pi
     state.scheduled_reconcile()
     state.no_copy_given_back_is_held_again()
     state.teardown()
+
+
+class FirstRead:
+    """Draws the first of the tails the machine read, as the failing example did."""
+
+    @staticmethod
+    def draw(_strategy: object) -> int:
+        return 0
+
+
+def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back(
+    pipeline, migrated_engine, redis_client
+):
+    """Found by the machine: a reconcile reads the tail with the request in flight; the worker
+    issues it and the user cancels (the coupon allows a second take, so the copy is released);
+    then the reconcile applies that tail. It put the user back, whose new request was DUPLICATE
+    until a reconcile past the skew released it."""
+    Interleavings.world = World(pipeline, migrated_engine, redis_client)
+    state = Interleavings()
+    state.open_coupon(copies=2, reissue=True)
+    state.request(user=1, keyed=False)
+    state.reconcile_reads_the_tail()
+    state.deliver_a_batch(limit=1, commit=True)
+    state.cancel(user=1)
+    state.reconcile_applies_a_tail_read_earlier(data=FirstRead())
+    state.no_copy_given_back_is_held_again()
+    state.request(user=1, keyed=False)
+    assert len(state.told.success) == 2  # the second take is not DUPLICATE
+    state.teardown()

@@ -25,11 +25,19 @@ def test_holders_are_the_users_in_flight_and_the_issued_ones_over_them():
 
 def test_a_record_in_flight_whose_failure_is_recorded_holds_nothing():
     failed, other = IssueMessage(3, 7, uuid.uuid4(), 100), IssueMessage(3, 9, uuid.uuid4(), 120)
-    snapshot = IssuedUsers(COUPON, reserved_at={}, failed_requests=frozenset({str(failed.request_id)}))
+    snapshot = IssuedUsers(COUPON, reserved_at={}, settled_requests=frozenset({str(failed.request_id)}))
     assert in_flight(failed, other).with_issued(snapshot) == ({9: 120}, {9: str(other.request_id)})
 
 
 def test_a_users_newer_request_after_a_failed_one_holds_its_copy():
     failed, newer = IssueMessage(3, 7, uuid.uuid4(), 100), IssueMessage(3, 7, uuid.uuid4(), 200)
-    snapshot = IssuedUsers(COUPON, reserved_at={}, failed_requests=frozenset({str(failed.request_id)}))
+    snapshot = IssuedUsers(COUPON, reserved_at={}, settled_requests=frozenset({str(failed.request_id)}))
     assert in_flight(failed, newer).with_issued(snapshot) == ({7: 200}, {7: str(newer.request_id)})
+
+
+def test_a_record_in_flight_whose_copy_was_issued_and_canceled_holds_nothing():
+    """A tail read before the worker issued the request, applied after its user canceled it on a
+    coupon that allows a second take: the database says the copy went back to stock."""
+    canceled = IssueMessage(3, 7, uuid.uuid4(), 100)
+    snapshot = IssuedUsers(COUPON, reserved_at={}, settled_requests=frozenset({str(canceled.request_id)}))
+    assert in_flight(canceled).with_issued(snapshot) == ({}, {})

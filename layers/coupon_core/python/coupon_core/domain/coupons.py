@@ -67,14 +67,16 @@ class Coupon:
 class IssuedUsers:
     """A coupon and the users who hold a reservation by the database (issued, used, expired, and
     canceled where the coupon does not allow a second take), with their reservation times (ms)
-    and the request ids that hold them; and, read in the same snapshot, the coupon's requests
-    whose failure is recorded (``failed_requests``): their records may still be in Kafka after
-    the worker group's committed offsets, yet they hold nothing."""
+    and the request ids that hold them; and, read in the same snapshot, every request the
+    database has settled (``settled_requests``: issued in any state, canceled included, or with
+    a recorded failure). A record of a settled request may still be read in flight (after the
+    worker group's committed offsets, or by a reconcile that read the tail before the worker
+    wrote it), yet the database's word on it is final."""
 
     coupon: Coupon
     reserved_at: dict[int, int]
     request_ids: dict[int, str] = field(default_factory=dict)
-    failed_requests: frozenset[str] = frozenset()
+    settled_requests: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -83,13 +83,16 @@ class InFlight:
         """Every holder of ``issued``'s coupon, the users in flight and the database's issued users
         over them: each one's reservation time (ms), and the request id that holds its copy.
 
-        A user whose latest record in flight has a recorded failure holds nothing: the DLQ
-        handler released that reservation, and the worker will never issue the record (it is
-        ALREADY_FAILED), though the group's offsets may not have moved past it yet."""
+        A user whose latest record in flight is a request the database has settled holds what the
+        database says, nothing more: a failed request was released by the DLQ handler and is
+        never issued (ALREADY_FAILED), though the group may not have committed past its record
+        yet; an issued one is the database's, and once canceled on a coupon that allows a second
+        take its copy went back to stock, though a tail read before the worker wrote it still
+        shows the record."""
         coupon_id = issued.coupon.coupon_id
         request_ids = self.request_ids.get(coupon_id, {})
         in_flight = {
-            user: at for user, at in self.of(coupon_id).items() if request_ids.get(user) not in issued.failed_requests
+            user: at for user, at in self.of(coupon_id).items() if request_ids.get(user) not in issued.settled_requests
         }
         holding_requests = {user: rid for user, rid in request_ids.items() if user in in_flight}
         return in_flight | issued.reserved_at, holding_requests | issued.request_ids

@@ -6,9 +6,10 @@ worker group's committed offsets, the *in-flight* tail). A run reads, in this or
 
 1. the Redis server's clock, ``now``: every reservation time comes from it;
 2. the in-flight tail: the committed offsets, then the ends of the partitions;
-3. for each coupon, under its state lock, the database snapshot of its issued users and of its
-   requests whose failure is recorded: a dead-lettered record may still be in the tail (the
-   mapping commits past it on its own schedule), yet it holds nothing.
+3. for each coupon, under its state lock, the database snapshot of its issued users and of the
+   requests it has settled: a dead-lettered record may still be in the tail (the mapping commits
+   past it on its own schedule), and a tail read before the worker issued a record may be
+   applied after its copy was canceled; either holds only what the database says.
 
 Then ``ReservationStore.reconcile`` adds every holder missing from Redis (never past the total)
 and releases the *stray* members, who hold no copy, reserved before ``now - skew``. The order

@@ -99,25 +99,26 @@ class SqlCouponCatalog:
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
         """The coupon and the users who hold a reservation by the database, read in one snapshot
         (REPEATABLE READ): every copy not canceled, and the canceled ones of a coupon that does not
-        allow a second take (their reservation blocks it); and the requests with a recorded failure."""
+        allow a second take (their reservation blocks it); and every request it has settled."""
         with Session(self._engine.execution_options(isolation_level="REPEATABLE READ")) as session:
             row = session.get(CouponRow, coupon_id)
             if row is None:
                 return None
-            query = select(CouponIssue.user_id, CouponIssue.reserved_at, CouponIssue.request_id).where(
-                CouponIssue.coupon_id == coupon_id
-            )
-            if row.reissue_after_cancel:
-                query = query.where(CouponIssue.status != "CANCELED")
-            issues = session.execute(query).all()
+            issues = session.execute(
+                select(CouponIssue.user_id, CouponIssue.reserved_at, CouponIssue.request_id, CouponIssue.status).where(
+                    CouponIssue.coupon_id == coupon_id
+                )
+            ).all()
+            holding = [issue for issue in issues if not (row.reissue_after_cancel and issue.status == "CANCELED")]
             failed = session.scalars(
                 select(CouponIssueFailure.request_id).where(CouponIssueFailure.coupon_id == coupon_id)
             )
             return IssuedUsers(
                 coupon=_coupon(row, *_counts(session, coupon_id)),
-                reserved_at={user_id: to_millis(at) for user_id, at, _ in issues},
-                request_ids={user_id: str(request_id) for user_id, _, request_id in issues},
-                failed_requests=frozenset(str(request_id) for request_id in failed),
+                reserved_at={issue.user_id: to_millis(issue.reserved_at) for issue in holding},
+                request_ids={issue.user_id: str(issue.request_id) for issue in holding},
+                settled_requests=frozenset(str(issue.request_id) for issue in issues)
+                | frozenset(str(request_id) for request_id in failed),
             )
 
     @_database_down
