@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
+from lua_redis import ReservationStore
 from tests.services.interleavings import Interleavings, World
 
 STEPS = int(os.environ.get("EXPLORE_STEPS", "25"))
@@ -89,4 +90,25 @@ def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back
     state.no_copy_given_back_is_held_again()
     state.request(user=1, keyed=False)
     assert len(state.told.success) == 2  # the second take is not DUPLICATE
+    state.teardown()
+
+
+def test_a_second_take_after_a_cancel_that_is_dead_lettered_is_recorded_and_released(
+    pipeline, migrated_engine, redis_client
+):
+    """Found by the machine: on a coupon that allows a second take, a user cancels, takes the
+    coupon again, and that request's record is dead-lettered. The DLQ handler counted the
+    canceled row as the user's issue and recorded nothing: a SUCCESS that ended as neither an
+    issue nor a released failure (I3), its reservation left for a reconcile past the skew."""
+    Interleavings.world = World(pipeline, migrated_engine, redis_client)
+    state = Interleavings()
+    state.open_coupon(copies=2, reissue=True)
+    state.request(user=1, keyed=False)
+    state.deliver_a_batch(limit=1, commit=True)
+    state.cancel(user=1)
+    state.request(user=1, keyed=False)
+    state.dead_letter_a_batch(limit=1, commit=True)
+    state.settle_dead_letters()
+    state.no_copy_given_back_is_held_again()
+    assert ReservationStore(redis_client).reservation_time(state.coupon, 1) is None  # released
     state.teardown()

@@ -179,27 +179,36 @@ class SqlLedger:
         The coupon row is locked (``FOR UPDATE``) as the worker locks it, so the two never
         interleave: a request the worker issued first is ALREADY_ISSUED here, and a request
         recorded here first is ALREADY_FAILED for the worker. A failure of a user who holds an
-        issue is not recorded (that issue is the request's outcome). Rows are inserted with
+        issue is not recorded (that issue is the request's outcome); on a coupon that allows a
+        second take, a canceled copy is not such an issue, except for the request it was. Rows are inserted with
         ``ON CONFLICT (request_id) DO NOTHING``: a letter handled twice is ALREADY_RECORDED.
         ``released`` is true on every row: the caller releases each recorded request's
         reservation right after the commit, and :meth:`note_releases` keeps what it found.
         """
         with self._engine.begin() as connection:
-            connection.execute(select(Coupon.id).where(Coupon.id == coupon_id).with_for_update())
-            issued = set(
-                connection.scalars(
-                    select(CouponIssue.user_id).where(
-                        CouponIssue.coupon_id == coupon_id,
-                        CouponIssue.user_id.in_({failure.message.user_id for failure in failures}),
-                    )
-                )
+            reissue = connection.scalar(
+                select(Coupon.reissue_after_cancel).where(Coupon.id == coupon_id).with_for_update()
             )
-            to_record = {f.message.request_id: f for f in failures if f.message.user_id not in issued}
+            rows = connection.execute(
+                select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
+                    CouponIssue.coupon_id == coupon_id,
+                    CouponIssue.user_id.in_({failure.message.user_id for failure in failures}),
+                )
+            ).all()
+            # As the worker decides (record_group): a canceled copy its user may take again is no
+            # issue of theirs, except for the very request that was canceled.
+            holding = {row.user_id for row in rows if not (reissue and row.status == "CANCELED")}
+            known = {row.request_id for row in rows}
+
+            def has_an_issue(failure: Failure) -> bool:
+                return failure.message.user_id in holding or failure.message.request_id in known
+
+            to_record = {f.message.request_id: f for f in failures if not has_an_issue(f)}
             inserted = self._insert_failures(connection, list(to_record.values())) if to_record else set()
         outcomes: list[FailureOutcome] = []
         for failure in failures:
             request_id = failure.message.request_id
-            if failure.message.user_id in issued:
+            if has_an_issue(failure):
                 outcomes.append(FailureOutcome.ALREADY_ISSUED)
             elif request_id in inserted:
                 outcomes.append(FailureOutcome.RECORDED)
