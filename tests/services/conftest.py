@@ -56,7 +56,9 @@ def pipeline(
         }.items():
             monkeypatch.setenv(name, value)
         _reset_functions()
-        yield Pipeline(kafka_bootstrap_servers, topic, sqs, dlq_url, f"coupon-worker-{topic}")
+        pipeline = Pipeline(kafka_bootstrap_servers, topic, sqs, dlq_url, f"coupon-worker-{topic}")
+        yield pipeline
+        pipeline.close()
         _reset_functions()
 
 

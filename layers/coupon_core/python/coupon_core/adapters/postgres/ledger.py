@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -31,6 +32,33 @@ def _expiry(valid_until: datetime | None, valid_days: int | None) -> Any:
     if valid_days is not None:
         parts.append(func.now() + func.make_interval(0, 0, 0, valid_days))
     return func.least(*parts) if len(parts) > 1 else (parts[0] if parts else None)
+
+
+@dataclass(frozen=True)
+class _Held:
+    """Who holds an issue of a coupon, as the worker and the DLQ handler both decide it: a user
+    with a row, except a canceled one on a coupon that allows a second take; and, whatever its
+    state, the very request a row was issued for (a replay of a canceled request stays canceled)."""
+
+    users: frozenset[int]
+    requests: frozenset[uuid.UUID]
+
+    @classmethod
+    def of(cls, connection: Any, coupon_id: int, messages: Sequence[IssueMessage], *, reissue: bool) -> _Held:
+        rows = connection.execute(
+            select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
+                CouponIssue.coupon_id == coupon_id,
+                CouponIssue.user_id.in_({message.user_id for message in messages}),
+            )
+        ).all()
+        return cls(
+            frozenset(row.user_id for row in rows if not (reissue and row.status == "CANCELED")),
+            frozenset(row.request_id for row in rows),
+        )
+
+    def by(self, message: IssueMessage) -> bool:
+        """Whether ``message``'s user holds an issue its request must not take again."""
+        return message.user_id in self.users or message.request_id in self.requests
 
 
 _database_down = Reraise(DatabaseUnavailableError, "could not write to the database", DRIVER_ERRORS)
@@ -66,16 +94,9 @@ class SqlLedger:
             if coupon is None:
                 return [GroupOutcome.COUPON_NOT_FOUND] * len(messages)
             remaining = coupon.remaining_quantity
-            rows = connection.execute(
-                select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
-                    CouponIssue.coupon_id == coupon_id,
-                    CouponIssue.user_id.in_({message.user_id for message in messages}),
-                )
-            ).all()
             reissue = coupon.reissue_after_cancel
-            issued = {row.user_id for row in rows if not (reissue and row.status == "CANCELED")}
-            known = {row.request_id for row in rows}  # a replay of a canceled request stays canceled
-            issued |= {message.user_id for message in messages if message.request_id in known}
+            held = _Held.of(connection, coupon_id, messages, reissue=reissue)
+            issued = {message.user_id for message in messages if held.by(message)}
             failed = set(
                 connection.scalars(
                     select(CouponIssueFailure.request_id).where(
@@ -179,9 +200,9 @@ class SqlLedger:
         The coupon row is locked (``FOR UPDATE``) as the worker locks it, so the two never
         interleave: a request the worker issued first is ALREADY_ISSUED here, and a request
         recorded here first is ALREADY_FAILED for the worker. A failure of a user who holds an
-        issue is not recorded (that issue is the request's outcome); on a coupon that allows a
-        second take, a canceled copy is not such an issue, except for the request it was. Rows are inserted with
-        ``ON CONFLICT (request_id) DO NOTHING``: a letter handled twice is ALREADY_RECORDED.
+        issue (as the worker decides it, :class:`_Held`) is not recorded: that issue is the
+        request's outcome. Rows are inserted with ``ON CONFLICT (request_id) DO NOTHING``: a
+        letter handled twice is ALREADY_RECORDED.
         ``released`` is true on every row: the caller releases each recorded request's
         reservation right after the commit, and :meth:`note_releases` keeps what it found.
         """
@@ -189,26 +210,13 @@ class SqlLedger:
             reissue = connection.scalar(
                 select(Coupon.reissue_after_cancel).where(Coupon.id == coupon_id).with_for_update()
             )
-            rows = connection.execute(
-                select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
-                    CouponIssue.coupon_id == coupon_id,
-                    CouponIssue.user_id.in_({failure.message.user_id for failure in failures}),
-                )
-            ).all()
-            # As the worker decides (record_group): a canceled copy its user may take again is no
-            # issue of theirs, except for the very request that was canceled.
-            holding = {row.user_id for row in rows if not (reissue and row.status == "CANCELED")}
-            known = {row.request_id for row in rows}
-
-            def has_an_issue(failure: Failure) -> bool:
-                return failure.message.user_id in holding or failure.message.request_id in known
-
-            to_record = {f.message.request_id: f for f in failures if not has_an_issue(f)}
+            held = _Held.of(connection, coupon_id, [f.message for f in failures], reissue=bool(reissue))
+            to_record = {f.message.request_id: f for f in failures if not held.by(f.message)}
             inserted = self._insert_failures(connection, list(to_record.values())) if to_record else set()
         outcomes: list[FailureOutcome] = []
         for failure in failures:
             request_id = failure.message.request_id
-            if has_an_issue(failure):
+            if held.by(failure.message):
                 outcomes.append(FailureOutcome.ALREADY_ISSUED)
             elif request_id in inserted:
                 outcomes.append(FailureOutcome.RECORDED)
