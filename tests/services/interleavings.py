@@ -15,13 +15,18 @@ as the code lets a crash fall between two steps:
   (snapshot and changes, under the state lock); and the whole scheduled run;
 - Redis losing the coupon's state (FLUSHALL, or one key evicted), and the wait of the rebuild
   gate passing;
-- the copies' lifecycle: use and cancel; the operators' top-up, close and reopen.
+- the copies' lifecycle: use and cancel, a copy's validity ending (time passing for it); the
+  operators' top-up, close and reopen;
+- the relay's run (the sweep of what expired, then the outbox published), and a relay that
+  crashes after Kafka has a batch and before it marks it published.
 
 After every step: I1 (no more issued than the total, no more reserved than Redis's total), I2
 (no user holds two live SUCCESS answers), and every request told SUCCESS has a trace (its record
 after the committed offsets, a dead letter naming it, its issue, or its recorded failure). At
-the end, quiescence (everything drained, committed, a reconcile past the skew) and then I3 and I4
-exactly.
+the end, quiescence (everything drained, committed, a reconcile past the skew, the outbox relayed)
+and then I3 and I4 exactly, and the events topic matching the database: each of the coupon's
+outbox events on it (repeats dropped by event id, as a consumer does) in the outbox's order, and
+each request's events folding to the status its copy has.
 
 Each step is atomic here: the machine runs one at a time, so what it explores is the order of
 the components' steps, not the interleaving inside one step (the locks and transactions, tested
@@ -35,6 +40,7 @@ import json
 import os
 import uuid
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -44,27 +50,56 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 from sqlalchemy import Engine, text
 
 from coupon_core.adapters.kafka.publisher import IssuePublisher
+from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.reconcile import Holders
 from coupon_core.errors import PublishUnconfirmedError, StateLostError
 from functions.intake import dependencies as intake_dependencies
 from functions.rebuild import dependencies as rebuild_dependencies
+from functions.relay import app as relay_app
+from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
-from local.testkit.kafka_topics import create_topic
+from local.testkit.kafka_topics import TopicLog, create_topic
+from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys
 from tests.services.intake_support import Answer, call, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.worker_support import drain
 
 USERS = st.integers(min_value=1, max_value=4)
+STATUS_AFTER = {
+    "COUPON_ISSUED": "ISSUED",
+    "COUPON_USED": "USED",
+    "COUPON_CANCELED": "CANCELED",
+    "COUPON_EXPIRED": "EXPIRED",
+}
+
+
+class RelayCrashedError(Exception):
+    """Injected: the relay dies after Kafka acknowledged a batch, before marking it published."""
 
 
 @dataclass
 class World:
-    """The servers an example runs on, as the ``pipeline`` fixture wired them."""
+    """The servers an example runs on, as the ``pipeline`` fixture wired them, and an events
+    topic of the run's own that the relay publishes to (each example's coupon is its key)."""
 
     pipeline: Pipeline
     engine: Engine
     redis: redis.Redis
+    events: TopicLog = field(init=False)
+
+    def __post_init__(self) -> None:
+        events_topic = create_topic(self.pipeline.bootstrap_servers, name=f"coupon.events.test-{uuid.uuid4().hex[:10]}")
+        issue_topic, os.environ["KAFKA_TOPIC"] = os.environ["KAFKA_TOPIC"], events_topic  # the relay's KAFKA_TOPIC
+        relay_dependencies.wiring.cache_clear()
+        relay_dependencies.wiring()
+        os.environ["KAFKA_TOPIC"] = issue_topic
+        self.events = TopicLog(self.pipeline.bootstrap_servers, events_topic)
+
+    def close(self) -> None:
+        self.events.close()
+        relay_dependencies.wiring().publisher.close()
+        relay_dependencies.wiring.cache_clear()
 
     def fresh(self) -> Pipeline:
         """A topic and a worker group of the example's own, every function wired to them, the DLQ empty."""
@@ -102,7 +137,7 @@ class Interleavings(RuleBasedStateMachine):
 
     @initialize(copies=st.integers(min_value=1, max_value=3), reissue=st.booleans())
     def open_coupon(self, copies: int, reissue: bool) -> None:
-        self.coupon = create_coupon(copies, reissueAfterCancel=reissue)
+        self.coupon = create_coupon(copies, reissueAfterCancel=reissue, validDays=30)
         self.reissue = reissue
 
     # -- requests (the intake) ---------------------------------------------------------------------
@@ -218,6 +253,18 @@ class Interleavings(RuleBasedStateMachine):
         if answer.body.get("status") == "CANCELED" and request_id is not None:
             self.told.canceled.add(request_id)
 
+    @rule(user=USERS)
+    def validity_ends(self, user: int) -> None:
+        """Time passes the user's copy's validity: reads say EXPIRED at once, the relay's sweep marks it."""
+        with self.world.engine.begin() as connection:
+            connection.execute(
+                text(
+                    "UPDATE coupon_issues SET expires_at = now() - interval '1 second'"
+                    " WHERE coupon_id = :c AND user_id = :u AND status = 'ISSUED'"
+                ),
+                {"c": self.coupon, "u": user},
+            )
+
     @rule(copies=st.integers(min_value=1, max_value=2))
     def top_up(self, copies: int) -> None:
         assert call("POST", f"/coupons/{self.coupon}/top-up", {"copies": copies}).status_code == 200
@@ -225,6 +272,25 @@ class Interleavings(RuleBasedStateMachine):
     @rule(switch=st.sampled_from(["close", "reopen"]))
     def close_or_reopen(self, switch: str) -> None:
         assert call("POST", f"/coupons/{self.coupon}/{switch}").status_code == 200
+
+    # -- the relay ------------------------------------------------------------------------------------
+
+    @rule()
+    def relay_runs(self) -> None:
+        """The relay's scheduled run: the sweep of what expired, then the outbox published."""
+        assert not relay_app.handler({}, InProcessContext())["skipped"]
+
+    @rule(batch=st.integers(min_value=1, max_value=3))
+    def relay_crashes_before_marking(self, batch: int) -> None:
+        """Kafka acknowledges a batch of the outbox, and the relay dies before marking it published."""
+        parts = relay_dependencies.wiring()
+
+        def publish_then_crash(events: Sequence[CouponEvent]) -> None:
+            parts.publisher.publish(events)
+            raise RelayCrashedError
+
+        with contextlib.suppress(RelayCrashedError):
+            relay(parts.outbox, publish_then_crash, batch=batch, max_batches=1)
 
     # -- after every step ----------------------------------------------------------------------------
 
@@ -290,6 +356,7 @@ class Interleavings(RuleBasedStateMachine):
             if self.coupon:
                 self._quiesce()
                 self._i3_and_i4()
+                self._events_match_the_database()
         finally:
             self.pipeline.close()
 
@@ -325,6 +392,43 @@ class Interleavings(RuleBasedStateMachine):
         assert reserved == holders, f"I4: Redis reserves {sorted(reserved)}, the database holds {sorted(holders)}"
         total, remaining, held = self._database_counts()
         assert remaining == total - held
+
+    def _events_match_the_database(self) -> None:
+        """Relayed to the end, the events topic says what the database says: each of the coupon's
+        outbox events once its repeats are dropped (delivery is at least once), in the outbox's
+        order, and each user's events (an issue, then at most one use, cancel or expiry; a second
+        issue only after a cancel, where the coupon allows it) folding to the row of their copy."""
+        assert not relay_app.handler({}, InProcessContext())["skipped"]
+        with self.world.engine.connect() as connection:
+            outbox = connection.execute(
+                text("SELECT event_id, published_at FROM outbox WHERE coupon_id = :c ORDER BY id"), {"c": self.coupon}
+            ).all()
+            rows = {
+                row.user_id: (str(row.request_id), row.status)
+                for row in connection.execute(
+                    text("SELECT user_id, request_id, status FROM coupon_issues WHERE coupon_id = :c"),
+                    {"c": self.coupon},
+                )
+            }
+        assert all(row.published_at is not None for row in outbox), "relayed to the end, yet events wait"
+        seen: dict[str, dict[str, Any]] = {}
+        for record in self.world.events.read():
+            if record.key == str(self.coupon).encode():
+                event = json.loads(record.value)
+                seen.setdefault(event["id"], event)
+        assert list(seen) == [str(row.event_id) for row in outbox], "the topic's events are not the outbox's, in order"
+        folded: dict[int, tuple[str, str]] = {}  # user -> (request id, status), as the copy's row is per user
+        for event in seen.values():
+            user, request_id = event["payload"]["userId"], event["payload"]["requestId"]
+            before = folded.get(user, (None, None))[1]
+            if event["type"] == "COUPON_ISSUED":  # the first issue, or a second take after a cancel
+                assert before in (None, "CANCELED" if self.reissue else None), (
+                    f"user {user} issued again after {before}"
+                )
+            else:
+                assert folded.get(user) == (request_id, "ISSUED"), f"{event}: after {folded.get(user)}"
+            folded[user] = (request_id, STATUS_AFTER[event["type"]])
+        assert folded == rows, f"the events fold to {folded}, the database says {rows}"
 
     # -- what the stores say -------------------------------------------------------------------------
 

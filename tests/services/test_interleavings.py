@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
@@ -21,8 +23,15 @@ from tests.services.interleavings import Interleavings, World
 STEPS = int(os.environ.get("EXPLORE_STEPS", "25"))
 
 
-def test_every_interleaving_holds_the_invariants(pipeline, migrated_engine, redis_client):
+@pytest.fixture
+def world(pipeline, migrated_engine, redis_client) -> Iterator[World]:
+    """The servers, for the machine: each test's machine runs on them."""
     Interleavings.world = World(pipeline, migrated_engine, redis_client)
+    yield Interleavings.world
+    Interleavings.world.close()
+
+
+def test_every_interleaving_holds_the_invariants(world):
     if not os.environ.get("EXPLORE"):  # the fixed sample of make test
         run_state_machine_as_test(Interleavings, settings=sample(examples=6, derandomize=True))
         return
@@ -51,9 +60,8 @@ def sample(*, examples: int, derandomize: bool) -> settings:
     )
 
 
-def test_a_reconcile_between_a_dead_letter_and_its_commit_puts_no_holder_back(pipeline, migrated_engine, redis_client):
+def test_a_reconcile_between_a_dead_letter_and_its_commit_puts_no_holder_back(world):
     """The ordering of tests/services/test_dead_letter_races.py as the machine's steps."""
-    Interleavings.world = World(pipeline, migrated_engine, redis_client)
     state = Interleavings()
     state.open_coupon(copies=2, reissue=False)
     state.request(user=1, keyed=False)
@@ -72,14 +80,11 @@ class FirstRead:
         return 0
 
 
-def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back(
-    pipeline, migrated_engine, redis_client
-):
+def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back(world):
     """Found by the machine: a reconcile reads the tail with the request in flight; the worker
     issues it and the user cancels (the coupon allows a second take, so the copy is released);
     then the reconcile applies that tail. It put the user back, whose new request was DUPLICATE
     until a reconcile past the skew released it."""
-    Interleavings.world = World(pipeline, migrated_engine, redis_client)
     state = Interleavings()
     state.open_coupon(copies=2, reissue=True)
     state.request(user=1, keyed=False)
@@ -93,14 +98,11 @@ def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back
     state.teardown()
 
 
-def test_a_second_take_after_a_cancel_that_is_dead_lettered_is_recorded_and_released(
-    pipeline, migrated_engine, redis_client
-):
+def test_a_second_take_after_a_cancel_that_is_dead_lettered_is_recorded_and_released(world):
     """Found by the machine: on a coupon that allows a second take, a user cancels, takes the
     coupon again, and that request's record is dead-lettered. The DLQ handler counted the
     canceled row as the user's issue and recorded nothing: a SUCCESS that ended as neither an
     issue nor a released failure (I3), its reservation left for a reconcile past the skew."""
-    Interleavings.world = World(pipeline, migrated_engine, redis_client)
     state = Interleavings()
     state.open_coupon(copies=2, reissue=True)
     state.request(user=1, keyed=False)
@@ -110,5 +112,5 @@ def test_a_second_take_after_a_cancel_that_is_dead_lettered_is_recorded_and_rele
     state.dead_letter_a_batch(limit=1, commit=True)
     state.settle_dead_letters()
     state.no_copy_given_back_is_held_again()
-    assert ReservationStore(redis_client).reservation_time(state.coupon, 1) is None  # released
+    assert ReservationStore(world.redis).reservation_time(state.coupon, 1) is None  # released
     state.teardown()
