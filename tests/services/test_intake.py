@@ -465,7 +465,8 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
         answers = [first.status_code, *(issue(coupon_id, user).status_code for user in (2, 1))]
         connections, peak_open = proxy.connections, proxy.peak_open
     assert answers == [202, 202, 409]
-    assert (init_attempts, peak_open) <= (INIT_CONNECTION_ATTEMPTS, CONNECTIONS_PER_INTAKE), (connections, peak_open)
+    assert init_attempts <= INIT_CONNECTION_ATTEMPTS, f"INIT opened {init_attempts} connections"
+    assert peak_open <= CONNECTIONS_PER_INTAKE, f"{peak_open} connections open at once ({connections} in all)"
 
 
 def test_a_producer_refused_new_connections_sends_nothing_releases_and_keeps_trying(
