@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import redis
 
 from coupon_core.adapters.elasticache import redis_client
+from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.issuing import IssueService, StateInitialiser
 from coupon_core.observability import logger
@@ -112,13 +113,16 @@ def open_connections() -> None:
     """Open the hot path's connections now (Redis, the Kafka producer with its topic's metadata).
 
     Called while a Lambda container initialises: the first request then finds them open instead
-    of paying for them. Nothing here may stop the container from starting: a failure is logged
-    and the first request connects (or reports a wrong variable) as it would have anyway.
+    of paying for them. An unreachable server must not stop the container from starting: such a
+    failure is logged and the first request connects (or reports a wrong variable) as it would
+    have anyway. A kafka-python without the internals the publisher reads does stop it, loudly.
     """
     try:
         parts = wiring()
         parts.client.ping()
         parts.publisher.connect()
+    except KafkaInternalsChangedError:
+        raise
     except Exception:  # logged; the request path connects again, and reports what is wrong
         logger.warning("could not connect while initialising; the first request will", exc_info=True)
 

@@ -12,9 +12,11 @@ from datetime import timedelta
 
 import pytest
 import redis
+from kafka.producer.sender import Sender
 from sqlalchemy import text
 
 from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS
+from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import issue_service, open_connections, reset, wiring
 from local.stack.processes import free_port, url_port, with_port
@@ -440,6 +442,16 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
     finally:
         replica.stop()
         primary.stop()
+
+
+def test_a_container_on_a_kafka_python_without_the_publishers_internals_fails_its_init(topic, monkeypatch):
+    """Unlike a server out of reach (logged; the first request connects), a kafka-python release
+    that lacks a private attribute the publisher reads stops INIT, naming it."""
+    monkeypatch.delattr(Sender, "add_topic")
+    reset()
+
+    with pytest.raises(KafkaInternalsChangedError, match=r"_sender\.add_topic"):
+        open_connections()
 
 
 def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per_broker(

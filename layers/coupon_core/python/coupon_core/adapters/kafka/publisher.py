@@ -28,6 +28,7 @@ from kafka.errors import KafkaError
 from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from coupon_core.adapters.kafka.connection import connection_config
+from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError, check_producer
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError
 from coupon_core.settings import KafkaSettings
@@ -59,38 +60,33 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
 
 def _await_producer_id(producer: KafkaProducer, *, deadline: float) -> None:
     """An idempotent producer's I/O thread asks the broker for its producer id as it starts and
-    sends nothing before it has one. kafka-python has no public call to wait for that, hence the
-    private attribute, read defensively: without it this returns at once."""
-    manager = getattr(producer, "_transaction_manager", None)
-    while manager is not None and not manager.has_producer_id() and time.monotonic() < deadline:
+    sends nothing before it has one; wait for it (a private attribute: ``producer_internals``)."""
+    manager = producer._transaction_manager
+    while not manager.has_producer_id() and time.monotonic() < deadline:
         time.sleep(0.001)
 
 
 def _leader_connected(producer: KafkaProducer, topic: str, key: bytes) -> bool:
     """Whether the producer holds a connection to the leader of the partition ``key`` goes to;
     if not, its I/O thread is asked for one (the topic's metadata, or a connection to the leader
-    it knows, which waits out the connection's backoff). kafka-python has no public call for
-    either, hence private attributes, read defensively: if they are not there, True (the record
-    is sent, and waited for, as before)."""
-    try:
-        metadata, sender = producer._metadata, producer._sender
-        leader = None
-        if metadata.partitions_for_topic(topic):
-            partition = producer._partition(topic, None, None, None, key, b"")
-            leader = metadata.leader_for_partition(TopicPartition(topic, partition))
-        client = sender._client
-        if leader is None or leader == -1:  # what send() asks for, without blocking on it
-            sender.add_topic(topic)
-            metadata.request_update()
-            sender.wakeup()
-            return False
-        if client.connected(leader):
-            return True
-        client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
+    it knows, which waits out the connection's backoff). Private attributes, checked when the
+    producer is made (``producer_internals``): no fallback, for a record sent without a leader's
+    connection is what the 503 answer promises did not happen."""
+    metadata, sender = producer._metadata, producer._sender
+    leader = None
+    if metadata.partitions_for_topic(topic):
+        partition = producer._partition(topic, None, None, None, key, b"")
+        leader = metadata.leader_for_partition(TopicPartition(topic, partition))
+    client = sender._client
+    if leader is None or leader == -1:  # what send() asks for, without blocking on it
+        sender.add_topic(topic)
+        metadata.request_update()
+        sender.wakeup()
         return False
-    except Exception:  # a kafka-python without these: send, and wait, as before
-        logger.debug("could not tell whether the partition's leader is connected", exc_info=True)
+    if client.connected(leader):
         return True
+    client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
+    return False
 
 
 CONNECTION_POLL_S = (0.005, 0.02)  # how often a waiting attempt looks again, jittered
@@ -102,17 +98,11 @@ def _compile_produce_codecs(producer: KafkaProducer) -> None:
     """kafka-python generates the encoder of a ProduceRequest version and the decoder of its
     response as Python source and compiles them on first use: about 5 ms the first publish of a
     container would pay. Compiled here instead, for the version the broker will be asked with;
-    nothing is sent. There is no public call for it either, hence private attributes, read
-    defensively: if they are not there, the first publish compiles them as it would anyway."""
-    try:
-        version = producer._sender._client.api_version(ProduceRequest, max_version=PRODUCE_MAX_VERSION)
-        flexible = ProduceRequest.flexible_version_q(version)
-        ProduceRequest._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
-        ProduceResponse._struct.compiled_decode_from(
-            version, compact=flexible, tagged=flexible, data_class=ProduceResponse
-        )
-    except Exception:  # an optimisation only: the first publish compiles them instead
-        logger.debug("could not compile the produce codecs ahead of the first publish", exc_info=True)
+    nothing is sent (private attributes: ``producer_internals``)."""
+    version = producer._sender._client.api_version(ProduceRequest, max_version=PRODUCE_MAX_VERSION)
+    flexible = ProduceRequest.flexible_version_q(version)
+    ProduceRequest._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
+    ProduceResponse._struct.compiled_decode_from(version, compact=flexible, tagged=flexible, data_class=ProduceResponse)
 
 
 class IssuePublisher:
@@ -149,10 +139,12 @@ class IssuePublisher:
         deadline = time.monotonic() + self._timeout_ms / 1000
         with _not_sent:
             producer = self._get_producer()
-        while not _leader_connected(producer, self._settings.topic, message.key):
-            if time.monotonic() >= deadline:  # the producer is kept: a new one would start over
-                raise NotPublishedError("no connection to the partition's leader within the timeout: nothing was sent")
-            time.sleep(random.uniform(*CONNECTION_POLL_S))
+            while not _leader_connected(producer, self._settings.topic, message.key):
+                if time.monotonic() >= deadline:  # the producer is kept: a new one would start over
+                    raise NotPublishedError(
+                        "no connection to the partition's leader within the timeout: nothing was sent"
+                    )
+                time.sleep(random.uniform(*CONNECTION_POLL_S))
         try:
             with _not_sent:
                 future = producer.send(self._settings.topic, key=message.key, value=message.encode())
@@ -177,7 +169,13 @@ class IssuePublisher:
     def _get_producer(self) -> KafkaProducer:
         with self._lock:
             if self._producer is None:
-                self._producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
+                producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
+                try:
+                    check_producer(producer)
+                except KafkaInternalsChangedError:
+                    producer.close(timeout=0)
+                    raise
+                self._producer = producer
             return self._producer
 
     def _discard_producer(self) -> None:
