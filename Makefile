@@ -146,7 +146,7 @@ rehearse: venv $(CDK)
 migrate: venv
 	$(BIN)/python -m coupon_core.adapters.postgres.migrate
 
-# Regenerate docs/openapi.json from the intake routes.
+# Regenerate docs/openapi.json from the intake routes, and README.md's API table from it.
 openapi: venv
 	$(BIN)/python -m local.tools.openapi
 

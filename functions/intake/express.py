@@ -15,7 +15,8 @@ optional ``userId``, integers in 1..2^63-1 (not booleans, strings or floats), an
 pydantic models accept (a test holds it so); anything else, including every malformed request,
 goes to the resolver, whose validation writes the precise error. Once taken, the request runs
 the same code as the route (``issue_route.request_coupon``) with the same collaborators
-(``dependencies.provide``), errors and all; Logger and Metrics wrap both lanes in ``app.py``.
+(``dependencies.provide``), errors and all. Logger's context wraps both lanes in ``app.py``; the issue
+answers print their own metrics line (``issue_metrics.py``), Metrics' decorator wraps the resolver's.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Rebuild function: reconciles Redis with the database (docs/design.md, Flow and Redis state).
 
-Thin: tell the event apart (``events.py``), pick the coupons (near their window for the
+Thin: tell the event apart (``event_parsing.py``), pick the coupons (near their window for the
 schedule, the named ones on demand, refused before anything changes if one does not exist),
 reconcile them, emit the report as metrics and return it.
 """

@@ -1,17 +1,25 @@
-"""Write the OpenAPI document generated from the intake routes: ``make openapi``.
+"""Write the OpenAPI document generated from the intake routes, and README.md's API table
+generated from that document: ``make openapi``.
 
-The document in ``docs/openapi.json`` is checked in; a test fails when the routes change and it
-was not regenerated.
+Both are checked in; a test fails when the routes change and they were not regenerated.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from functions.intake.api import app
 
-DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+ROOT = Path(__file__).resolve().parents[2]
+DOCUMENT = ROOT / "docs" / "openapi.json"
+README = ROOT / "README.md"
+TABLE_START, TABLE_END = (
+    "<!-- the API table: make openapi writes it from docs/openapi.json -->",
+    "<!-- end of the API table -->",
+)
 
 
 def generate() -> str:
@@ -27,9 +35,40 @@ def generate() -> str:
     return schema + "\n"
 
 
+def api_table(document: dict[str, Any]) -> str:
+    """Every route of ``document`` with its request body and every answer, as a Markdown table
+    (POST /coupon-issues first, then by path)."""
+    rows = ["| route | what | answers |", "|---|---|---|"]
+    routes = sorted(
+        (
+            (path, method, operation)
+            for path, methods in document["paths"].items()
+            for method, operation in methods.items()
+        ),
+        key=lambda route: (route[0] != "/coupon-issues", route[0], route[1]),
+    )
+    for path, method, operation in routes:
+        schema = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
+        body = f" `{schema['$ref'].rsplit('/', 1)[1]}`" if "$ref" in schema else ""
+        answers = "; ".join(
+            f"{code} {response['description']}" for code, response in sorted(operation["responses"].items())
+        )
+        rows.append(f"| `{method.upper()} {path}`{body} | {operation['summary']} | {answers} |")
+    return "\n".join(rows)
+
+
+def readme_with_table(readme: str, document: dict[str, Any]) -> str:
+    """``readme`` with the API table between its markers generated from ``document``."""
+    before, rest = readme.split(TABLE_START, 1)
+    _, after = rest.split(TABLE_END, 1)
+    return f"{before}{TABLE_START}\n{api_table(document)}\n{TABLE_END}{after}"
+
+
 def main() -> int:
-    DOCUMENT.write_text(generate(), encoding="utf-8")
-    print(f"wrote {DOCUMENT}")
+    document = generate()
+    DOCUMENT.write_text(document, encoding="utf-8")
+    README.write_text(readme_with_table(README.read_text(encoding="utf-8"), json.loads(document)), encoding="utf-8")
+    print(f"wrote {DOCUMENT} and the API table of {README}")
     return 0
 
 

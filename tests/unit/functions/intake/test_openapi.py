@@ -1,14 +1,25 @@
-"""The checked-in OpenAPI document matches the routes."""
+"""The checked-in OpenAPI document matches the routes, and README's API table the document."""
 
 from __future__ import annotations
 
 import json
 
-from local.tools.openapi import DOCUMENT, generate
+from local.tools.openapi import DOCUMENT, README, api_table, generate, readme_with_table
 
 
 def test_the_checked_in_document_is_current():
     assert DOCUMENT.read_text(encoding="utf-8") == generate(), "routes changed: run make openapi"
+
+
+def test_the_readmes_api_table_lists_every_route_and_answer_of_the_document():
+    readme = README.read_text(encoding="utf-8")
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    assert readme == readme_with_table(readme, document), "docs/openapi.json changed: run make openapi"
+    table = api_table(document)
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            (row,) = [line for line in table.splitlines() if line.startswith(f"| `{method.upper()} {path}`")]
+            assert all(f"{code} " in row for code in operation["responses"]), row
 
 
 def test_every_route_is_documented_with_our_error_body():

@@ -10,9 +10,11 @@
 -- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries),
 -- 6 KEY_REUSED (the Idempotency-Key was used for another user of this coupon: nothing changes),
 -- 7 CLOSED (an operator closed the coupon: the kill switch).
--- Each of the three keys carries a sentinel written by install (member 0, score 0; field 0),
--- so that the loss of any one of them (eviction, a flush, a failover) is seen here, on the hot
--- path, without another round trip: an empty set and a lost one look alike otherwise.
+-- The reservation set and the requests hash each carry a sentinel written by install (member 0,
+-- score 0; field 0), and the meta hash is never empty, so that the loss of any of the three
+-- (eviction, a flush, a failover) is seen here, on the hot path, without another round trip: an
+-- empty set and a lost one look alike otherwise. The idempotency hash has none: its loss only
+-- forgets which user each key was first used for.
 -- The same request sent again (a client retry after a dropped connection, when the first
 -- call ran but its answer was lost) gets its own SUCCESS back, with the same time; another
 -- request of a user who holds a reservation is DUPLICATE.
