@@ -190,7 +190,7 @@ REFERENCES = _references()
 
 
 def test_the_documents_name_files_and_code():
-    assert len(REFERENCES) > 300  # the extraction finds what the documents name (about 480 today)
+    assert len(REFERENCES) > 300  # the extraction finds what the documents name (about 400 today)
 
 
 @pytest.mark.parametrize(("where", "named"), sorted(set(REFERENCES)), ids=lambda value: value)

@@ -17,14 +17,38 @@ use for; the domain sees this layer through its ports (``coupon_core.domain.port
 
 ``driver_errors.py``, beside this package in the same layer, holds the error mapping both
 layers use (``Reraise``) without importing redis-py.
+
+The values, errors and id checks load with the package; what talks to Redis (the client, the
+store, the locks) loads on first use (PEP 562), so that the domain, which names the values and
+errors, imports no driver.
 """
 
-from lua_redis.client import MAX_CONNECTION_AGE_S, connect
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from lua_redis.errors import InvalidInputError, LockUnavailableError, LuaRedisError, StateUnavailableError
 from lua_redis.ids import MAX_BIGINT, validate_id, validate_millis
-from lua_redis.lock import CouponLocks, held_lock
 from lua_redis.models import CouponState, ReconcileChanges, ReleaseOutcome, Reservation, ReserveOutcome
-from lua_redis.store import ReservationStore
+
+if TYPE_CHECKING:
+    from lua_redis.client import MAX_CONNECTION_AGE_S, connect
+    from lua_redis.lock import CouponLocks, held_lock
+    from lua_redis.store import ReservationStore
+
+_ON_FIRST_USE = {
+    "MAX_CONNECTION_AGE_S": "lua_redis.client",
+    "connect": "lua_redis.client",
+    "CouponLocks": "lua_redis.lock",
+    "held_lock": "lua_redis.lock",
+    "ReservationStore": "lua_redis.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _ON_FIRST_USE:
+        return getattr(importlib.import_module(_ON_FIRST_USE[name]), name)
+    raise AttributeError(f"module 'lua_redis' has no attribute {name!r}")
+
 
 __all__ = [
     "MAX_BIGINT",

@@ -1,4 +1,4 @@
-"""Creating a Redis client suited to the reservation path."""
+"""Creating a Redis client suited to the reservation path, and mapping its errors to this layer's."""
 
 from __future__ import annotations
 
@@ -10,9 +10,17 @@ from redis.backoff import NoBackoff
 from redis.credentials import CredentialProvider
 from redis.retry import Retry
 
+from driver_errors import Reraise
+from lua_redis.errors import StateUnavailableError
+
 # ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
 MAX_CONNECTION_AGE_S = 11 * 3600
 _clock = time.monotonic  # a connection's age; tests move it
+
+# Every call that reaches Redis runs under this (a ``with`` block or a decorator).
+redis_unavailable = Reraise(
+    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
+)
 
 
 class _RenewedConnection(redis.Connection):

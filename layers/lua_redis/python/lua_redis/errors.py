@@ -9,15 +9,14 @@
 
 The two "unavailable" errors are also ``driver_errors.ServerUnavailableError``, as the coupon
 layer's are. redis-py's connection and timeout errors never leave this layer: every call that
-reaches Redis runs under :data:`redis_unavailable` (a ``with`` block or a decorator), which
-raises :class:`StateUnavailableError` with the driver's error chained as ``__cause__``.
+reaches Redis runs under ``client.redis_unavailable`` (a ``with`` block or a decorator), which
+raises :class:`StateUnavailableError` with the driver's error chained as ``__cause__``. This
+module imports no driver, so that the domain can name these errors without loading redis-py.
 """
 
 from __future__ import annotations
 
-import redis
-
-from driver_errors import Reraise, ServerUnavailableError
+from driver_errors import ServerUnavailableError
 
 
 class LuaRedisError(Exception):
@@ -34,8 +33,3 @@ class StateUnavailableError(LuaRedisError, ServerUnavailableError):
 
 class LockUnavailableError(LuaRedisError, ServerUnavailableError):
     """A lock was still held by someone else when the wait ran out."""
-
-
-redis_unavailable = Reraise(
-    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
-)

@@ -18,7 +18,8 @@ from contextlib import AbstractContextManager, contextmanager
 import redis
 import redis_lock
 
-from lua_redis.errors import LockUnavailableError, redis_unavailable
+from lua_redis.client import redis_unavailable
+from lua_redis.errors import LockUnavailableError
 from lua_redis.ids import validate_id
 from lua_redis.keys import issue_lock_name, state_lock_name
 

@@ -9,7 +9,8 @@ from itertools import islice
 import redis
 
 from lua_redis import keys
-from lua_redis.errors import InvalidInputError, redis_unavailable
+from lua_redis.client import redis_unavailable
+from lua_redis.errors import InvalidInputError
 from lua_redis.ids import validate_id, validate_millis
 from lua_redis.models import (
     RELEASE_CODES,

@@ -1,0 +1,40 @@
+"""The domain is free of drivers and of Lambda: importing every module of ``coupon_core.domain``
+loads none of them (in a fresh interpreter, so that nothing another test imported counts)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+DOMAIN = ROOT / "layers" / "coupon_core" / "python" / "coupon_core" / "domain"
+DRIVERS = ("redis", "kafka", "sqlalchemy", "pg8000", "boto3", "botocore", "aws_lambda_powertools")
+
+_IMPORT_EVERY_MODULE = """
+import importlib, json, pkgutil, sys
+import coupon_core.domain as domain
+for module in pkgutil.iter_modules(domain.__path__):
+    importlib.import_module(f"coupon_core.domain.{module.name}")
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+
+
+def loaded_by_the_domain() -> set[str]:
+    run = subprocess.run(
+        [sys.executable, "-c", _IMPORT_EVERY_MODULE],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=os.environ | {"PYTHONPATH": os.pathsep.join(sys.path)},  # the layers, as pytest found them
+    )
+    return set(json.loads(run.stdout))
+
+
+def test_importing_every_domain_module_loads_no_driver():
+    assert len(list(DOMAIN.glob("*.py"))) > 10  # every module, as pkgutil finds them
+    loaded = loaded_by_the_domain()
+    assert "coupon_core" in loaded
+    assert not loaded & set(DRIVERS), f"the domain loads {sorted(loaded & set(DRIVERS))}"
