@@ -48,7 +48,7 @@ class SaleError(ValueError):
 
 
 @dataclass(frozen=True)
-class Sale:
+class PlannedSale:
     copies: int
     users: int
     peak_rps: int
@@ -58,7 +58,7 @@ class Sale:
     other_ms: float | None = None  # for any other answer
 
     @classmethod
-    def parse(cls, text: str) -> Sale:
+    def parse(cls, text: str) -> PlannedSale:
         """``copies=5000 users=300000 peak=20000/s [clicks=2] [opens=2026-12-01T12:00Z]
         [success_ms=12] [other_ms=3]``"""
         fields: dict[str, str] = {}
@@ -138,7 +138,7 @@ class Plan:
 
 
 def plan(
-    config: EnvironmentConfig, sale: Sale, quotas: dict[str, Quota] = QUOTAS, measured: Measured = MEASURED
+    config: EnvironmentConfig, sale: PlannedSale, quotas: dict[str, Quota] = QUOTAS, measured: Measured = MEASURED
 ) -> Plan:
     """The sale's plan on environment ``config`` (an AWS one: dev, prod or your own)."""
     if config.concurrency is None or config.kafka is None or config.cache is None or config.processing_limit is None:
@@ -238,7 +238,7 @@ def _quota(quota: Quota, demand: float, action: str) -> Limit:
 
 
 def _notes(
-    config: EnvironmentConfig, sale: Sale, winners: int, quotas: dict[str, Quota], reserve_ecpu: float
+    config: EnvironmentConfig, sale: PlannedSale, winners: int, quotas: dict[str, Quota], reserve_ecpu: float
 ) -> list[str]:
     assert config.cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
@@ -251,7 +251,7 @@ def _notes(
     return notes
 
 
-def warmup_snippet(result: Plan, sale: Sale) -> str | None:
+def warmup_snippet(result: Plan, sale: PlannedSale) -> str | None:
     """The ``concurrency.warmup`` block for cdk.json, when the sale has an opening time."""
     if not result.warmup or sale.opens is None:
         return None

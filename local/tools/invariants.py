@@ -1,21 +1,26 @@
-"""Invariants I1 to I4 (docs/design.md), checked against PostgreSQL and Redis.
+"""Invariants I1 to I4 (docs/design.md), checked against PostgreSQL and Redis, and I5 through
+whichever way a caller reaches the API and reads the state.
 
 Used by the demo's report and by the integration tests, once the pipeline has drained and a
-reconcile has run. With cancels and top-ups: a canceled copy went back to stock (someone else
-may hold it now), a top-up grew the total; what never changes is that the copies held (issued,
-used or expired, not canceled) and the reservations that count against them never exceed the
-total, and Redis ends as the database says.
+reconcile has run; I5 also by chaos and the rehearsal's audit from outside. With cancels and
+top-ups: a canceled copy went back to stock (someone else may hold it now), a top-up grew the
+total; what never changes is that the copies held (issued, used or expired, not canceled) and
+the reservations that count against them never exceed the total, and Redis ends as the
+database says.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import redis
 from sqlalchemy import Engine, text
 
-from local.client.api_client import Answer
+from local.client.api_client import Answer, ApiClient
+from local.testkit.bad_requests import BadRequest, bad_requests
 from lua_redis.keys import reserved_key
 
 
@@ -101,3 +106,40 @@ def check(observed: Observed, successes: dict[str, int]) -> dict[str, bool]:
             and observed.remaining == observed.total - len(observed.issued_users)
         ),
     }
+
+
+def stored_state(engine: Engine, client: redis.Redis, coupon_id: int) -> tuple[object, ...]:
+    """What a request can change, as I5 compares it: the rows of every table that requests write,
+    and the coupon's reservations in Redis with their times."""
+    with engine.connect() as connection:
+        rows = connection.execute(
+            text(
+                "SELECT (SELECT count(*) FROM coupons), (SELECT count(*) FROM coupon_issues),"
+                " (SELECT count(*) FROM coupon_issue_failures), (SELECT count(*) FROM outbox)"
+            )
+        ).one()
+    return tuple(rows), client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True, withscores=True)
+
+
+def bad_input_changes_nothing(
+    send: Callable[[BadRequest], tuple[int, Any]], state: Callable[[], object], coupon_id: int, *, settle_s: float
+) -> bool:
+    """I5: each of :func:`~local.testkit.bad_requests.bad_requests` (about ``coupon_id``), sent by
+    ``send`` (its status code and body back), is answered 4xx with a JSON error, and ``state``
+    reads the same before and ``settle_s`` after them (what a bad request set off would have
+    landed by then: the pipeline's asynchronous half)."""
+    before = state()
+    answers = [send(request) for request in bad_requests(coupon_id)]
+    refused = all(400 <= status < 500 and isinstance(body, dict) for status, body in answers)
+    time.sleep(settle_s)
+    return refused and state() == before
+
+
+def sent_through(api: ApiClient) -> Callable[[BadRequest], tuple[int, Any]]:
+    """How :func:`bad_input_changes_nothing` sends a bad request through a deployed API's URL."""
+
+    def send(bad: BadRequest) -> tuple[int, Any]:
+        answer = api.request(bad.method, bad.path, bad.body, raw=None if bad.raw is None else bad.raw.encode())
+        return answer.status_code, answer.body
+
+    return send

@@ -19,12 +19,12 @@ from pathlib import Path
 
 from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
 from coupon_cdk.quotas import QuotaError, with_raised
-from coupon_cdk.sale_plan import Plan, Sale, SaleError, plan, warmup_snippet
+from coupon_cdk.sale_plan import Plan, PlannedSale, SaleError, plan, warmup_snippet
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 
-def report(env: str, sale: Sale, result: Plan) -> str:
+def report(env: str, sale: PlannedSale, result: Plan) -> str:
     """The plan as text: a Markdown table of the limits, then what binds and what to do."""
     lines = [
         f"A sale of {sale.copies:,} copies to {sale.users:,} users on {env}, "
@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         context = json.loads(CDK_JSON.read_text())["context"].get(CONTEXT_KEY)
         config = load(context, args.env, deploying=False)
-        sale = Sale.parse(args.sale)
+        sale = PlannedSale.parse(args.sale)
         quotas = with_raised(dict(part.partition("=")[::2] for part in args.quotas.split()))
         result = plan(config, sale, quotas)
     except (ConfigError, SaleError, QuotaError) as exc:

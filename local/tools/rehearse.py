@@ -48,7 +48,7 @@ FINAL = {"SUCCESS", "SOLD_OUT", "DUPLICATE"}
 
 
 @dataclass
-class Sale:
+class RehearsalSale:
     """What the simulated users share: the coupon, who arrives when, and every answer."""
 
     coupon_id: int
@@ -75,7 +75,7 @@ class Sale:
 class Buyer(User):
     """One user of the sale: arrives at its time and clicks twice at once."""
 
-    sale: ClassVar[Sale]
+    sale: ClassVar[RehearsalSale]
 
     @task
     def arrive_and_click(self) -> None:
@@ -112,7 +112,7 @@ def create_coupon(admin: ApiClient, copies: int) -> int:
     return int(created.body["couponId"])
 
 
-def drive(sale: Sale, max_seconds: float) -> float:
+def drive(sale: RehearsalSale, max_seconds: float) -> float:
     """Every user through locust's runner, within ``max_seconds``; the sale's duration."""
     Buyer.sale = sale
     environment = Environment(user_classes=[Buyer])
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     coupon_id = create_coupon(chosen.admin, args.copies)
     print(f"Rehearsal on {chosen.name} ({chosen.url}): coupon {coupon_id}, {args.copies:,} copies, {users:,} users "
           f"clicking twice, {args.burst:.0%} at the opening, the rest over {args.late_seconds:g} s")  # fmt: skip
-    sale = Sale(coupon_id, users, arrivals(users, args.burst, args.late_seconds), chosen.public)
+    sale = RehearsalSale(coupon_id, users, arrivals(users, args.burst, args.late_seconds), chosen.public)
     elapsed = drive(sale, args.max_seconds)
     auditor = Auditor(chosen.admin, coupon_id)
     sample = Convergence(auditor.held_counts, lambda: time.perf_counter() - sale.started)

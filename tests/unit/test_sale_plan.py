@@ -13,7 +13,7 @@ import pytest
 
 from coupon_cdk.config import CONTEXT_KEY, load
 from coupon_cdk.quotas import QUOTAS, QuotaError, with_raised
-from coupon_cdk.sale_plan import Measured, Sale, SaleError, plan, warmup_snippet
+from coupon_cdk.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
 from local.tools import plan as plan_tool
 
 ENVIRONMENTS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"][CONTEXT_KEY]
@@ -58,7 +58,7 @@ def environment(name: str, **changes: dict[str, Any]) -> Any:
     ],
 )  # fmt: skip
 def test_the_limit_that_binds_first(env, changes, sale, raised, binding, fits):
-    result = plan(environment(env, **changes), Sale.parse(sale), with_raised(raised), FIGURES)
+    result = plan(environment(env, **changes), PlannedSale.parse(sale), with_raised(raised), FIGURES)
     assert result.binding.name.startswith(binding), [(limit.name, round(limit.headroom, 2)) for limit in result.limits]
     assert result.fits is fits
 
@@ -67,13 +67,13 @@ def test_one_coupons_shard_binds_once_lambda_and_the_api_have_room():
     config = environment("prod", api={"rateLimit": 100000}, concurrency={"intake": 1000, "warmup": WARM})
     slow = {"SUCCESS": 400.0, "SOLD_OUT": 400.0, "DUPLICATE": 400.0}  # a shard 20 times slower than measured
     figures = Measured(FIGURES.intake_cpu_ms, slow, FIGURES.reserve_ecpu)
-    result = plan(config, Sale.parse("copies=5000 users=300000 peak=5000/s"), QUOTAS, figures)
+    result = plan(config, PlannedSale.parse("copies=5000 users=300000 peak=5000/s"), QUOTAS, figures)
     assert result.binding.name == "one coupon's shard (one Valkey engine thread)"
     assert result.binding.value == pytest.approx(1_000_000 / 400)
 
 
 def test_the_warmup_covers_the_peak_and_starts_before_the_brokers_could_take_its_connections():
-    sale = Sale.parse("copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z")
+    sale = PlannedSale.parse("copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z")
     result = plan(environment("prod"), sale, QUOTAS, FIGURES)
     assert result.warmup >= result.concurrency > 0
     # Lambda prepares for 2 minutes, then INITs connect twice each at 100/s on the leader broker
@@ -86,7 +86,7 @@ def test_the_warmup_covers_the_peak_and_starts_before_the_brokers_could_take_its
 
 
 def test_a_small_sale_needs_no_warmup_and_the_database_drains_at_the_processing_limit():
-    result = plan(environment("dev"), Sale.parse("copies=100 users=1000 peak=300/s"), QUOTAS, FIGURES)
+    result = plan(environment("dev"), PlannedSale.parse("copies=100 users=1000 peak=300/s"), QUOTAS, FIGURES)
     assert result.warmup == 0
     assert result.drain_s == pytest.approx(100 / 200)
 
@@ -106,7 +106,7 @@ def test_a_small_sale_needs_no_warmup_and_the_database_drains_at_the_processing_
 )
 def test_a_malformed_sale_is_refused_with_what_is_wrong(text, message):
     with pytest.raises(SaleError, match=message):
-        Sale.parse(text)
+        PlannedSale.parse(text)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +132,7 @@ def test_the_tool_prints_the_binding_limit_and_exits_1_when_the_sale_does_not_fi
     assert plan_tool.main(["--env", "prod", "--sale", sale]) == 1
     printed = capsys.readouterr().out
     context = json.loads(plan_tool.CDK_JSON.read_text())["context"][CONTEXT_KEY]
-    binding = plan(load(context, "prod", deploying=False), Sale.parse(sale)).binding
+    binding = plan(load(context, "prod", deploying=False), PlannedSale.parse(sale)).binding
     assert binding.headroom < 1
     assert f"Binds first: {binding.name} (headroom {binding.headroom:.2f})." in printed
     assert "| limit | value | the sale's demand | headroom | source |" in printed

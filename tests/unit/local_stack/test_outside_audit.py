@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 
 from local.client.api_client import Answer
-from local.tools import outside_audit
+from local.tools import invariants
 from local.tools.outside_audit import Auditor, Issue, audit
 
 
 class Seen(Auditor):
     def __init__(self, counts: dict[str, Any], issues: list[Issue], failed: set[int] = frozenset()) -> None:
         self._counts, self._issues, self._failed = counts, issues, failed
+        self.coupon_id = 1
 
     def counts(self) -> dict[str, Any]:
         return dict(self._counts)
@@ -33,7 +34,7 @@ class Refusing:
     def __init__(self, accept: bool = False) -> None:
         self.accept = accept
 
-    def request(self, method: str, path: str, body: Any = None) -> Answer:
+    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None) -> Answer:
         return Answer(202 if self.accept else 422, {"status": "INVALID_REQUEST", "error": "no"}, 0.0)
 
 
@@ -46,7 +47,7 @@ ANSWERS = [(1, Answer(202, {"status": "SUCCESS", "requestId": "r1"}, 0.0)),
 
 @pytest.fixture(autouse=True)
 def no_wait(monkeypatch):
-    monkeypatch.setattr(outside_audit.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(invariants.time, "sleep", lambda _s: None)
 
 
 def broken(checks: dict[str, bool]) -> list[str]:

@@ -19,8 +19,8 @@ from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.domain.records import IssueMessage
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import api, app, dependencies, express
+from local.testkit.bad_requests import BAD_ISSUE_BODIES
 from local.testkit.lambda_events import InProcessContext, api_event
-from tests.bad_inputs import BAD_ISSUE_BODIES
 from tests.unit.functions.intake.test_routes import ENV, FakeService
 
 MAX = 2**63 - 1

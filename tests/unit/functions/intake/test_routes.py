@@ -14,8 +14,8 @@ from coupon_core.domain.records import IssueMessage
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import app as intake_app
 from functions.intake import dependencies, route_dependencies
+from local.testkit.bad_requests import BAD_ISSUE_BODIES
 from local.testkit.lambda_events import InProcessContext, api_event
-from tests.bad_inputs import BAD_ISSUE_BODIES
 
 ENV = {
     "REDIS_URL": "redis://127.0.0.1:1/0",
