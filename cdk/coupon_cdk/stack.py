@@ -70,7 +70,8 @@ class CouponStack(Stack):
         self._common["POWERTOOLS_TRACE_DISABLED"] = "true"
         self._functions(
             Placement(),
-            data_env={"REDIS_URL": local.redis_url, "DB_SECRET_ARN": local.database_secret_arn},
+            redis_env={"REDIS_URL": local.redis_url},
+            database_env={"DB_SECRET_ARN": local.database_secret_arn},
             kafka_env={
                 "KAFKA_BOOTSTRAP_SERVERS": local.kafka_bootstrap_servers,
                 "KAFKA_AUTH": "none",
@@ -80,11 +81,12 @@ class CouponStack(Stack):
         self._schedules()
         self._api(edge_validation=False)
         secret = secretsmanager.Secret.from_secret_complete_arn(self, "DatabaseSecret", local.database_secret_arn)
-        for fn in self._every_function:
+        for fn in self._database_users:
             secret.grant_read(fn.role)
 
     @property
     def _every_function(self) -> tuple[Function, ...]:
+        """The functions of every environment (not the deploy-time ones)."""
         return self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay
 
     def _on_aws(self, config: EnvironmentConfig) -> None:
@@ -93,8 +95,8 @@ class CouponStack(Stack):
         aws = AwsParts.build(self, config, self._log_retention)
         self._functions(
             Placement(aws.network.vpc, aws.network.subnets, aws.network.functions),
-            data_env=aws.cache.environment
-            | {"DB_SECRET_ARN": aws.database.secret.secret_arn, "DB_HOST": aws.database.host},
+            redis_env=aws.cache.environment,
+            database_env={"DB_SECRET_ARN": aws.database.secret.secret_arn, "DB_HOST": aws.database.host},
             kafka_env={"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"},
         )
         self._schedules()
@@ -112,17 +114,35 @@ class CouponStack(Stack):
             )
         self._monitoring(aws, config)
 
-    def _function(self, spec: FunctionSpec, environment: dict[str, str]) -> Function:
-        """A function of this environment: its placement, the common and data variables, its own."""
-        return Function(
-            self, spec.name.title(), spec=spec, environment=self._common | self._data_env | environment,
+    def _function(
+        self, spec: FunctionSpec, environment: dict[str, str], *, redis: bool = False, database: bool = False
+    ) -> Function:
+        """A function of this environment: its placement, the common variables, those of the
+        stores it uses (``redis``, ``database``: it is given and granted only those), its own."""
+        stores = (self._redis_env if redis else {}) | (self._database_env if database else {})
+        fn = Function(
+            self, spec.name.title(), spec=spec, environment=self._common | stores | environment,
             code=self._code, layers=self._layers, placement=self._placement, log_retention=self._log_retention,
         )  # fmt: skip
+        if redis:
+            self._redis_users.append(fn)
+        if database:
+            self._database_users.append(fn)
+        return fn
 
-    def _functions(self, placement: Placement, *, data_env: dict[str, str], kafka_env: dict[str, str]) -> None:
+    def _functions(
+        self,
+        placement: Placement,
+        *,
+        redis_env: dict[str, str],
+        database_env: dict[str, str],
+        kafka_env: dict[str, str],
+    ) -> None:
         """The five functions of every environment, and the wiring between them."""
         config, sizing = self.config, self.config.concurrency
-        self._placement, self._data_env = placement, data_env
+        self._placement, self._redis_env, self._database_env = placement, redis_env, database_env
+        self._redis_users: list[Function] = []
+        self._database_users: list[Function] = []
         topic_env = {**kafka_env, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
         self.intake = self._function(
@@ -142,6 +162,8 @@ class CouponStack(Stack):
                 "USER_ID_CLAIM": config.api.user_id_claim,
                 "READ_BACK_TIMEOUT_S": "4",
             },
+            redis=True,
+            database=True,
         )
         self.worker = self._function(
             FunctionSpec(
@@ -154,6 +176,8 @@ class CouponStack(Stack):
                 config.kafka.partitions if config.kafka else None,
             ),
             {"DLQ_URL": self.queues.dlq.queue_url} | _write_limit_env(config),
+            redis=True,
+            database=True,
         )
         self.dlq_handler = self._function(
             FunctionSpec(
@@ -165,6 +189,8 @@ class CouponStack(Stack):
                 sizing.dlq_handler if sizing else None,
             ),
             topic_env,
+            redis=True,
+            database=True,
         )
         self.rebuild = self._function(
             FunctionSpec(
@@ -176,6 +202,8 @@ class CouponStack(Stack):
                 None if config.is_local else 1,  # one run at a time
             ),
             topic_env | in_flight_env,
+            redis=True,
+            database=True,
         )
         self.relay = self._function(
             FunctionSpec(
@@ -187,6 +215,7 @@ class CouponStack(Stack):
                 None if config.is_local else 1,  # one run at a time keeps each coupon's events in order
             ),
             {**kafka_env, "KAFKA_TOPIC": EVENTS_TOPIC},
+            database=True,
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
         # the operators' reconcile route runs the rebuild for one coupon, and returns its report
@@ -249,9 +278,9 @@ class CouponStack(Stack):
         """Each function reads the database secret, connects to the cache if it uses Redis, and
         gets what its Kafka requests need."""
         kafka, database = aws.kafka, aws.database
-        for fn in self._every_function:
+        for fn in self._database_users:
             database.secret.grant_read(fn.role)
-        for fn in (self.intake, self.worker, self.dlq_handler, self.rebuild):  # the relay has no Redis
+        for fn in self._redis_users:
             aws.cache.grant_connect(fn.role)
         cluster, topic, group = (
             [kafka.cluster_arn],
@@ -342,9 +371,7 @@ class CouponStack(Stack):
             self,
             "Monitoring",
             namespace=self._namespace,
-            functions={
-                f.node.id: f.function for f in (self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay)
-            },
+            functions={f.node.id: f.function for f in self._every_function},
             worker=self.worker.function,
             dlq=self.queues.dlq,
             redrive=self.queues.redrive,
@@ -360,7 +387,9 @@ class CouponStack(Stack):
         mapping and the API deployment wait for the migration, on a first deploy and on each
         upgrade (a new migration changes the layer, so the handler's version, so the trigger)."""
         migrate = self._function(
-            FunctionSpec("migrate", "functions/migrate/app.handler", "upgrade the schema at deploy time", 512, 300), {}
+            FunctionSpec("migrate", "functions/migrate/app.handler", "upgrade the schema at deploy time", 512, 300),
+            {},
+            database=True,
         )
         aws.database.secret.grant_read(migrate.role)
         deployment = self.api.rest_api.latest_deployment
@@ -370,9 +399,7 @@ class CouponStack(Stack):
             "MigrateOnDeploy",
             handler=migrate.function,
             execute_after=[aws.database.instance],
-            execute_before=[
-                self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay, mapping, deployment
-            ],
+            execute_before=[*self._every_function, mapping, deployment],
             execute_on_handler_change=True,
             timeout=Duration.minutes(5),
         )  # fmt: skip

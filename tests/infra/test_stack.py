@@ -197,6 +197,23 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     assert (local_variables["KAFKA_AUTH"], local_variables["KAFKA_TLS"]) == ("none", "on")
 
 
+@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+def test_a_function_is_given_only_the_stores_it_uses(env, request):
+    """The relay has no Redis, the topic maker neither Redis nor the database: neither gets their
+    variables, nor (on AWS) the right to connect to the cache."""
+    template = request.getfixturevalue(env)
+    functions = resources(template, "AWS::Lambda::Function")
+    uses = {"intake": (True, True), "worker": (True, True), "dlq": (True, True), "rebuild": (True, True),
+            "relay": (False, True)}  # fmt: skip
+    if env != "local":
+        uses |= {"migrate": (False, True), "topic": (False, False)}
+    for name, (redis, database) in uses.items():
+        variables = functions[function_id(template, name)]["Properties"]["Environment"]["Variables"]
+        assert ("REDIS_URL" in variables, "DB_SECRET_ARN" in variables) == (redis, database), name
+        if env != "local":
+            assert ("elasticache:Connect" in actions(template, name)) == redis, name
+
+
 def test_every_local_function_may_read_the_database_secret_and_no_other(local):
     """On LocalStack the functions read the database's credentials from Secrets Manager, as on
     AWS: each role is granted exactly that secret (the integration run checks the calls)."""

@@ -7,6 +7,7 @@ import pytest
 from coupon_core.errors import ConfigError
 from coupon_core.settings.intake import IntakeSettings
 from coupon_core.settings.rebuild import RebuildSettings
+from coupon_core.settings.relay import RelaySettings
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
 
 VALID = {
@@ -148,3 +149,15 @@ def test_a_produce_timeout_that_could_outlast_the_reconcile_skew_is_refused(sett
     env = VALID | {"KAFKA_CONSUMER_GROUP": "g", "KAFKA_PRODUCE_TIMEOUT_MS": "20000", "RECONCILE_SKEW_MS": "20000"}
     with pytest.raises(ConfigError, match=r"KAFKA_PRODUCE_TIMEOUT_MS \(20000\) must be shorter than RECONCILE_SKEW_MS"):
         settings.from_env(env)
+
+
+def test_a_function_reads_only_the_stores_it_uses():
+    """The relay has no Redis: it starts without REDIS_URL (and ignores a malformed one); the
+    functions that use Redis refuse to start without it."""
+    no_redis = {k: v for k, v in VALID.items() if k != "REDIS_URL"}
+    relay = RelaySettings.from_env(no_redis | {"KAFKA_TOPIC": "coupon.events.v1"})
+    assert not hasattr(relay, "redis")
+    RelaySettings.from_env(VALID | {"REDIS_URL": "not a url"})
+    for uses_redis in (IntakeSettings, RebuildSettings, DlqHandlerSettings):
+        with pytest.raises(ConfigError, match="REDIS_URL is required"):
+            uses_redis.from_env(no_redis)

@@ -207,14 +207,13 @@ def produce_bounds(environ: Environ) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class FunctionSettings:
-    """What every function reads; a subclass adds the parts it needs as fields.
+    """What every function reads; a subclass adds the parts it needs as fields (Redis, the
+    database, Kafka, ...), so that a function is given, and reads, only what it uses.
 
     Every field's type is a part with ``from_env(environ)``; :meth:`from_env` reads them all.
     """
 
     observability: ObservabilitySettings
-    redis: RedisSettings
-    database: DatabaseSettings
 
     @classmethod
     def from_env(cls, environ: Environ | None = None) -> Self:

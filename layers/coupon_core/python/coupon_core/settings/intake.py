@@ -10,9 +10,11 @@ from typing import Literal, cast
 from coupon_core.errors import ConfigError
 from coupon_core.settings import (
     ConsumerGroupSettings,
+    DatabaseSettings,
     FunctionSettings,
     KafkaSettings,
     ReadBackSettings,
+    RedisSettings,
     RetentionSettings,
     produce_bounds,
 )
@@ -73,6 +75,8 @@ class RebuildFunctionSettings:
 class IntakeSettings(FunctionSettings):
     """Kafka to produce, and to read the records in flight when a coupon's state is built."""
 
+    redis: RedisSettings
+    database: DatabaseSettings
     kafka: KafkaSettings
     issuing: IssuingSettings
     retention: RetentionSettings

@@ -9,9 +9,11 @@ from coupon_core.errors import ConfigError
 from coupon_core.settings import (
     HOUR_MS,
     ConsumerGroupSettings,
+    DatabaseSettings,
     FunctionSettings,
     KafkaSettings,
     ReadBackSettings,
+    RedisSettings,
     RetentionSettings,
     produce_bounds,
 )
@@ -46,6 +48,8 @@ class ReconcileSettings:
 class RebuildSettings(FunctionSettings):
     """Kafka to read the records in flight: the topic's tail after the worker group's offsets."""
 
+    redis: RedisSettings
+    database: DatabaseSettings
     retention: RetentionSettings
     reconcile: ReconcileSettings
     kafka: KafkaSettings

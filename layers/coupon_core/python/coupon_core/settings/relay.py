@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coupon_core.settings import FunctionSettings, KafkaSettings
+from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings
 from coupon_core.settings import variables as var
 from coupon_core.settings.variables import Environ
 
@@ -28,5 +28,6 @@ class OutboxRelaySettings:
 class RelaySettings(FunctionSettings):
     """The outbox relay: the database, and Kafka to publish to (KAFKA_TOPIC: the events topic)."""
 
+    database: DatabaseSettings
     kafka: KafkaSettings
     relay: OutboxRelaySettings

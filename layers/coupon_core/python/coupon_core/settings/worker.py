@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, ReadBackSettings
+from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings, ReadBackSettings, RedisSettings
 from coupon_core.settings import variables as var
 from coupon_core.settings.variables import Environ
 
@@ -55,6 +55,8 @@ class WriteLimitSettings:
 
 @dataclass(frozen=True)
 class WorkerSettings(FunctionSettings):
+    redis: RedisSettings
+    database: DatabaseSettings
     dlq: DlqSettings
     lock: WorkerLockSettings
     write_limit: WriteLimitSettings
@@ -64,5 +66,7 @@ class WorkerSettings(FunctionSettings):
 class DlqHandlerSettings(FunctionSettings):
     """Kafka only to read records back by offset."""
 
+    redis: RedisSettings
+    database: DatabaseSettings
     kafka: KafkaSettings
     read_back: ReadBackSettings
