@@ -56,7 +56,7 @@ BUCKET_S = 0.5
 
 
 @dataclass(frozen=True)
-class Answer:
+class Attempt:
     user: int
     attempt: int
     began: float  # seconds since the containers' INIT began
@@ -68,7 +68,7 @@ class Answer:
 @dataclass(frozen=True)
 class Queues:
     todo: Any  # (user, due, attempt, Idempotency-Key, origin) to ask, or None: stop
-    results: Any  # ("imported", None), ("init", seconds) or ("answer", Answer)
+    results: Any  # ("imported", None), ("init", seconds) or ("answer", Attempt)
     ready: Any  # set when every container may run its INIT
 
 
@@ -94,7 +94,7 @@ def _container(env: dict[str, str], coupon: int, queues: Queues, attempts: int) 
             done = time.monotonic()
             status = json.loads(answer["body"])["status"]
             queues.results.put(
-                ("answer", Answer(user, attempt, began - origin, done - origin, answer["statusCode"], status))
+                ("answer", Attempt(user, attempt, began - origin, done - origin, answer["statusCode"], status))
             )
             if answer["statusCode"] in (429, 503) and attempt < attempts:
                 wait_s = float(answer.get("headers", {}).get("Retry-After", "1")) * random.uniform(1.0, 1.5)
@@ -126,7 +126,7 @@ def run(env: dict[str, str], proxy: FaultProxy, args: argparse.Namespace, timeou
     for user in range(1, args.users + 1):
         todo.put((user, origin, 1, str(uuid.uuid4()), origin))
     queues.ready.set()
-    answers: list[Answer] = []
+    answers: list[Attempt] = []
     inits: list[float] = []
     final: set[int] = set()
     deadline = origin + args.deadline_s
@@ -151,7 +151,7 @@ def run(env: dict[str, str], proxy: FaultProxy, args: argparse.Namespace, timeou
             "refused": proxy.refused, "unanswered": args.users - len(final)}  # fmt: skip
 
 
-def audit(coupon: int, answers: list[Answer], bootstrap: str, topic: str, redis_url: str) -> dict[str, int]:
+def audit(coupon: int, answers: list[Attempt], bootstrap: str, topic: str, redis_url: str) -> dict[str, int]:
     """What must hold whatever the broker refused: every reservation and every SUCCESS has its
     record in the log (after the produce timeouts have passed, nothing is still in flight). The
     set's sentinel (score 0) holds no copy."""
@@ -172,7 +172,7 @@ def audit(coupon: int, answers: list[Answer], bootstrap: str, topic: str, redis_
 
 
 def report(timeout_ms: int, result: dict[str, Any], audited: dict[str, int], args: argparse.Namespace) -> None:
-    answers: list[Answer] = result["answers"]
+    answers: list[Attempt] = result["answers"]
     print(f"\nKAFKA_PRODUCE_TIMEOUT_MS={timeout_ms}: {args.containers} containers, {args.users} users, "
           f"{args.copies} copies, the broker admitting {args.rate:g} new connections/s")  # fmt: skip
     by_bucket: dict[int, Counter[str]] = defaultdict(Counter)

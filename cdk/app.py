@@ -12,7 +12,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from coupon_cdk.api_account import ApiGatewayAccountStack
-from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, load
 from coupon_cdk.stack import CouponStack
 
 
@@ -58,7 +58,7 @@ def target(app: cdk.App) -> cdk.Environment:
     account = app.node.try_get_context("account") or os.environ.get("CDK_DEFAULT_ACCOUNT")
     region = app.node.try_get_context("region") or os.environ.get("CDK_DEFAULT_REGION")
     if not account or not region:
-        raise ConfigError(
+        raise CdkContextError(
             "no target account and region: run cdk with AWS credentials, or pass -c account=ID -c region=NAME"
         )
     return cdk.Environment(account=str(account), region=str(region))
@@ -68,7 +68,7 @@ def main() -> None:
     app = cdk.App()
     try:
         build(app)
-    except ConfigError as exc:
+    except CdkContextError as exc:
         sys.exit(f"cdk: {exc}")
     app.synth()
 

@@ -23,7 +23,7 @@ Text = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
 
 
-class ConfigError(ValueError):
+class CdkContextError(ValueError):
     """The environment's context is missing, unknown or malformed."""
 
 
@@ -203,14 +203,14 @@ def load(
     the rules of a deployment that do not bear on sizing: who receives the alarms.
     """
     if not isinstance(context, dict) or not context:
-        raise ConfigError(f"cdk.json context has no {CONTEXT_KEY!r} object")
+        raise CdkContextError(f"cdk.json context has no {CONTEXT_KEY!r} object")
     if not name:
-        raise ConfigError(f"choose an environment with -c env=NAME; known: {', '.join(sorted(context))}")
+        raise CdkContextError(f"choose an environment with -c env=NAME; known: {', '.join(sorted(context))}")
     if name not in context:
-        raise ConfigError(f"unknown environment {name!r}; known: {', '.join(sorted(context))}")
+        raise CdkContextError(f"unknown environment {name!r}; known: {', '.join(sorted(context))}")
     raw = context[name]
     if not isinstance(raw, dict):
-        raise ConfigError(f"{name} must be an object")
+        raise CdkContextError(f"{name} must be an object")
     raw = {**raw, "name": name}
     if overrides and isinstance(raw.get("local"), dict):
         raw["local"] = {**raw["local"], **overrides}
@@ -219,10 +219,10 @@ def load(
     try:
         config = EnvironmentConfig.model_validate(raw, by_alias=True)
     except ValidationError as exc:
-        raise ConfigError("; ".join(_problem(name, error) for error in exc.errors())) from None
+        raise CdkContextError("; ".join(_problem(name, error) for error in exc.errors())) from None
     aws_parts = (config.cache, config.kafka, config.database)
     if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
-        raise ConfigError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")
+        raise CdkContextError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")
     _check(config, deploying=deploying)
     return config
 
@@ -242,7 +242,7 @@ def _emails(listed: str) -> list[str]:
     emails = [email.strip() for email in listed.split(",") if email.strip()]
     bad = [email for email in emails if not re.fullmatch(r"[^@\s]+@[^@\s]+\.[^@\s]+", email)]
     if bad:
-        raise ConfigError(f"-c alarmEmails must be e-mail addresses, separated by commas; bad: {bad}")
+        raise CdkContextError(f"-c alarmEmails must be e-mail addresses, separated by commas; bad: {bad}")
     return emails
 
 
@@ -250,20 +250,22 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
     """Rules across fields, each the constraint of a service (docs/deploy.md names the pages)."""
     name, api = config.name, config.api
     if deploying and config.alarm_subscribers_required and not config.alarm_emails:
-        raise ConfigError(
+        raise CdkContextError(
             f"{name} sends its alarms to nobody: list who receives them in cdk.json ({name}.alarmEmails) "
             "or pass them at deploy time: -c alarmEmails=oncall@example.com"
         )
     if (api.user_id_source == "claims") != (api.public_auth == "cognito"):
-        raise ConfigError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
+        raise CdkContextError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
     if api.public_auth == "none" and not config.is_local:
-        raise ConfigError(f"{name}.api.publicAuth: 'none' is for the local environment only; use 'iam' or 'cognito'")
+        raise CdkContextError(
+            f"{name}.api.publicAuth: 'none' is for the local environment only; use 'iam' or 'cognito'"
+        )
     if config.is_local:
         return
     if not 2 <= config.availability_zones <= 3:
-        raise ConfigError(f"{name}.availabilityZones must be 2 or 3, got {config.availability_zones}")
+        raise CdkContextError(f"{name}.availabilityZones must be 2 or 3, got {config.availability_zones}")
     if config.concurrency is None:
-        raise ConfigError(f"{name}.concurrency is required")
+        raise CdkContextError(f"{name}.concurrency is required")
     _check_concurrency(name, config.concurrency)
     assert config.kafka is not None
     _check_kafka(config, config.kafka)
@@ -271,38 +273,38 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
 
 def _check_concurrency(name: str, concurrency: ConcurrencyConfig) -> None:
     if concurrency.intake * CONNECTIONS_PER_INTAKE > MSK_IAM_CONNECTIONS:
-        raise ConfigError(
+        raise CdkContextError(
             f"{name}.concurrency.intake {concurrency.intake} could open "
             f"{concurrency.intake * CONNECTIONS_PER_INTAKE} IAM connections to a broker; MSK accepts "
             f"{MSK_IAM_CONNECTIONS} (docs/deploy.md, Sizing)"
         )
     if concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
-        raise ConfigError(f"{name}.concurrency.dlqMapping must be at least 2, got {concurrency.dlq_mapping}")
+        raise CdkContextError(f"{name}.concurrency.dlqMapping must be at least 2, got {concurrency.dlq_mapping}")
     warmup = concurrency.warmup
     if warmup is None:
         return
     if not 1 <= warmup.provisioned <= concurrency.intake:
-        raise ConfigError(
+        raise CdkContextError(
             f"{name}.concurrency.warmup.provisioned must be 1 to the intake's {concurrency.intake}, "
             f"got {warmup.provisioned}"
         )
     for field, expression in (("starts", warmup.starts), ("ends", warmup.ends)):
         if not re.fullmatch(r"(at|cron|rate)\(.+\)", expression):
-            raise ConfigError(f"{name}.concurrency.warmup.{field} must be at(...), cron(...) or rate(...)")
+            raise CdkContextError(f"{name}.concurrency.warmup.{field} must be at(...), cron(...) or rate(...)")
 
 
 def _check_kafka(config: EnvironmentConfig, kafka: KafkaConfig) -> None:
     name = config.name
     if kafka.kind == "serverless":
         if kafka.replication_factor != MSK_SERVERLESS_REPLICATION:
-            raise ConfigError(f"{name}.kafka.replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
+            raise CdkContextError(f"{name}.kafka.replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
     elif kafka.replication_factor > config.brokers:
-        raise ConfigError(
+        raise CdkContextError(
             f"{name}.kafka.replicationFactor {kafka.replication_factor} exceeds the {config.brokers} brokers "
             f"({config.availability_zones} AZs x brokersPerAz {kafka.brokers_per_az})"
         )
     if not 1 <= kafka.min_insync_replicas < kafka.replication_factor:
-        raise ConfigError(
+        raise CdkContextError(
             f"{name}.kafka.minInsyncReplicas must be at least 1 and below replicationFactor "
             f"{kafka.replication_factor} (one replica may be down), got {kafka.min_insync_replicas}"
         )

@@ -18,7 +18,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
-from coupon_cdk.config import ConfigError, EnvironmentConfig, LocalConfig, WarmupConfig
+from coupon_cdk.config import CdkContextError, EnvironmentConfig, LocalConfig, WarmupConfig
 from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.monitoring import DataStores, Monitoring
@@ -462,5 +462,5 @@ RETENTION = {
 
 def _retention(days: int) -> logs.RetentionDays:
     if days not in RETENTION:
-        raise ConfigError(f"logRetentionDays must be one of {sorted(RETENTION)}, got {days}")
+        raise CdkContextError(f"logRetentionDays must be one of {sorted(RETENTION)}, got {days}")
     return RETENTION[days]

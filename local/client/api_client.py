@@ -22,7 +22,7 @@ import urllib3
 from local.client.aws_auth import Signer
 
 NO_ANSWER = 0
-"""``Answer.status_code`` when nothing came back: the request may or may not have been handled."""
+"""``Reply.status_code`` when nothing came back: the request may or may not have been handled."""
 
 ISSUE_ATTEMPTS = 5
 RETRY_LATER = (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS)
@@ -31,7 +31,7 @@ RETRY_JITTER = 1.5  # a retry waits Retry-After times 1 to this, so that refused
 
 
 @dataclass(frozen=True)
-class Answer:
+class Reply:
     status_code: int
     body: Any  # the JSON document, or the raw text when the answer was not JSON
     seconds: float
@@ -66,7 +66,7 @@ class ApiClient:
         *,
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
-    ) -> Answer:
+    ) -> Reply:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         url = self._base_url + path
         all_headers = {"Content-Type": "application/json", **(headers or {})}
@@ -76,7 +76,7 @@ class ApiClient:
         try:
             response = self._pool.request(method, url, body=data, headers=all_headers)
         except urllib3.exceptions.HTTPError as exc:
-            return Answer(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
+            return Reply(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
         text = response.data.decode()
         try:
             document: Any = json.loads(text)
@@ -84,9 +84,9 @@ class ApiClient:
             document = text
         retry_after = response.headers.get("Retry-After")
         retry_after_s = float(retry_after) if retry_after and retry_after.isdigit() else None
-        return Answer(response.status, document, time.perf_counter() - started, retry_after_s, dict(response.headers))
+        return Reply(response.status, document, time.perf_counter() - started, retry_after_s, dict(response.headers))
 
-    def request_coupon(self, coupon_id: int, user_id: int) -> Answer:
+    def request_coupon(self, coupon_id: int, user_id: int) -> Reply:
         """``POST /coupon-issues`` as the API asks clients to behave.
 
         Every attempt carries the same ``Idempotency-Key``. 503 UNAVAILABLE (nothing reserved) and
@@ -117,12 +117,12 @@ class ApiClient:
         return replace(answer, seconds=time.perf_counter() - started)
 
 
-def _unknown(answer: Answer) -> bool:
+def _unknown(answer: Reply) -> bool:
     """The request may or may not have been handled."""
     return answer.status_code == NO_ANSWER or (
         answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR and answer.status != "UNAVAILABLE"
     )
 
 
-def _try_again(answer: Answer) -> bool:
+def _try_again(answer: Reply) -> bool:
     return answer.status_code in RETRY_LATER or _unknown(answer)

@@ -34,7 +34,7 @@ import boto3
 from sqlalchemy import Engine, text
 
 from coupon_core.adapters.postgres.engine import engine_for_url
-from local.client.api_client import Answer, ApiClient
+from local.client.api_client import ApiClient, Reply
 from local.stack import control as stack
 from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
@@ -70,7 +70,7 @@ class DemoSale:
 
     def __init__(self, api: ApiClient, coupon_id: int, users: int, clients: int) -> None:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
-        self.answers: list[tuple[int, Answer]] = []
+        self.answers: list[tuple[int, Reply]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
         self.done = 0
         self.started = time.perf_counter()

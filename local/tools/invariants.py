@@ -19,7 +19,7 @@ from typing import Any
 import redis
 from sqlalchemy import Engine, text
 
-from local.client.api_client import Answer, ApiClient
+from local.client.api_client import ApiClient, Reply
 from local.testkit.bad_requests import BadRequest, bad_requests
 from lua_redis.keys import reserved_key
 
@@ -71,7 +71,7 @@ def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
     )
 
 
-def successes_of(answers: Iterable[tuple[int, Answer]]) -> dict[str, int]:
+def successes_of(answers: Iterable[tuple[int, Reply]]) -> dict[str, int]:
     """The request id of each SUCCESS among ``(user, answer)`` pairs, with its user: what :func:`check` takes."""
     return {answer.body["requestId"]: user for user, answer in answers if answer.status == "SUCCESS"}
 

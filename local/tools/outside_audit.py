@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from local.client.api_client import Answer, ApiClient
+from local.client.api_client import ApiClient, Reply
 from local.tools.invariants import bad_input_changes_nothing, sent_through
 from local.tools.sale_report import Convergence
 
@@ -78,7 +78,7 @@ class Auditor:
         return False
 
 
-def audit(auditor: Auditor, answers: list[tuple[int, Answer]], public: ApiClient) -> dict[str, bool]:
+def audit(auditor: Auditor, answers: list[tuple[int, Reply]], public: ApiClient) -> dict[str, bool]:
     """Each invariant with whether it held, from the API's own answers."""
     counts, issues = auditor.counts(), auditor.issues()
     holders = [issue for issue in issues if issue.status in HOLDING]

@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from coupon_cdk.config import CONTEXT_KEY, ConfigError, load
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, load
 from coupon_cdk.quotas import QuotaError, with_raised
 from coupon_cdk.sale_plan import Plan, PlannedSale, SaleError, plan, warmup_snippet
 
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
         sale = PlannedSale.parse(args.sale)
         quotas = with_raised(dict(part.partition("=")[::2] for part in args.quotas.split()))
         result = plan(config, sale, quotas)
-    except (ConfigError, SaleError, QuotaError) as exc:
+    except (CdkContextError, SaleError, QuotaError) as exc:
         print(f"make plan: {exc}", file=sys.stderr)
         return 2
     print(report(args.env, sale, result))

@@ -19,7 +19,7 @@ import pytest
 from app import build
 from aws_cdk.assertions import Annotations, Match, Template
 
-from coupon_cdk.config import ConfigError, load
+from coupon_cdk.config import CdkContextError, load
 from coupon_cdk.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
@@ -118,7 +118,7 @@ def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
     for key, value in change.items():
         target = environments["prod"]
         target[key] = {**target[key], **value} if isinstance(value, dict) else value
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(CdkContextError, match=message):
         load(environments, "prod", alarm_emails=ONCALL)
 
 
@@ -126,7 +126,7 @@ def test_an_aws_environment_without_an_account_and_region_is_refused(tmp_path, m
     monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
     monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
     values = {k: v for k, v in context("prod").items() if k not in ("account", "region")}
-    with pytest.raises(ConfigError, match="no target account and region"):
+    with pytest.raises(CdkContextError, match="no target account and region"):
         build(cdk.App(context=values, outdir=str(tmp_path)))
 
 
@@ -253,9 +253,9 @@ def test_prod_refuses_to_deploy_alarms_that_reach_nobody_and_dev_says_so(tmp_pat
     no one (SNS Developer Guide, "Subscribing to a topic"). prod requires one, from cdk.json or
     as a deploy parameter; dev warns in the synth output."""
     unsubscribed = {name: value for name, value in context("prod").items() if name != "alarmEmails"}
-    with pytest.raises(ConfigError, match=r"prod sends its alarms to nobody: .*-c alarmEmails="):
+    with pytest.raises(CdkContextError, match=r"prod sends its alarms to nobody: .*-c alarmEmails="):
         build(cdk.App(context=unsubscribed, outdir=str(tmp_path / "prod")))
-    with pytest.raises(ConfigError, match="alarmEmails must be e-mail addresses"):
+    with pytest.raises(CdkContextError, match="alarmEmails must be e-mail addresses"):
         build(cdk.App(context={**unsubscribed, "alarmEmails": "oncall"}, outdir=str(tmp_path / "bad")))
 
     dev_context = {name: value for name, value in context("dev").items() if name != "alarmEmails"}

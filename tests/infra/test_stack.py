@@ -11,7 +11,7 @@ from app import build
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match
 
-from coupon_cdk.config import ConfigError, load
+from coupon_cdk.config import CdkContextError, load
 from tests.infra.conftest import context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
@@ -276,7 +276,7 @@ def test_cdk_nag_fails_the_synth_on_an_unacknowledged_finding(tmp_path):
     ],
 )
 def test_an_unknown_environment_lists_the_known_ones(name, message):
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(CdkContextError, match=message):
         load(context("dev")["coupon:environments"], name)
 
 
@@ -308,7 +308,7 @@ def test_a_malformed_environment_names_the_field(path, value, message):
         del block[last]
     else:
         block[last] = value
-    with pytest.raises(ConfigError, match=message):
+    with pytest.raises(CdkContextError, match=message):
         load(environments, "dev")
 
 
@@ -316,7 +316,7 @@ def test_every_problem_of_an_environment_is_named_at_once():
     environments = copy.deepcopy(context("dev")["coupon:environments"])
     environments["dev"]["api"]["burstLimit"] = -1
     environments["dev"]["workerMemoryMb"] = "big"
-    with pytest.raises(ConfigError) as refused:
+    with pytest.raises(CdkContextError) as refused:
         load(environments, "dev")
     assert sorted(str(refused.value).split("; ")) == [
         "dev.api.burstLimit must be a non-negative integer, got -1",
@@ -325,5 +325,5 @@ def test_every_problem_of_an_environment_is_named_at_once():
 
 
 def test_an_environment_that_is_not_an_object_is_named():
-    with pytest.raises(ConfigError, match=r"^dev must be an object$"):
+    with pytest.raises(CdkContextError, match=r"^dev must be an object$"):
         load({"dev": 5}, "dev")

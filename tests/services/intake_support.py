@@ -3,25 +3,23 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from functions.intake import app as intake_app
+from local.client.api_client import Reply
 from local.testkit.lambda_events import InProcessContext, api_event
 
 
-@dataclass(frozen=True)
-class Answer:
-    status_code: int
-    body: Any  # the JSON document, or the text with raw=True
-    headers: dict[str, str]
-
-
-def call(method: str, path: str, body: Any = None, *, raw: bool = False, **kwargs: Any) -> Answer:
+def call(method: str, path: str, body: Any = None, *, raw: bool = False, **kwargs: Any) -> Reply:
+    """The handler's answer to a request, as the API's client hears it (``raw``: the body's text)."""
+    started = time.perf_counter()
     response = intake_app.handler(api_event(method, path, body, **kwargs), InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
-    return Answer(response["statusCode"], response["body"] if raw else json.loads(response["body"]), headers)
+    document = response["body"] if raw else json.loads(response["body"])
+    retry_after = float(headers["Retry-After"]) if "Retry-After" in headers else None
+    return Reply(response["statusCode"], document, time.perf_counter() - started, retry_after, headers)
 
 
 def create_coupon(
@@ -44,6 +42,6 @@ def create_coupon(
     return int(answer.body["couponId"])
 
 
-def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -> Answer:
+def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -> Reply:
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
     return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers=headers)

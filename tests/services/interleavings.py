@@ -58,10 +58,11 @@ from functions.rebuild import dependencies as rebuild_dependencies
 from functions.relay import app as relay_app
 from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
+from local.client.api_client import Reply
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys
-from tests.services.intake_support import Answer, call, create_coupon, issue
+from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.worker_support import drain
 
@@ -175,7 +176,7 @@ class Interleavings(RuleBasedStateMachine):
         finally:
             IssuePublisher.publish = original  # type: ignore[method-assign]
 
-    def _heard(self, user: int, answer: Answer) -> None:
+    def _heard(self, user: int, answer: Reply) -> None:
         status = answer.body.get("status")
         if status == "SUCCESS":
             request_id = answer.body["requestId"]

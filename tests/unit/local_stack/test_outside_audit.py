@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from local.client.api_client import Answer
+from local.client.api_client import Reply
 from local.tools import invariants
 from local.tools.outside_audit import Auditor, Issue, audit
 
@@ -34,15 +34,15 @@ class Refusing:
     def __init__(self, accept: bool = False) -> None:
         self.accept = accept
 
-    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None) -> Answer:
-        return Answer(202 if self.accept else 422, {"status": "INVALID_REQUEST", "error": "no"}, 0.0)
+    def request(self, method: str, path: str, body: Any = None, *, raw: bytes | None = None) -> Reply:
+        return Reply(202 if self.accept else 422, {"status": "INVALID_REQUEST", "error": "no"}, 0.0)
 
 
 COUNTS = {"totalQuantity": 2, "remainingQuantity": 0, "reserved": 2, "issued": 2}
 ISSUES = [Issue(1, "r1", "ISSUED"), Issue(2, "r2", "USED")]
-ANSWERS = [(1, Answer(202, {"status": "SUCCESS", "requestId": "r1"}, 0.0)),
-           (2, Answer(202, {"status": "SUCCESS", "requestId": "r2"}, 0.0)),
-           (3, Answer(409, {"status": "SOLD_OUT"}, 0.0))]  # fmt: skip
+ANSWERS = [(1, Reply(202, {"status": "SUCCESS", "requestId": "r1"}, 0.0)),
+           (2, Reply(202, {"status": "SUCCESS", "requestId": "r2"}, 0.0)),
+           (3, Reply(409, {"status": "SOLD_OUT"}, 0.0))]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +63,7 @@ def test_a_clean_sale_holds_every_invariant():
     [
         ({**COUNTS, "totalQuantity": 1}, ISSUES, ANSWERS, set(), ["I1"]),  # two holders of one copy
         (COUNTS, [*ISSUES, Issue(1, "r9", "ISSUED")], ANSWERS, set(), ["I1", "I2"]),  # user 1 twice
-        (COUNTS, ISSUES, [*ANSWERS, (1, Answer(202, {"status": "SUCCESS", "requestId": "r7"}, 0.0))], {1}, ["I2"]),
+        (COUNTS, ISSUES, [*ANSWERS, (1, Reply(202, {"status": "SUCCESS", "requestId": "r7"}, 0.0))], {1}, ["I2"]),
         (COUNTS, ISSUES[:1], ANSWERS, set(), ["I1", "I3"]),  # a SUCCESS that is nowhere
         ({**COUNTS, "remainingQuantity": 1}, ISSUES[:1], ANSWERS, {2}, []),  # released, recorded: settled
         ({**COUNTS, "reserved": 3}, ISSUES, ANSWERS, set(), ["I4"]),
