@@ -11,7 +11,7 @@ api.py           API Gateway (REST) in front of the intake
 api_account.py   API Gateway's account settings (its logging role), a stack of its own
 waf.py           the WAF web ACL in front of the stage
 network.py       the VPC and its endpoints
-data.py          ElastiCache (Valkey), MSK and RDS PostgreSQL
+stores.py        the data stores: ElastiCache (Valkey), MSK and RDS PostgreSQL
 topic.py         the Kafka topics as a custom resource
 queues.py        the SQS dead letter queue and its redrive queue
 monitoring.py    alarms, their SNS topic, and the dashboard

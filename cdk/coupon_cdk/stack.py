@@ -19,13 +19,13 @@ from constructs import Construct
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
 from coupon_cdk.config import CdkContextError, EnvironmentConfig, LocalConfig, WarmupConfig
-from coupon_cdk.data import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.monitoring import DataStores, Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
 from coupon_cdk.network import Network
 from coupon_cdk.queues import DeadLetterQueues
 from coupon_cdk.retention import Retention
+from coupon_cdk.stores import EVENTS_TOPIC, TOPIC, Cache, Database, Kafka
 from coupon_cdk.topic import CLUSTER_DEFAULT, KafkaTopics
 from coupon_cdk.waf import ApiFirewall
 

@@ -6,7 +6,8 @@ import uuid
 from datetime import UTC, datetime
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
-from coupon_core.domain.delivery import Delivered, InFlight, Position
+from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.in_flight import InFlight
 from coupon_core.domain.records import IssueMessage
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

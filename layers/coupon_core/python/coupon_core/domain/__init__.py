@@ -5,7 +5,8 @@ the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
 
     coupons.py        coupons and issued users as plain values, and the rules of a change
     records.py        the Kafka record of an accepted request (issue message), as produced
-    delivery.py       a record as read back: its position, its decoded message, what is in flight
+    delivery.py       a record as read back: its position, its decoded message
+    in_flight.py      what a run of records holds in flight: accepted, not yet persisted
     dead_letters.py   the DLQ's messages: rejection letters and on-failure letters
     ports.py          what the domain needs from the outside, as protocols
     issuing.py        the intake: reserve, publish, release if the publish fails

@@ -1,5 +1,5 @@
-"""A Kafka record as a reader receives it: where it sits (``Position``), its decoded message or
-why it has none (``Delivered``), and what a run of records holds in flight (``InFlight``).
+"""A Kafka record as a reader receives it: where it sits (``Position``), and its decoded message
+or why it has none (``Delivered``).
 
 The worker, the DLQ handler, the rebuild and the intake's first request of a coupon read
 records; the intake's hot path only produces them (``records.py``), so this module is not part
@@ -10,15 +10,10 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import MalformedMessageError
-
-if TYPE_CHECKING:
-    from coupon_core.domain.coupons import IssuedUsers
 
 
 @dataclass(frozen=True, order=True)
@@ -63,51 +58,3 @@ class Delivered:
             return cls(position, IssueMessage.decode(raw), raw_value=encoded)
         except MalformedMessageError as exc:
             return cls(position, None, str(exc), encoded)
-
-
-@dataclass(frozen=True)
-class InFlight:
-    """Accepted requests whose record is in Kafka but not yet processed by the worker.
-
-    ``holders`` maps a coupon id to its users and their reservation times (ms): together with
-    the users the database has issued, they are every user who holds a copy of the coupon.
-    """
-
-    holders: dict[int, dict[int, int]]
-    request_ids: dict[int, dict[int, str]] = field(default_factory=dict)  # coupon -> user -> request id
-
-    def of(self, coupon_id: int) -> dict[int, int]:
-        return self.holders.get(coupon_id, {})
-
-    def with_issued(self, issued: IssuedUsers) -> tuple[dict[int, int], dict[int, str]]:
-        """Every holder of ``issued``'s coupon, the users in flight and the database's issued users
-        over them: each one's reservation time (ms), and the request id that holds its copy.
-
-        A user whose latest record in flight is a request the database has settled holds what the
-        database says, nothing more: a failed request was released by the DLQ handler and is
-        never issued (ALREADY_FAILED), though the group may not have committed past its record
-        yet; an issued one is the database's, and once canceled on a coupon that allows a second
-        take its copy went back to stock, though a tail read before the worker wrote it still
-        shows the record."""
-        coupon_id = issued.coupon.coupon_id
-        request_ids = self.request_ids.get(coupon_id, {})
-        in_flight = {
-            user: at for user, at in self.of(coupon_id).items() if request_ids.get(user) not in issued.settled_requests
-        }
-        holding_requests = {user: rid for user, rid in request_ids.items() if user in in_flight}
-        return in_flight | issued.reserved_at, holding_requests | issued.request_ids
-
-    @classmethod
-    def of_records(cls, records: Sequence[Delivered]) -> InFlight:
-        """The holders in a run of records, each with its latest record; a malformed record holds nothing."""
-        holders: dict[int, dict[int, int]] = {}
-        request_ids: dict[int, dict[int, str]] = {}
-        for record in records:
-            message = record.message
-            if message is None:
-                continue
-            users = holders.setdefault(message.coupon_id, {})
-            if message.reserved_at >= users.get(message.user_id, 0):
-                users[message.user_id] = message.reserved_at
-                request_ids.setdefault(message.coupon_id, {})[message.user_id] = str(message.request_id)
-        return cls(holders, request_ids)

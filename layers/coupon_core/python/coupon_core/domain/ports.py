@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's providers do) stays cheap
     from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
     from coupon_core.domain.dead_letters import OffsetRange, Rejection
-    from coupon_core.domain.delivery import Delivered, InFlight, Position
+    from coupon_core.domain.delivery import Delivered, Position
+    from coupon_core.domain.in_flight import InFlight
     from coupon_core.domain.records import IssueMessage
     from lua_redis import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 

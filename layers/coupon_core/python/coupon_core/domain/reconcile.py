@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from coupon_core.domain.delivery import InFlight
+from coupon_core.domain.in_flight import InFlight
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Reservations
 from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 
