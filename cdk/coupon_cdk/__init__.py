@@ -8,6 +8,7 @@ functions.py     a Lambda function with a role of its own (least privilege)
 code.py          the functions' package and the layers, as Lambda ships them
 bytecode.py      the packages' bytecode, compiled for the runtime's Python
 api.py           API Gateway (REST) in front of the intake
+request_models.py  the gateway's request models, generated from the functions' pydantic models
 api_account.py   API Gateway's account settings (its logging role), a stack of its own
 waf.py           the WAF web ACL in front of the stage
 network.py       the VPC and its endpoints

@@ -13,50 +13,9 @@ from constructs import Construct
 
 from coupon_cdk.config import ApiConfig
 from coupon_cdk.nag import accept
+from coupon_cdk.request_models import gateway_schema
+from functions.intake.schemas import ChangeCouponRequest, CreateCouponRequest, IssueRequest, TopUpRequest
 
-MAX_ID = 9223372036854775807
-
-ISSUE_SCHEMA = apigw.JsonSchema(
-    schema=apigw.JsonSchemaVersion.DRAFT4,
-    type=apigw.JsonSchemaType.OBJECT,
-    additional_properties=False,
-    required=["couponId"],
-    properties={
-        "couponId": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=MAX_ID),
-        "userId": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=MAX_ID),
-    },
-)
-NAME = apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, min_length=1, max_length=200)
-MOMENT = apigw.JsonSchema(type=apigw.JsonSchemaType.STRING, format="date-time")
-COUPON_SCHEMA = apigw.JsonSchema(
-    schema=apigw.JsonSchemaVersion.DRAFT4,
-    type=apigw.JsonSchemaType.OBJECT,
-    additional_properties=False,
-    required=["name", "totalQuantity", "issueStartsAt", "issueEndsAt"],
-    properties={
-        "name": NAME,
-        "totalQuantity": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000),
-        "issueStartsAt": MOMENT,
-        "issueEndsAt": MOMENT,
-        "validUntil": MOMENT,
-        "validDays": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=3650),
-        "reissueAfterCancel": apigw.JsonSchema(type=apigw.JsonSchemaType.BOOLEAN),
-    },
-)
-CHANGE_SCHEMA = apigw.JsonSchema(
-    schema=apigw.JsonSchemaVersion.DRAFT4,
-    type=apigw.JsonSchemaType.OBJECT,
-    additional_properties=False,
-    min_properties=1,
-    properties={"name": NAME, "issueStartsAt": MOMENT, "issueEndsAt": MOMENT},
-)
-TOP_UP_SCHEMA = apigw.JsonSchema(
-    schema=apigw.JsonSchemaVersion.DRAFT4,
-    type=apigw.JsonSchemaType.OBJECT,
-    additional_properties=False,
-    required=["copies"],
-    properties={"copies": apigw.JsonSchema(type=apigw.JsonSchemaType.INTEGER, minimum=1, maximum=10_000_000)},
-)
 # API Gateway's own refusals in our answer format (every answer has status and error).
 GATEWAY_ERRORS = {
     apigw.ResponseType.BAD_REQUEST_BODY: ("422", "INVALID_REQUEST", "$context.error.validationErrorString"),
@@ -138,16 +97,20 @@ class Api(Construct):
             body_validator = self.rest_api.add_request_validator(
                 "Body", validate_request_body=True, validate_request_parameters=True
             )
-            issue_model = self.rest_api.add_model("IssueRequest", content_type="application/json", schema=ISSUE_SCHEMA)
+            issue_model = self.rest_api.add_model(
+                "IssueRequest", content_type="application/json", schema=gateway_schema(IssueRequest)
+            )
             coupon_model = self.rest_api.add_model(
-                "CreateCoupon", content_type="application/json", schema=COUPON_SCHEMA
+                "CreateCoupon", content_type="application/json", schema=gateway_schema(CreateCouponRequest)
             )
             issue_body = {"request_validator": body_validator, "request_models": {"application/json": issue_model}}
             coupon_body = {"request_validator": body_validator, "request_models": {"application/json": coupon_model}}
             change_model = self.rest_api.add_model(
-                "ChangeCoupon", content_type="application/json", schema=CHANGE_SCHEMA
+                "ChangeCoupon", content_type="application/json", schema=gateway_schema(ChangeCouponRequest)
             )
-            top_up_model = self.rest_api.add_model("TopUp", content_type="application/json", schema=TOP_UP_SCHEMA)
+            top_up_model = self.rest_api.add_model(
+                "TopUp", content_type="application/json", schema=gateway_schema(TopUpRequest)
+            )
             change_body = {"request_validator": body_validator, "request_models": {"application/json": change_model}}
             top_up_body = {"request_validator": body_validator, "request_models": {"application/json": top_up_model}}
             params = {

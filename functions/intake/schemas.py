@@ -98,6 +98,8 @@ class CreateCouponRequest(_Strict):
 class ChangeCouponRequest(_Strict):
     """Fields to change; at least one."""
 
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})  # said where draft 4 can
+
     name: Name | None = None
     issueStartsAt: Moment | None = None  # noqa: N815
     issueEndsAt: Moment | None = None  # noqa: N815
