@@ -11,24 +11,23 @@ debug message, and each flush builds the document afresh and reads two environme
 decide whether metrics are disabled. A sale answers mostly SOLD_OUT and DUPLICATE, each in about
 0.1 ms of the handler's own CPU, so that was a quarter of the answer.
 
-So Powertools' own EMF provider writes the line once per container and set of metric names (the
-namespace, the ``service`` dimension, each metric's unit, exactly as the function's ``Metrics``
-would write them), and an answer only puts in its timestamp and latency (the counts are 1) and
-prints it, as Powertools does: compact JSON, one line on stdout. A test holds every line to
-Powertools' document for the same metrics. ``POWERTOOLS_METRICS_DISABLED`` (and
-``POWERTOOLS_DEV``) are read once, with the first line.
+So the line is written here, by AWS's embedded metric format specification
+(docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html):
+one metric directive in the function's namespace (``POWERTOOLS_METRICS_NAMESPACE``) with the
+``service`` dimension (``POWERTOOLS_SERVICE_NAME``), as the other functions' Metrics write it.
+All of it but the timestamp and the latency is encoded once per container and set of metric
+names; an answer fills those two in and prints the line, compact JSON on stdout. A test
+validates every line against the specification. ``POWERTOOLS_METRICS_DISABLED`` and
+``POWERTOOLS_DEV`` are honoured as Powertools documents them, read once, with the first line.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import os
 import time
-from typing import Any, cast
-
-from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.metrics.functions import is_metrics_disabled
-from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import AmazonCloudWatchEMFProvider
+from dataclasses import dataclass
 
 from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.observability import metrics
@@ -36,32 +35,52 @@ from coupon_core.observability import metrics
 LATENCY = "IssueLatency"
 RELEASE_FAILED = "ReleaseFailed"
 COUNT_OF = {outcome: f"Issue{outcome.value.title().replace('_', '')}" for outcome in IssueOutcome}
+DIMENSION = "service"
 
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # what Powertools prints with
-_MARK = "\x00mark\x00"  # where a value goes in a document, found in its encoding
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line's encoded parts, around its timestamp (epoch ms) and its latency (ms)."""
+
+    head: str  # up to the timestamp
+    middle: str  # from the timestamp to the latency
+    tail: str  # after the latency
 
 
 def count(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
     """Print the EMF line of one answer: its latency, its outcome's count, a failed release."""
     line = _line((COUNT_OF[outcome], RELEASE_FAILED) if release_failed else (COUNT_OF[outcome],))
     if line is not None:  # None: metrics disabled
-        before_timestamp, before_latency, after = line
-        print(f"{before_timestamp}{int(time.time() * 1000)}{before_latency}{float(latency_ms)!r}{after}")
+        print(f"{line.head}{int(time.time() * 1000)}{line.middle}{float(latency_ms)!r}{line.tail}")
 
 
 @functools.cache
-def _line(counted: tuple[str, ...]) -> tuple[str, str, str] | None:
-    """Powertools' line of ``IssueLatency`` and the ``counted`` metrics (one each), cut where its
-    timestamp and its latency go; None when metrics are disabled."""
-    if is_metrics_disabled():
+def _line(counted: tuple[str, ...]) -> _Line | None:
+    """The parts of the line of ``IssueLatency`` and the ``counted`` metrics (one each); None when
+    metrics are disabled."""
+    if disabled():
         return None
-    provider = AmazonCloudWatchEMFProvider(namespace=metrics.namespace, service=metrics.service)
-    provider.add_metric(name=LATENCY, unit=MetricUnit.Milliseconds, value=0)
-    for name in counted:
-        provider.add_metric(name=name, unit=MetricUnit.Count, value=1)
-    document = cast("dict[str, Any]", provider.serialize_metric_set())  # a TypedDict, written into
-    document["_aws"]["Timestamp"] = _MARK
-    document[LATENCY] = [_MARK]
-    before_timestamp, rest = _encode(document).split(_encode(_MARK), 1)
-    before_latency, after = rest.split(_encode(_MARK), 1)
-    return before_timestamp, before_latency, after
+    definitions = [{"Name": LATENCY, "Unit": "Milliseconds"}, *({"Name": name, "Unit": "Count"} for name in counted)]
+    directive = {"Namespace": metrics.namespace, "Dimensions": [[DIMENSION]], "Metrics": definitions}
+    members = "".join(f",{_encode(name)}:[1.0]" for name in counted)
+    return _Line(
+        head='{"_aws":{"Timestamp":',
+        middle=f',"CloudWatchMetrics":[{_encode(directive)}]}},{_encode(DIMENSION)}:{_encode(metrics.service)},'
+        f"{_encode(LATENCY)}:[",
+        tail=f"]{members}}}",
+    )
+
+
+def disabled() -> bool:
+    """Metrics are off with ``POWERTOOLS_METRICS_DISABLED`` true, or with ``POWERTOOLS_DEV`` true
+    unless ``POWERTOOLS_METRICS_DISABLED`` is set to false (Powertools' documented rule)."""
+    explicit = os.environ.get("POWERTOOLS_METRICS_DISABLED")
+    if explicit is not None:
+        return _true(explicit)
+    return _true(os.environ.get("POWERTOOLS_DEV", "false"))
+
+
+def _true(value: str) -> bool:
+    return value.strip().lower() in {"1", "true", "yes", "y", "on", "t"}

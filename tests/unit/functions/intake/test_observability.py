@@ -18,6 +18,7 @@ from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.observability import lambda_context, logger, metrics
 from functions.intake import app, issue_metrics
 from local.testkit.lambda_events import InProcessContext, api_event
+from tests import emf_specification
 from tests.unit.functions.intake.test_routes import service  # noqa: F401 - the fixture
 
 
@@ -46,6 +47,32 @@ def _powertools_document(outcome: IssueOutcome, latency_ms: float, *, release_fa
 
 @pytest.mark.parametrize("release_failed", [False, True])
 @pytest.mark.parametrize("outcome", list(IssueOutcome))
+def test_an_answers_metrics_line_follows_the_emf_specification(outcome, release_failed):
+    (line,) = _printed(lambda: issue_metrics.count(outcome, 12.345678, release_failed=release_failed))
+    assert emf_specification.problems(line) == []
+
+
+def test_the_emf_checker_finds_what_breaks_the_specification():
+    """The checker of the test above fails on lines that break the specification."""
+    (line,) = _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.5, release_failed=False))
+    document = json.loads(line)
+    broken = [
+        {**document, "IssueSoldOut": "one"},  # a metric's value that is no number
+        {key: value for key, value in document.items() if key != "service"},  # a dimension with no member
+        {**document, "_aws": {**document["_aws"], "Timestamp": "now"}},
+        {**document, "_aws": {"Timestamp": 1}},  # no directives
+    ]
+    definitions = document["_aws"]["CloudWatchMetrics"][0]["Metrics"]
+    bad_unit = [{**definitions[0], "Unit": "Milliseconds/Second"}, *definitions[1:]]
+    broken.append({**document, "_aws": {**document["_aws"], "CloudWatchMetrics": [
+        {**document["_aws"]["CloudWatchMetrics"][0], "Metrics": bad_unit}]}})  # fmt: skip
+    for case in broken:
+        assert emf_specification.problems(json.dumps(case)), case
+    assert emf_specification.problems(line[:-1])  # not one JSON document
+
+
+@pytest.mark.parametrize("release_failed", [False, True])
+@pytest.mark.parametrize("outcome", list(IssueOutcome))
 def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, release_failed):
     before = int(time.time() * 1000)
     (line,) = _printed(lambda: issue_metrics.count(outcome, 12.345678, release_failed=release_failed))
@@ -58,9 +85,26 @@ def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, rele
     assert ours[issue_metrics.COUNT_OF[outcome]] == [1.0]
 
 
-def test_no_metrics_line_when_metrics_are_disabled(monkeypatch):
-    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
-    assert _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.0, release_failed=False)) == []
+@pytest.mark.parametrize(
+    ("variables", "printed"),
+    [
+        ({"POWERTOOLS_METRICS_DISABLED": "true"}, False),
+        ({"POWERTOOLS_METRICS_DISABLED": "false"}, True),
+        ({"POWERTOOLS_DEV": "true"}, False),
+        ({"POWERTOOLS_DEV": "true", "POWERTOOLS_METRICS_DISABLED": "false"}, True),
+        ({"POWERTOOLS_DEV": "false"}, True),
+    ],
+)
+def test_metrics_are_disabled_as_powertools_documents(monkeypatch, variables, printed):
+    """The same rule as Powertools' Metrics, held to it (its flush prints nothing when disabled)."""
+    for name in ("POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_DEV"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+    ours = _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.0, release_failed=False))
+    metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=1.0)
+    theirs = _printed(metrics.flush_metrics)
+    assert (bool(ours), bool(theirs)) == (printed, printed)
 
 
 def test_an_express_answer_prints_one_metrics_line_with_its_outcome_and_latency(service):  # noqa: F811
