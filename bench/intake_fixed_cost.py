@@ -74,6 +74,7 @@ def variants() -> dict[str, tuple[Handler, Callable[..., None]]]:
             before(metrics.log_metrics(lanes)),
             _powertools_count,
         ),
+        "with Powertools' inject_lambda_context instead of its Logger context": (before(lanes), issue_metrics.count),
         "without its Logger context": (lanes, issue_metrics.count),
         "without metrics": (intake_app.handler, _uncounted),
         "without its Logger context or metrics": (lanes, _uncounted),

@@ -30,7 +30,7 @@ import time
 from dataclasses import dataclass
 
 from coupon_core.domain.issuing import IssueOutcome
-from coupon_core.observability import metrics
+from coupon_core.observability import TRUE, metrics
 
 LATENCY = "IssueLatency"
 RELEASE_FAILED = "ReleaseFailed"
@@ -77,10 +77,5 @@ def disabled() -> bool:
     """Metrics are off with ``POWERTOOLS_METRICS_DISABLED`` true, or with ``POWERTOOLS_DEV`` true
     unless ``POWERTOOLS_METRICS_DISABLED`` is set to false (Powertools' documented rule)."""
     explicit = os.environ.get("POWERTOOLS_METRICS_DISABLED")
-    if explicit is not None:
-        return _true(explicit)
-    return _true(os.environ.get("POWERTOOLS_DEV", "false"))
-
-
-def _true(value: str) -> bool:
-    return value.strip().lower() in {"1", "true", "yes", "y", "on", "t"}
+    setting = explicit if explicit is not None else os.environ.get("POWERTOOLS_DEV", "false")
+    return setting.strip().lower() in TRUE

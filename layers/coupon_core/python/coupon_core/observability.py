@@ -22,6 +22,7 @@ logger = Logger()
 metrics = Metrics()
 
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+TRUE = frozenset({"1", "true", "yes", "y", "on", "t"})  # what Powertools reads as true in a variable
 
 
 def lambda_context(correlation_id: Callable[[dict[str, Any]], str | None]) -> Callable[[Handler], Handler]:
@@ -36,12 +37,18 @@ def lambda_context(correlation_id: Callable[[dict[str, Any]], str | None]) -> Ca
     name, memory and ARN, which a container never changes, are read on its first invocation with
     the logger's formatter, and each invocation resets the formatter's keys (its own
     ``clear_state``) and appends the rest.
-    A test holds the lines to those Powertools' decorator writes.
+
+    What operators configure through the decorator works here too, through Logger's public calls:
+    ``POWERTOOLS_LOGGER_LOG_EVENT`` logs each event, ``POWERTOOLS_LOGGER_SAMPLE_RATE`` samples each
+    warm invocation afresh (``refresh_sample_rate_calculation``), and a log buffer, if the logger
+    has one, is flushed on an uncaught error and cleared after each invocation.
+    Tests hold the lines, in each of those settings, to those Powertools' decorator writes.
     """
 
     def decorator(handler: Handler) -> Handler:
         formatter: BasePowertoolsFormatter | None = None  # the logger's, with the container's keys below
         container: dict[str, Any] = {}
+        log_event = os.environ.get("POWERTOOLS_LOGGER_LOG_EVENT", "false").strip().lower() in TRUE
 
         @functools.wraps(handler)
         def decorate(event: dict[str, Any], context: Any) -> dict[str, Any]:
@@ -62,7 +69,17 @@ def lambda_context(correlation_id: Callable[[dict[str, Any]], str | None]) -> Ca
                 function_request_id=context.aws_request_id,
                 correlation_id=correlation_id(event),
             )
-            return handler(event, context)
+            if log_event:
+                logger.info(event)
+            if logger.sampling_rate and not cold_start:
+                logger.refresh_sample_rate_calculation()
+            try:
+                return handler(event, context)
+            except BaseException:
+                logger.flush_buffer()
+                raise
+            finally:
+                logger.clear_buffer()
 
         return decorate
 

@@ -164,3 +164,56 @@ def test_a_provisioned_container_is_never_a_cold_start(monkeypatch):
     handler = lambda_context(app.request_id_of)(_appends_then_logs)
     (line,) = _logged(handler, [(api_event("GET", "/x"), InProcessContext())])
     assert line["cold_start"] is False
+
+
+def _logs_at_every_level(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    logger.debug("looked")
+    logger.info("answered")
+    return {}
+
+
+def test_the_intakes_context_logs_the_event_when_asked_as_powertools_does(monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_LOGGER_LOG_EVENT", "true")
+    invocations = [(api_event("POST", "/coupon-issues", {"couponId": 3}), InProcessContext())]
+    powertools = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    theirs = _logged(powertools(_appends_then_logs), invocations)
+    ours = _logged(lambda_context(app.request_id_of)(_appends_then_logs), invocations)
+    for line in (*ours, *theirs):
+        line.pop("cold_start")
+    assert ours == theirs
+    assert [line["message"] for line in ours] == [invocations[0][0], "answered"]
+
+
+def test_the_intakes_context_samples_each_warm_invocation_as_powertools_does(monkeypatch):
+    """POWERTOOLS_LOGGER_SAMPLE_RATE=1: every warm invocation logs at debug, as under the decorator."""
+    monkeypatch.setattr(logger, "sampling_rate", 1.0)
+    level = logger.log_level
+    invocation = [(api_event("GET", "/coupons/3"), InProcessContext())]
+    powertools = logger.inject_lambda_context(clear_state=True)(_logs_at_every_level)
+    ours = lambda_context(app.request_id_of)(_logs_at_every_level)
+    seen = {}
+    try:
+        for name, handler in (("theirs", powertools), ("ours", ours)):
+            _logged(handler, invocation)  # the container's first invocation (a cold start for ours)
+            logger.setLevel(level)
+            seen[name] = [line["message"] for line in _logged(handler, invocation)]  # a warm one
+            logger.setLevel(level)
+    finally:
+        logger.setLevel(level)
+    assert seen["ours"] == seen["theirs"] == ["looked", "answered"]
+
+
+def test_the_intakes_context_flushes_the_log_buffer_on_an_uncaught_error_and_clears_it(monkeypatch):
+    """A logger with a log buffer: flushed when the handler raises, cleared after every invocation."""
+    calls: list[str] = []
+    monkeypatch.setattr(logger, "flush_buffer", lambda: calls.append("flush"))
+    monkeypatch.setattr(logger, "clear_buffer", lambda: calls.append("clear"))
+
+    def fails(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        raise RuntimeError("a bug")
+
+    wrapped = lambda_context(app.request_id_of)
+    wrapped(_appends_then_logs)({}, InProcessContext())
+    with pytest.raises(RuntimeError, match="a bug"):
+        wrapped(fails)({}, InProcessContext())
+    assert calls == ["clear", "flush", "clear"]
