@@ -39,7 +39,11 @@ def coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: i
     )
 
 
-@router.post("/coupons", summary="Create a coupon (admin)", responses=documented((201, "CREATED", CouponBody)))
+@router.post(
+    "/coupons",
+    summary="Create a coupon (admin)",
+    responses=documented((201, "CREATED", CouponBody), {503: "UNAVAILABLE"}),
+)
 def create_coupon(
     request: Annotated[CreateCouponRequest, Body()],
     coupons: Catalog,
