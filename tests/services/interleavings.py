@@ -12,7 +12,8 @@ as the code lets a crash fall between two steps:
   a batch whose retries ran out, dead-lettered; a restart from the committed offsets (a replay);
 - the DLQ handler settling what is on the DLQ;
 - the reconcile split at its reads: the in-flight tail read now, applied to the coupon later
-  (snapshot and changes, under the state lock); and the whole scheduled run;
+  (snapshot and changes, under the state lock); the whole run, on demand for the coupon and on
+  the schedule;
 - Redis losing the coupon's state (FLUSHALL, or one key evicted), and the wait of the rebuild
   gate passing;
 - the copies' lifecycle: use and cancel, a copy's validity ending (time passing for it); the
@@ -67,6 +68,7 @@ from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.worker_support import drain
 
 USERS = st.integers(min_value=1, max_value=4)
+SCHEDULE_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
 STATUS_AFTER = {
     "COUPON_ISSUED": "ISSUED",
     "COUPON_USED": "USED",
@@ -219,8 +221,14 @@ class Interleavings(RuleBasedStateMachine):
             rebuild_dependencies.wiring().reconciler.reconcile_coupon(self.coupon, holders)
 
     @rule()
-    def scheduled_reconcile(self) -> None:
+    def on_demand_reconcile(self) -> None:
+        """The operators' reconcile route: the rebuild function invoked for this coupon."""
         rebuild({"couponId": self.coupon})
+
+    @rule()
+    def scheduled_reconcile(self) -> None:
+        """The schedule's run: every coupon in or near its window, this example's among them."""
+        rebuild(SCHEDULE_EVENT)
 
     # -- Redis ---------------------------------------------------------------------------------------
 
@@ -360,6 +368,20 @@ class Interleavings(RuleBasedStateMachine):
                 self._events_match_the_database()
         finally:
             self.pipeline.close()
+            self._out_of_the_schedules_sight()
+
+    def _out_of_the_schedules_sight(self) -> None:
+        """The example's coupon moves to a window long past, so that the next examples' scheduled
+        reconciles leave it alone (it stays in the database: nothing is deleted)."""
+        if self.coupon:
+            with self.world.engine.begin() as connection:
+                connection.execute(
+                    text(
+                        "UPDATE coupons SET issue_starts_at = now() - interval '60 days',"
+                        " issue_ends_at = now() - interval '59 days' WHERE id = :c"
+                    ),
+                    {"c": self.coupon},
+                )
 
     def _quiesce(self) -> None:
         """Drain, commit, and reconcile past the skew: with nothing in flight, every member older than

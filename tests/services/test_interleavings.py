@@ -67,7 +67,7 @@ def test_a_reconcile_between_a_dead_letter_and_its_commit_puts_no_holder_back(wo
     state.request(user=1, keyed=False)
     state.dead_letter_a_batch(limit=1, commit=False)
     state.settle_dead_letters()
-    state.scheduled_reconcile()
+    state.on_demand_reconcile()
     state.no_copy_given_back_is_held_again()
     state.teardown()
 
