@@ -1,0 +1,76 @@
+"""Every function honours the variables Powertools documents for its Logger: each is set, for
+each function's handler, in a fresh interpreter (Powertools reads them when the logger and the
+decorators are made), and its effect is read from the lines the handler logs. The handlers are
+given events they refuse or cannot serve here (no servers): what the variables govern happens
+around the handler's own work. The intake's metrics line and its Metrics variables are held to
+Powertools in ``intake/test_observability.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+HANDLERS = {  # function -> (module, handler, an event it takes without servers)
+    "intake": ("functions.intake.app", "handler", {"httpMethod": "POST", "path": "/coupon-issues", "body": "{}"}),
+    "worker": ("functions.worker.app", "handler", {"eventSource": "aws:kafka", "records": {}}),
+    "dlq": ("functions.worker.dlq", "handler", {"Records": []}),
+    "rebuild": ("functions.rebuild.app", "handler", {"unknown": 1}),
+    "relay": ("functions.relay.app", "handler", {"unknown": 1}),
+    "migrate": ("functions.migrate.app", "handler", {}),
+    "topic": ("functions.topic.app", "handler", {"RequestType": "Create"}),
+}
+_INVOKE = """
+import contextlib, importlib, io, json, sys
+from coupon_core.observability import logger
+from local.testkit.lambda_events import InProcessContext
+module, name, event = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+handler = getattr(importlib.import_module(module), name)
+logged = io.StringIO()
+logger.registered_handler.setStream(logged)
+with contextlib.suppress(Exception):
+    handler(event, InProcessContext())
+lines = [json.loads(line) for line in logged.getvalue().splitlines() if line.startswith("{")]
+print(json.dumps({"lines": lines, "level": logger.log_level}))
+"""
+
+
+def invoked(function: str, variables: dict[str, str]) -> dict[str, Any]:
+    """What ``function``'s handler logged, and its logger's level, with ``variables`` set."""
+    module, name, event = HANDLERS[function]
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("POWERTOOLS_")}
+    environment |= {"PYTHONPATH": os.pathsep.join(sys.path), "POWERTOOLS_METRICS_NAMESPACE": "Probe", **variables}
+    run = subprocess.run(
+        [sys.executable, "-c", _INVOKE, module, name, json.dumps(event)],
+        capture_output=True, text=True, check=True, env=environment,
+    )  # fmt: skip
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("function", HANDLERS)
+def test_the_service_name_the_logged_event_and_sampling(function):
+    seen = invoked(
+        function,
+        {
+            "POWERTOOLS_SERVICE_NAME": "probe",
+            "POWERTOOLS_LOGGER_LOG_EVENT": "true",
+            "POWERTOOLS_LOGGER_SAMPLE_RATE": "1",
+        },
+    )
+    event = HANDLERS[function][2]
+    assert [line["message"] for line in seen["lines"]][:1] == [event]  # the event, first
+    assert {line["service"] for line in seen["lines"]} == {"probe"}
+    assert seen["level"] == logging.DEBUG  # sampled: every invocation at debug
+
+
+@pytest.mark.parametrize("function", HANDLERS)
+def test_the_log_level(function):
+    seen = invoked(function, {"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_LOGGER_LOG_EVENT": "true"})
+    assert seen["level"] == logging.ERROR
+    assert all(line["level"] in {"ERROR", "CRITICAL"} for line in seen["lines"])  # the event not logged at info
