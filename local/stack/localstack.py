@@ -1,9 +1,10 @@
 """LocalStack on the host, without Docker: its own virtual environment, our Lambda executor.
 
-``localstack-core`` 4.13.1 runs on Python 3.11 with a few pins (``PACKAGES``); its Lambda
-functions run through ``coupon-lambda-executor`` (``local/stack/lambda_executor``) as host processes
-on a bare interpreter of the runtime's version. State lives in the scratch folder and is not
-persisted.
+``localstack-core`` 4.13.1 runs with a few pins (``PACKAGES``) on the same Python 3.12 as the
+project (its virtual environment is made from the runtime's bare interpreter, as the functions'
+processes are); its Lambda functions run through ``coupon-lambda-executor``
+(``local/stack/lambda_executor``) as host processes on that bare interpreter. State lives in the
+scratch folder and is not persisted.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -31,29 +31,21 @@ EXECUTOR = Path(__file__).resolve().parent / "lambda_executor"
 START_TIMEOUT_S = 90
 
 
-def python_311() -> str:
-    """LocalStack 4.13 needs Python 3.11, whatever the project's interpreter is."""
-    for candidate in ("python3.11", str(Path.home() / ".pyenv/versions/3.11.7/bin/python3.11")):
-        found = shutil.which(candidate) or (candidate if Path(candidate).exists() else None)
-        if found:
-            return found
-    if sys.version_info[:2] == (3, 11):
-        return sys.executable
-    raise ServiceError("LocalStack needs a Python 3.11 interpreter (python3.11 on PATH)")
-
-
-def install(venv: Path) -> Path:
-    """Create (once) LocalStack's own virtual environment with our executor; return its python."""
+def install(venv: Path, base_python: str) -> Path:
+    """Create (once) LocalStack's own virtual environment from ``base_python``, with our
+    executor; return its python. One made by another interpreter (an older checkout's) is made
+    anew."""
     python = venv / "bin" / "python"
     marker = venv / ".installed"
-    if marker.exists():
+    if marker.exists() and marker.read_text() == base_python:
         return python
-    subprocess.run([python_311(), "-m", "venv", str(venv)], check=True)
+    shutil.rmtree(venv, ignore_errors=True)
+    subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "--upgrade", "pip"], check=True)
     subprocess.run([*pip, *PACKAGES], check=True)
     subprocess.run([*pip, "--no-deps", "-e", str(EXECUTOR)], check=True)
-    marker.touch()
+    marker.write_text(base_python)
     return python
 
 
@@ -74,7 +66,7 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_st
     """
     if healthy():
         raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
-    python = install(venv)
+    python = install(venv, lambda_python)
     folder = scratch / "localstack"
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "tmp").mkdir(parents=True)
