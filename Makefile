@@ -127,7 +127,7 @@ bench: venv
 
 # Will a sale fit an environment: each AWS limit it meets, what binds first, what to raise or
 # warm up. make plan ENV=prod SALE="copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z"
-# QUOTAS="api_rps=20000" for quotas your account has had raised (cdk/coupon_cdk/quotas.py).
+# QUOTAS="api_rps=20000" for quotas your account has had raised (local/planner/quotas.py).
 plan: venv
 	@test -n "$(SALE)" || { echo 'make plan: describe the sale, SALE="copies=5000 users=300000 peak=20000/s"' >&2; exit 2; }
 	$(BIN)/python -m local.tools.plan --env $(ENV) --sale "$(SALE)" --quotas "$(QUOTAS)"

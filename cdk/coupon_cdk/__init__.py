@@ -1,8 +1,6 @@
 """The CDK app of the coupon system: one stack per environment, built from small constructs.
 
 config.py        cdk.json's environments, validated (pydantic)
-quotas.py        the AWS quotas a sale meets, each with its page
-sale_plan.py     will a sale fit an environment: make plan's limits, demands and actions
 stack.py         CouponStack: the local and the AWS halves over the same functions and API
 functions.py     a Lambda function with a role of its own (least privilege)
 code.py          the functions' package and the layers, as Lambda ships them

@@ -14,8 +14,6 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 
-from coupon_cdk.quotas import QUOTAS
-
 CONTEXT_KEY = "coupon:environments"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
@@ -233,7 +231,7 @@ MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
 # writes to and, while it builds a coupon's lost state, a consumer's and the consumer group
 # coordinator's: three on one broker at most. Its INIT opens two (the bootstrap's, closed once the
 # metadata is read, and the producer's). Both counted by a test (tests/services/test_intake.py).
-MSK_IAM_CONNECTIONS = int(QUOTAS["msk_connections"].value)
+MSK_IAM_CONNECTIONS = 3_000  # https://docs.aws.amazon.com/msk/latest/developerguide/limits.html
 CONNECTIONS_PER_INTAKE = 3
 INIT_CONNECTION_ATTEMPTS = 2
 

@@ -6,7 +6,7 @@
 Reads the environment from cdk.json, and prints every AWS limit the sale meets (its value and
 source, the sale's demand on it, the headroom), the one that binds first and what to do about
 it, the provisioned-concurrency warm-up to schedule, and how long the database takes to persist
-the winners. ``--quotas`` gives the quotas your account has had raised (cdk/coupon_cdk/quotas.py
+the winners. ``--quotas`` gives the quotas your account has had raised (local/planner/quotas.py
 lists them). Exits 1 when the sale does not fit, 2 on a malformed sale, quota or environment.
 """
 
@@ -18,8 +18,8 @@ import sys
 from pathlib import Path
 
 from coupon_cdk.config import CONTEXT_KEY, CdkContextError, load
-from coupon_cdk.quotas import QuotaError, with_raised
-from coupon_cdk.sale_plan import Plan, PlannedSale, SaleError, plan, warmup_snippet
+from local.planner.quotas import QuotaError, with_raised
+from local.planner.sale_plan import Plan, PlannedSale, SaleError, plan, warmup_snippet
 
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 

@@ -20,7 +20,7 @@ from app import build
 from aws_cdk.assertions import Annotations, Match, Template
 
 from coupon_cdk.config import CdkContextError, load
-from coupon_cdk.sale_plan import reserved_concurrency
+from local.planner.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 

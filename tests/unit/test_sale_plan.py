@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from coupon_cdk.config import CONTEXT_KEY, load
-from coupon_cdk.quotas import QUOTAS, QuotaError, with_raised
-from coupon_cdk.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
+from local.planner.quotas import QUOTAS, QuotaError, with_raised
+from local.planner.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
 from local.tools import plan as plan_tool
 
 ENVIRONMENTS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"][CONTEXT_KEY]

@@ -3,12 +3,15 @@
 Defaults of a new account as the pages gave them on 2026-12-01 (check them for your Region:
 API Gateway's throttle is lower in some). ``make plan`` uses them; a quota your account has had
 raised is an option (``QUOTAS="api_rps=20000 lambda_concurrency=5000"``), and only the ones
-marked raisable can be. ``config.py`` checks the MSK connection quota at synth time from here.
+marked raisable can be. The MSK connection quota is the CDK's (``coupon_cdk.config``, which
+checks it at synth time), read from there.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+
+from coupon_cdk.config import MSK_IAM_CONNECTIONS
 
 APIGATEWAY = "https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html"
 LAMBDA_LIMITS = "https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html"
@@ -46,8 +49,8 @@ _TABLE = (
           "environments/min", LAMBDA_PROVISIONED, raisable=False),
     Quota("lambda_provisioning_prep_min", "Lambda provisioned concurrency preparation before allocation", 2,
           "minutes", LAMBDA_PROVISIONED, raisable=False),
-    Quota("msk_connections", "MSK IAM TCP connections per Standard broker, or per serverless cluster", 3_000,
-          "connections", MSK, raisable=True),
+    Quota("msk_connections", "MSK IAM TCP connections per Standard broker, or per serverless cluster",
+          MSK_IAM_CONNECTIONS, "connections", MSK, raisable=True),
     Quota("msk_connection_rate", "MSK new IAM connections per Standard broker (m5/m7g; 4/s on t3)", 100,
           "connections/s", MSK, raisable=False),
     Quota("msk_serverless_connection_rate", "MSK Serverless connection attempts per cluster", 100,

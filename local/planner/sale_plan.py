@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS, EnvironmentConfig
-from coupon_cdk.quotas import QUOTAS, Quota
+from local.planner.quotas import QUOTAS, Quota
 
 LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
 ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)
