@@ -7,6 +7,7 @@
 - ``flash_sale``: a flash sale against Redis from several processes and threads.
 - ``gateway_wsgi``: API Gateway's proxy integration as a WSGI app, for the API fuzzer.
 - ``checkov``: checkov's IaC rules on synthesized templates, from a virtual environment of its own.
+- ``tables``: the tables requests write, and their row counts.
 - ``bad_requests``: the malformed requests every check of I5 sends.
 - ``browser``: headless Chromium on a page: its DOM once its scripts ran, and a screenshot.
 """

@@ -21,6 +21,7 @@ from sqlalchemy import Engine, text
 
 from local.client.api_client import ApiClient, Reply
 from local.testkit.bad_requests import BadRequest, bad_requests
+from local.testkit.tables import row_counts
 from lua_redis.keys import reserved_key
 
 
@@ -111,14 +112,7 @@ def check(observed: Observed, successes: dict[str, int]) -> dict[str, bool]:
 def stored_state(engine: Engine, client: redis.Redis, coupon_id: int) -> tuple[object, ...]:
     """What a request can change, as I5 compares it: the rows of every table that requests write,
     and the coupon's reservations in Redis with their times."""
-    with engine.connect() as connection:
-        rows = connection.execute(
-            text(
-                "SELECT (SELECT count(*) FROM coupons), (SELECT count(*) FROM coupon_issues),"
-                " (SELECT count(*) FROM coupon_issue_failures), (SELECT count(*) FROM outbox)"
-            )
-        ).one()
-    return tuple(rows), client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True, withscores=True)
+    return row_counts(engine), client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True, withscores=True)
 
 
 def bad_input_changes_nothing(

@@ -13,7 +13,7 @@ import pytest
 from functions.intake import app as intake_app
 from local.testkit.kafka_topics import read_all
 from local.testkit.lambda_events import InProcessContext, api_event
-from tests.database_support import row_counts
+from local.testkit.tables import row_counts
 from tests.services.intake_support import call, create_coupon
 
 NOT_JSON = [

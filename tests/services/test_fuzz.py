@@ -33,7 +33,7 @@ from functions.intake import dependencies
 from functions.intake.route_dependencies import on_demand_reconcile
 from local.testkit.gateway_wsgi import gateway
 from local.testkit.kafka_topics import client_options
-from tests.database_support import row_counts
+from local.testkit.tables import row_counts
 from tests.services.pipeline_support import InProcessRebuild
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))

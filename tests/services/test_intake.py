@@ -25,9 +25,9 @@ from local.stack.valkey import start_valkey
 from local.testkit.bad_requests import bad_requests
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
+from local.testkit.tables import row_counts
 from lua_redis import ReservationStore, connect
 from lua_redis.keys import rebuild_key, reserved_key
-from tests.database_support import row_counts
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 
