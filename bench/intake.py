@@ -45,6 +45,7 @@ from typing import Any, TextIO, cast
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.services import STARTERS, service_urls
+from local.testkit.http_functions import handler_for
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext, api_event
 from local.testkit.redis_monitor import client_commands
@@ -66,7 +67,9 @@ HANDLERS = {"intake": "functions.intake.app", "bare": "bench.bare_intake"}
 IMPORTS = {
     "`import boto3`": "boto3",
     "the intake handler": "functions.intake.app",
-    "the libraries of its hot path alone": "redis, kafka, aws_lambda_powertools.logging, aws_lambda_powertools.metrics",
+    "the libraries of its hot path alone": (
+        "redis, kafka, pydantic, aws_lambda_powertools.logging, aws_lambda_powertools.metrics"
+    ),
     "the intake handler with the X-Ray tracer of the other functions": "functions.intake.app, coupon_core.tracing",
     # On MSK (KAFKA_AUTH=iam) the INIT's connect also imports AWS's token signer, and with it boto3.
     "the intake handler with the MSK IAM signer its INIT loads on AWS": (
@@ -100,10 +103,11 @@ def intake_servers(stack: ExitStack, prefix: str) -> None:
 
 
 def call(method: str, path: str, body: object, handler: Any = None) -> tuple[int, dict]:
-    """One request to ``handler``, the intake's by default (imported here, not with this module:
-    a load's processes import their handler themselves, after setting up their INIT)."""
+    """One request to ``handler``, by default the function API Gateway routes it to (imported
+    here, not with this module: a load's processes import their handler themselves, after
+    setting up their INIT)."""
     if handler is None:
-        from functions.intake.app import handler  # noqa: PLC0415
+        handler = handler_for(method, path)
     response = handler(api_event(method, path, body), InProcessContext())
     return response["statusCode"], json.loads(response["body"])
 

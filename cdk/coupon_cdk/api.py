@@ -1,4 +1,5 @@
-"""API Gateway (REST): the routes of docs/design.md (HTTP API) in front of the intake function."""
+"""API Gateway (REST): the routes of docs/design.md (HTTP API) in front of the two HTTP
+functions: ``POST /coupon-issues`` to the intake, every other route to the coupons function."""
 
 from __future__ import annotations
 
@@ -14,7 +15,10 @@ from constructs import Construct
 from coupon_cdk.config import ApiConfig
 from coupon_cdk.nag import accept
 from coupon_cdk.request_models import gateway_schema
-from functions.intake.schemas import ChangeCouponRequest, CreateCouponRequest, IssueRequest, TopUpRequest
+from functions.http_api.issue_body import IssueRequest
+from functions.http_api.schemas import ChangeCouponRequest, CreateCouponRequest, TopUpRequest
+from functions.intake.issue_request import METHOD as ISSUE_METHOD
+from functions.intake.issue_request import PATH as ISSUE_PATH
 
 # API Gateway's own refusals in our answer format (every answer has status and error).
 GATEWAY_ERRORS = {
@@ -36,6 +40,7 @@ class Api(Construct):
         config: ApiConfig,
         stage: str,
         intake: lambda_.IFunction,
+        coupons: lambda_.IFunction,
         log_retention: logs.RetentionDays,
         edge_validation: bool = True,
     ) -> None:
@@ -82,7 +87,7 @@ class Api(Construct):
                 status_code=status_code,
                 templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
             )
-        integration = apigw.LambdaIntegration(intake)
+        integration = apigw.LambdaIntegration(coupons)
         public_auth = self._public_authorization(config)
         # add_method's keyword arguments, per route: who may call it, and what the edge validates
         iam_auth: dict[str, Any] = {"authorization_type": apigw.AuthorizationType.IAM}
@@ -117,12 +122,12 @@ class Api(Construct):
                 "request_validator": self.rest_api.add_request_validator("Params", validate_request_parameters=True)
             }
 
-        issues = self.rest_api.root.add_resource("coupon-issues")
-        issues.add_method("POST", integration, **issue_body, **public_auth)
-        coupons = self.rest_api.root.add_resource("coupons")
-        coupons.add_method("POST", integration, **coupon_body, **iam_auth)
-        coupons.add_method("GET", integration, **params, **iam_auth)  # the operators' routes below
-        coupon = coupons.add_resource("{couponId}")
+        issues = self.rest_api.root.add_resource(ISSUE_PATH.strip("/"))
+        issues.add_method(ISSUE_METHOD, apigw.LambdaIntegration(intake), **issue_body, **public_auth)
+        every_coupon = self.rest_api.root.add_resource("coupons")
+        every_coupon.add_method("POST", integration, **coupon_body, **iam_auth)
+        every_coupon.add_method("GET", integration, **params, **iam_auth)  # the operators' routes below
+        coupon = every_coupon.add_resource("{couponId}")
         coupon.add_method("GET", integration, **params, **iam_auth)
         coupon.add_method("PATCH", integration, **change_body, **iam_auth)
         for switch in ("close", "reopen"):

@@ -18,9 +18,9 @@ CDK_HELPERS = (
     "CustomVpcRestrictDefaultSGCustomResourceProvider",
     "KafkaTopicsProviderframeworkonEvent",
 )
-NAMES = ("Intake", "Worker", "Dlq", "Rebuild", "Relay", "Migrate", "Topic")  # our functions' construct ids
-OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:5])  # those that serve traffic
-DEPLOY_TIME = tuple(f"{name}Function" for name in NAMES[5:])  # run by CloudFormation at deploy time
+NAMES = ("Intake", "Coupons", "Worker", "Dlq", "Rebuild", "Relay", "Migrate", "Topic")  # our functions' ids
+OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:6])  # those that serve traffic
+DEPLOY_TIME = tuple(f"{name}Function" for name in NAMES[6:])  # run by CloudFormation at deploy time
 ROLES = tuple(f"{name}RoleDefaultPolicy" for name in NAMES)
 LOG_GROUPS = (
     "AWSCDKTriggerCustomResourceProviderCustomResourceProviderLogGroup",
@@ -53,9 +53,10 @@ ACCEPTED: dict[str, tuple[tuple[str, ...], str]] = {
     ),
     "CKV_AWS_116": (
         (*OUR_FUNCTIONS, *DEPLOY_TIME, *CDK_HELPERS),
-        "A function's DLQ serves asynchronous invocations only. The intake is invoked synchronously (API "
-        "Gateway); the worker by the MSK mapping, whose failures go to the SQS DLQ (its on-failure "
-        "destination); the DLQ handler by the SQS mapping, whose failures go to the redrive queue; the "
+        "A function's DLQ serves asynchronous invocations only. The intake and the coupons function are "
+        "invoked synchronously (API Gateway); the worker by the MSK mapping, whose failures go to the SQS "
+        "DLQ (its on-failure destination); the DLQ handler by the SQS mapping, whose failures go to the "
+        "redrive queue; the "
         "scheduled rebuild and relay keep their failed runs in the FailedRuns queue through an on-failure "
         "destination (EventInvokeConfig), which checkov does not read; the deploy-time functions are "
         "invoked synchronously by CloudFormation, which reports their failure.",

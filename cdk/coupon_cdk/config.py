@@ -89,11 +89,13 @@ class WarmupConfig(_Section):
 
 
 class ConcurrencyConfig(_Section):
-    """Reserved concurrency of the intake (bounded by what MSK accepts, see docs/deploy.md) and
-    the DLQ handler, how many DLQ batches its SQS mapping runs at once (2 or more), and an
-    optional warm-up before a sale."""
+    """Reserved concurrency of the intake (bounded by what MSK accepts, see docs/deploy.md), of
+    the coupons function (the other routes: a busy operator cannot starve a sale, nor a sale the
+    operators) and of the DLQ handler, how many DLQ batches its SQS mapping runs at once (2 or
+    more), and an optional warm-up before a sale."""
 
     intake: Count
+    coupons: Count
     dlq_handler: Count
     dlq_mapping: Count
     warmup: WarmupConfig | None = None
@@ -226,13 +228,20 @@ def load(
 
 
 MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
+# The rebuild's runs at once: the schedule's, an operator's reconcile, and the intakes' asks to
+# build a missing state. Each coupon is reconciled or built under its state lock, so runs may
+# overlap safely; the bound keeps the database's load bounded after a Redis loss mid-sale (an
+# intake whose ask is throttled answers 503, and its client retries after Retry-After). The
+# relay runs one at a time: that keeps each coupon's events in order.
+REBUILD_CONCURRENCY, RELAY_CONCURRENCY = 5, 1
 # The Amazon MSK quota page: TCP connections with IAM access control, per Standard broker and per
 # serverless cluster. An intake container holds its producer's connection to each broker it
-# writes to and, while it builds a coupon's lost state, a consumer's and the consumer group
-# coordinator's: three on one broker at most. Its INIT opens two (the bootstrap's, closed once the
-# metadata is read, and the producer's). Both counted by a test (tests/services/test_intake.py).
+# writes to; its INIT opens two (the bootstrap's, closed once the metadata is read, and the
+# producer's), which may be open together for a moment: two on one broker at most. It reads
+# nothing back (a lost state is built by the rebuild function). Both counted by a test
+# (tests/services/test_intake.py).
 MSK_IAM_CONNECTIONS = 3_000  # https://docs.aws.amazon.com/msk/latest/developerguide/limits.html
-CONNECTIONS_PER_INTAKE = 3
+CONNECTIONS_PER_INTAKE = 2
 INIT_CONNECTION_ATTEMPTS = 2
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_ec2 as ec2
@@ -17,11 +17,17 @@ from coupon_cdk.nag import accept
 
 @dataclass(frozen=True)
 class Placement:
-    """Where the functions run: in the VPC (AWS) or not (local)."""
+    """Where the functions run: in the VPC (AWS) or not (local), in ``security_group`` if they
+    use the database, else in ``without_database`` (which has no path to the proxy)."""
 
     vpc: ec2.IVpc | None = None
     subnets: ec2.SubnetSelection | None = None
     security_group: ec2.ISecurityGroup | None = None
+    without_database: ec2.ISecurityGroup | None = None
+
+    def of(self, *, database: bool) -> Placement:
+        """The placement of a function that uses the database, or does not."""
+        return self if database else replace(self, security_group=self.without_database)
 
 
 @dataclass(frozen=True)

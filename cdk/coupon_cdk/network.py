@@ -44,18 +44,21 @@ class Network(Construct):
         )
         self.subnets = ec2.SubnetSelection(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED)
         self.subnet_ids = self.vpc.select_subnets(subnet_type=ec2.SubnetType.PRIVATE_ISOLATED).subnet_ids
-        self.functions = self._group("Functions", "Lambda functions")
+        self.functions = self._group("Functions", "Lambda functions that use the database")
+        # The intake (the function every user reaches) and the topic maker: no path to the proxy.
+        self.functions_without_database = self._group("FunctionsNoDatabase", "Lambda functions without the database")
         self.cache = self._group("Cache", "ElastiCache")
         self.kafka = self._group("Kafka", "MSK brokers and the pollers of the event source mapping")
         self.proxy = self._group("Proxy", "RDS Proxy: the only way to the database")
         self.database = self._group("Database", "RDS PostgreSQL, reached through the proxy only")
         endpoints = self._group("Endpoints", "interface VPC endpoints")
-        self.cache.add_ingress_rule(self.functions, ec2.Port.tcp(REDIS_PORT), "functions to Valkey")
         self.proxy.add_ingress_rule(self.functions, ec2.Port.tcp(POSTGRES_PORT), "functions to the proxy")
         self.database.add_ingress_rule(self.proxy, ec2.Port.tcp(POSTGRES_PORT), "proxy to PostgreSQL")
-        self.kafka.add_ingress_rule(self.functions, ec2.Port.tcp(MSK_IAM_PORT), "functions to brokers (IAM)")
+        for group, whose in ((self.functions, "functions"), (self.functions_without_database, "no-database functions")):
+            self.cache.add_ingress_rule(group, ec2.Port.tcp(REDIS_PORT), f"{whose} to Valkey")
+            self.kafka.add_ingress_rule(group, ec2.Port.tcp(MSK_IAM_PORT), f"{whose} to brokers (IAM)")
         self.kafka.add_ingress_rule(self.kafka, ec2.Port.all_tcp(), "brokers and mapping pollers among themselves")
-        for peer in (self.functions, self.kafka):
+        for peer in (self.functions, self.functions_without_database, self.kafka):
             endpoints.add_ingress_rule(peer, ec2.Port.tcp(443), "HTTPS to AWS APIs")
         for name, service in ENDPOINT_SERVICES.items():
             self.vpc.add_interface_endpoint(

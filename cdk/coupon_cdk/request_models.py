@@ -1,5 +1,5 @@
 """The API Gateway request models, generated from the pydantic models the functions validate the
-same bodies with (``functions/intake/schemas.py``): one schema per body, so that the edge and the
+same bodies with (``functions/http_api/schemas.py``): one schema per body, so that the edge and the
 function cannot disagree on what is well-formed.
 
 API Gateway reads JSON Schema draft 4; pydantic writes draft 2020-12. For these models the two

@@ -18,7 +18,14 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
-from coupon_cdk.config import CdkContextError, EnvironmentConfig, LocalConfig, WarmupConfig
+from coupon_cdk.config import (
+    REBUILD_CONCURRENCY,
+    RELAY_CONCURRENCY,
+    CdkContextError,
+    EnvironmentConfig,
+    LocalConfig,
+    WarmupConfig,
+)
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.monitoring import DataStores, Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
@@ -87,14 +94,16 @@ class CouponStack(Stack):
     @property
     def _every_function(self) -> tuple[Function, ...]:
         """The functions of every environment (not the deploy-time ones)."""
-        return self.intake, self.worker, self.dlq_handler, self.rebuild, self.relay
+        return self.intake, self.coupons, self.worker, self.dlq_handler, self.rebuild, self.relay
 
     def _on_aws(self, config: EnvironmentConfig) -> None:
         """An AWS environment: the managed services in a VPC, the functions in it reaching them
         with credentials, and what exists only in AWS."""
         aws = AwsParts.build(self, config, self._log_retention)
         self._functions(
-            Placement(aws.network.vpc, aws.network.subnets, aws.network.functions),
+            Placement(
+                aws.network.vpc, aws.network.subnets, aws.network.functions, aws.network.functions_without_database
+            ),
             redis_env=aws.cache.environment,
             database_env={"DB_SECRET_ARN": aws.database.secret.secret_arn, "DB_HOST": aws.database.host},
             kafka_env={"KAFKA_BOOTSTRAP_SERVERS": aws.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"},
@@ -122,7 +131,8 @@ class CouponStack(Stack):
         stores = (self._redis_env if redis else {}) | (self._database_env if database else {})
         fn = Function(
             self, spec.name.title(), spec=spec, environment=self._common | stores | environment,
-            code=self._code, layers=self._layers, placement=self._placement, log_retention=self._log_retention,
+            code=self._code, layers=self._layers, placement=self._placement.of(database=database),
+            log_retention=self._log_retention,
         )  # fmt: skip
         if redis:
             self._redis_users.append(fn)
@@ -138,30 +148,38 @@ class CouponStack(Stack):
         database_env: dict[str, str],
         kafka_env: dict[str, str],
     ) -> None:
-        """The five functions of every environment, and the wiring between them."""
+        """The six functions of every environment, and the wiring between them."""
         config, sizing = self.config, self.config.concurrency
         self._placement, self._redis_env, self._database_env = placement, redis_env, database_env
         self._redis_users: list[Function] = []
         self._database_users: list[Function] = []
         topic_env = {**kafka_env, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
+        caller_env = {"USER_ID_SOURCE": config.api.user_id_source, "USER_ID_CLAIM": config.api.user_id_claim}
+        # The function every user reaches holds no database credential and has no path to it: a
+        # state it finds missing is built by the rebuild function, which it invokes.
         self.intake = self._function(
             FunctionSpec(
                 "intake",
                 "functions/intake/app.handler",
-                "HTTP API: reserve and publish",
+                "HTTP API: POST /coupon-issues, reserve and publish",
                 config.intake_memory_mb,
                 10,
                 sizing.intake if sizing else None,
             ),
-            # a coupon's state is built from the database and the records in flight, within its 10 s
-            topic_env
-            | in_flight_env
-            | {
-                "USER_ID_SOURCE": config.api.user_id_source,
-                "USER_ID_CLAIM": config.api.user_id_claim,
-                "READ_BACK_TIMEOUT_S": "4",
-            },
+            topic_env | caller_env,
+            redis=True,
+        )
+        self.coupons = self._function(
+            FunctionSpec(
+                "coupons",
+                "functions/coupons/app.handler",
+                "HTTP API: every route but POST /coupon-issues",
+                512,
+                29,  # API Gateway's integration timeout; the reconcile route waits for the rebuild
+                sizing.coupons if sizing else None,
+            ),
+            caller_env,
             redis=True,
             database=True,
         )
@@ -199,7 +217,7 @@ class CouponStack(Stack):
                 "reconcile Redis with PostgreSQL",
                 1024,
                 300,
-                None if config.is_local else 1,  # one run at a time
+                None if config.is_local else REBUILD_CONCURRENCY,
             ),
             topic_env | in_flight_env,
             redis=True,
@@ -212,15 +230,17 @@ class CouponStack(Stack):
                 "publish the outbox to coupon.events.v1",
                 512,
                 120,
-                None if config.is_local else 1,  # one run at a time keeps each coupon's events in order
+                None if config.is_local else RELAY_CONCURRENCY,
             ),
             {**kafka_env, "KAFKA_TOPIC": EVENTS_TOPIC},
             database=True,
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
-        # the operators' reconcile route runs the rebuild for one coupon, and returns its report
-        self.intake.function.add_environment("REBUILD_FUNCTION", self.rebuild.function.function_name)
-        self.intake.allow(["lambda:InvokeFunction"], [self.rebuild.function.function_arn])
+        # the intake has a missing state built; the operators' reconcile route runs the rebuild
+        # for one coupon and returns its report
+        for fn in (self.intake, self.coupons):
+            fn.function.add_environment("REBUILD_FUNCTION", self.rebuild.function.function_name)
+            fn.allow(["lambda:InvokeFunction"], [self.rebuild.function.function_arn])
         self.dlq_handler.function.add_event_source(
             sources.SqsEventSource(
                 self.queues.dlq,
@@ -233,7 +253,7 @@ class CouponStack(Stack):
     def _schedules(self) -> None:
         events.Rule(
             self,
-            "ReconcileSchedule",
+            "RebuildSchedule",
             description="reconcile Redis with PostgreSQL for coupons near their window",
             schedule=events.Schedule.rate(Duration.minutes(self.config.reconcile_every_minutes)),
             targets=[targets.LambdaFunction(self.rebuild.function)],
@@ -254,6 +274,7 @@ class CouponStack(Stack):
             config=self.config.api,
             stage=self.config.name,
             intake=self._warm_intake(sizing.warmup) if sizing and sizing.warmup else self.intake.function,
+            coupons=self.coupons.function,
             log_retention=self._log_retention,
             edge_validation=edge_validation,
         )
@@ -291,8 +312,7 @@ class CouponStack(Stack):
         # The intake's producer is idempotent (kafka-python's default with acks=all): InitProducerId
         # needs WriteDataIdempotently on the cluster, which WriteData on the topic does not imply.
         self.intake.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
-        self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData", "kafka-cluster:ReadData"], topic)
-        self.intake.allow(["kafka-cluster:DescribeGroup"], group)  # reads the worker group's offsets
+        self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], topic)
         self.rebuild.allow(["kafka-cluster:Connect"], cluster)
         self.rebuild.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
         self.rebuild.allow(["kafka-cluster:DescribeGroup"], group)

@@ -7,9 +7,11 @@ from dataclasses import dataclass
 
 from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
+from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
+from coupon_core.domain.state_build import StateInitialiser
 from coupon_core.settings.rebuild import RebuildSettings
 from lua_redis import CouponLocks, ReservationStore
 
@@ -18,6 +20,7 @@ from lua_redis import CouponLocks, ReservationStore
 class Wiring:
     settings: RebuildSettings
     reconciler: Reconciler
+    initialiser: StateInitialiser
 
 
 @functools.cache
@@ -31,13 +34,35 @@ def wiring() -> Wiring:
         max_records=settings.read_back.max_records,
         timeout_s=settings.read_back.timeout_s,
     )
-    reconciler = Reconciler(
+    store, locks, catalog = (
         ReservationStore(client),
         CouponLocks(client),
         SqlCouponCatalog(make_engine(settings.database)),
-        in_flight,
-        retention_ms=settings.retention.state_ms,
-        skew_ms=settings.reconcile.skew_ms,
-        produce_bound_ms=settings.reconcile.produce_bound_ms,
     )
-    return Wiring(settings, reconciler)
+    retention_ms, produce_bound_ms = settings.retention.state_ms, settings.reconcile.produce_bound_ms
+    reconciler = Reconciler(
+        store,
+        locks,
+        catalog,
+        in_flight,
+        retention_ms=retention_ms,
+        skew_ms=settings.reconcile.skew_ms,
+        produce_bound_ms=produce_bound_ms,
+    )
+    # An intake waits for a state build at most STATE_BUILD_TIMEOUT_S: its read of the records in
+    # flight gets half of that, the lock's wait and two database reads the rest.
+    build_in_flight = KafkaInFlightReader(
+        settings.kafka,
+        group=settings.consumer_group.group,
+        max_records=settings.read_back.max_records,
+        timeout_s=min(settings.read_back.timeout_s, STATE_BUILD_TIMEOUT_S / 2),
+    )
+    initialiser = StateInitialiser(
+        store,
+        locks,
+        lambda: catalog,
+        lambda: build_in_flight,
+        retention_ms=retention_ms,
+        produce_bound_ms=produce_bound_ms,
+    )
+    return Wiring(settings, reconciler, initialiser)

@@ -1,8 +1,8 @@
-"""The rebuild function's two events, told apart and validated before anything changes.
+"""The rebuild function's three events, told apart and validated before anything changes.
 
-The EventBridge schedule (``"source": "aws.events"``, ``"detail-type": "Scheduled Event"``), and
-an on-demand ``{"couponId": N}`` or ``{"couponId": [N, ...]}``. Anything else is refused with a
-message that says what was expected.
+The EventBridge schedule (``"source": "aws.events"``, ``"detail-type": "Scheduled Event"``), an
+on-demand ``{"couponId": N}`` or ``{"couponId": [N, ...]}``, and the intake's
+``{"stateMissing": N}``. Anything else is refused with a message that says what was expected.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 from functions.schedule_events import is_scheduled
 from lua_redis import MAX_BIGINT
 
-__all__ = ["InvalidRebuildEventError", "is_scheduled", "on_demand_coupons"]
+__all__ = ["InvalidRebuildEventError", "is_scheduled", "on_demand_coupons", "state_missing"]
 
 CouponId = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT)]
 
@@ -29,14 +29,34 @@ class OnDemand(BaseModel):
     couponId: CouponId | Annotated[list[CouponId], Field(min_length=1, max_length=1_000)]  # noqa: N815
 
 
+class StateMissing(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    stateMissing: CouponId  # noqa: N815
+
+
+_EXPECTED = 'expected a scheduled EventBridge event, {"couponId": N | [N, ...]} or {"stateMissing": N}'
+
+
+def state_missing(event: Any) -> int | None:
+    """The coupon whose missing state the intake asks to build, if the event is that ask."""
+    if not isinstance(event, dict) or "stateMissing" not in event:
+        return None
+    try:
+        return StateMissing.model_validate(event).stateMissing
+    except ValidationError as exc:
+        raise InvalidRebuildEventError(f"{_EXPECTED}; {_problems(exc)}") from None
+
+
 def on_demand_coupons(event: Any) -> list[int]:
     """The coupon ids an on-demand event names, without repeats, in their order."""
     try:
         request = OnDemand.model_validate(event)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'event'}: {e['msg']}" for e in exc.errors())
-        raise InvalidRebuildEventError(
-            f'expected a scheduled EventBridge event or {{"couponId": N | [N, ...]}}; {problems}'
-        ) from None
+        raise InvalidRebuildEventError(f"{_EXPECTED}; {_problems(exc)}") from None
     coupon_ids = request.couponId if isinstance(request.couponId, list) else [request.couponId]
     return list(dict.fromkeys(coupon_ids))
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'event'}: {e['msg']}" for e in exc.errors())

@@ -15,12 +15,17 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS, EnvironmentConfig
+from coupon_cdk.config import (
+    CONNECTIONS_PER_INTAKE,
+    INIT_CONNECTION_ATTEMPTS,
+    REBUILD_CONCURRENCY,
+    RELAY_CONCURRENCY,
+    EnvironmentConfig,
+)
 from local.planner.quotas import QUOTAS, Quota
 
 LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
 ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)
-SINGLE_RUN_FUNCTIONS = 2  # the rebuild and the relay: reserved concurrency 1 each (stack.py)
 
 
 @dataclass(frozen=True)
@@ -207,11 +212,14 @@ def plan(
 
 def reserved_concurrency(config: EnvironmentConfig) -> int:
     """What the environment's functions reserve of the account's concurrency (stack.py sets it:
-    the intake's and the DLQ handler's from cdk.json, the worker one per partition, the rebuild and
-    the relay one each); an infra test holds it to the synthesized template."""
+    the intake's, the coupons function's and the DLQ handler's from cdk.json, the worker one per
+    partition, the rebuild's and the relay's from coupon_cdk.config); an infra test holds it to
+    the synthesized template."""
     assert config.concurrency is not None
     assert config.kafka is not None
-    return config.concurrency.intake + config.kafka.partitions + config.concurrency.dlq_handler + SINGLE_RUN_FUNCTIONS
+    sizing = config.concurrency
+    fixed = REBUILD_CONCURRENCY + RELAY_CONCURRENCY
+    return sizing.intake + sizing.coupons + config.kafka.partitions + sizing.dlq_handler + fixed
 
 
 def _mixed(per_answer: dict[str, float], successes: float) -> float:

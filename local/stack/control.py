@@ -42,7 +42,7 @@ PARTITIONS = 3
 STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
-FUNCTIONS = ("intake", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
+FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",

@@ -5,6 +5,8 @@
 - ``fault_proxy``: a TCP proxy that loses replies, drops connections, holds acknowledgements.
 - ``redis_monitor``: what clients send to Redis, as MONITOR reports it.
 - ``flash_sale``: a flash sale against Redis from several processes and threads.
+- ``http_functions``: API Gateway's routing: the issue request to the intake, the rest to the coupons function.
+- ``lambda_service``: Lambda's Invoke API on the loopback, running a function's handler in-process.
 - ``gateway_wsgi``: API Gateway's proxy integration as a WSGI app, for the API fuzzer.
 - ``checkov``: checkov's IaC rules on synthesized templates, from a virtual environment of its own.
 - ``tables``: the tables requests write, and their row counts.

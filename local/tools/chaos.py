@@ -46,8 +46,10 @@ from local.stack.postgres import start_postgres
 from local.stack.processes import Service, url_port, with_port
 from local.stack.valkey import start_valkey
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
+from local.testkit.http_functions import answer
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
+from local.testkit.lambda_service import LambdaService
 from local.tools.invariants import bad_input_changes_nothing, check, held_counts, observe, stored_state
 from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
 from lua_redis import connect
@@ -82,10 +84,8 @@ class Stack:
 def _call(
     method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, raw_body: str | None = None
 ) -> tuple[int, Any]:
-    from functions.intake import app as intake_app  # noqa: PLC0415 - imported once the environment is set
-
     event = api_event(method, path, body, headers=headers, raw_body=raw_body)
-    response = intake_app.handler(event, InProcessContext())
+    response = answer(event, InProcessContext())  # imports the function once the environment is set
     return response["statusCode"], json.loads(response["body"])
 
 
@@ -249,6 +249,11 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
                 "LOG_LEVEL": "critical",
             }
         )
+        from functions.rebuild import app as rebuild_app  # noqa: PLC0415 - imported once the environment is set
+
+        # the intake has a lost state built by the rebuild function, through Lambda's API
+        lambda_service = LambdaService({"rebuild": rebuild_app.handler})
+        os.environ.update({"REBUILD_FUNCTION": "rebuild", "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url})
         now = datetime.now(UTC)
         status_code, coupon = _call(
             "POST",
@@ -287,8 +292,6 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
             time.sleep(1)
             sample()
         _drain(pipeline, sample)
-        from functions.rebuild import app as rebuild_app  # noqa: PLC0415
-
         # A flush in the sale's last instant that no request met is seen first by this reconcile:
         # it starts the rebuild gate's wait and fails, as a scheduled run would, and the next run
         # (here, a second later) rebuilds the state once the wait is over.
@@ -299,6 +302,7 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
                 break
             time.sleep(1)
         pipeline.close()
+        lambda_service.close()
         results = check(observe(stack.engine, stack.client, coupon_id), tally.successes)
         results["I5 bad input: 4xx and nothing changed"] = bad_input_changes_nothing(
             lambda bad: _call(bad.method, bad.path, bad.body, raw_body=bad.raw),

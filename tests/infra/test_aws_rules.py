@@ -19,7 +19,7 @@ import pytest
 from app import build
 from aws_cdk.assertions import Annotations, Match, Template
 
-from coupon_cdk.config import CdkContextError, load
+from coupon_cdk.config import REBUILD_CONCURRENCY, RELAY_CONCURRENCY, CdkContextError, load
 from local.planner.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
@@ -340,9 +340,10 @@ def test_concurrency_is_bounded_where_it_must_be(env, request):
         return functions[function_id(template, name)]["Properties"]["ReservedConcurrentExecutions"]
 
     assert reserved("intake") == config.concurrency.intake
+    assert reserved("coupons") == config.concurrency.coupons
     assert reserved("worker") == config.kafka.partitions
     assert reserved("dlq") == config.concurrency.dlq_handler
-    assert reserved("rebuild") == reserved("relay") == 1
+    assert (reserved("rebuild"), reserved("relay")) == (REBUILD_CONCURRENCY, RELAY_CONCURRENCY)
     invokes = resources(template, "AWS::Lambda::EventInvokeConfig").values()
     assert len(invokes) == 2
     assert all(i["Properties"]["MaximumRetryAttempts"] == 0 for i in invokes)  # an overlapping run is dropped
@@ -474,10 +475,12 @@ def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(
         "at(2026-12-01T13:00:00)": {"MinCapacity": 0, "MaxCapacity": 0},
     }
     methods = resources(template, "AWS::ApiGateway::Method").values()
-    assert all(alias_id in json.dumps(m["Properties"]["Integration"]["Uri"]) for m in methods)
+    calling_the_alias = [m for m in methods if alias_id in json.dumps(m["Properties"]["Integration"]["Uri"])]
+    assert [m["Properties"]["HttpMethod"] for m in calling_the_alias] == ["POST"]  # POST /coupon-issues
 
 
-REDIS_FUNCTIONS, NO_REDIS_FUNCTIONS = ("intake", "worker", "dlq", "rebuild"), ("relay", "migrate", "topic")
+REDIS_FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
+NO_REDIS_FUNCTIONS = ("relay", "migrate", "topic")
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)

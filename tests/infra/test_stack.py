@@ -15,7 +15,8 @@ from coupon_cdk.config import CdkContextError, load
 from tests.infra.conftest import context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
-FUNCTIONS = ("intake", "worker", "dlq", "rebuild")
+FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
+DATABASE_USERS = ("coupons", "worker", "dlq", "rebuild")
 DATA_ACTION_PREFIXES = ("sqs:", "kafka-cluster:", "secretsmanager:", "logs:")
 
 
@@ -68,7 +69,7 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     assert "kafka-cluster:WriteData" in every["intake"]
     assert all("kafka-cluster:WriteData" not in every[name] for name in ("worker", "dlq", "rebuild"))
     assert "sqs:SendMessage" in every["worker"]
-    assert all("sqs:SendMessage" not in every[name] for name in ("intake", "dlq"))
+    assert all("sqs:SendMessage" not in every[name] for name in ("intake", "coupons", "dlq"))
     # the rebuild sends nothing but its own failed runs (Lambda's on-failure destination), on AWS
     assert all("FailedRuns" in r for r in resources_of(template, "rebuild", "sqs:SendMessage"))
     assert "sqs:ReceiveMessage" in every["dlq"]
@@ -83,7 +84,17 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     }
     assert {a for a in every["rebuild"] if a.startswith("kafka")} == reads_in_flight
     produces = {"kafka-cluster:WriteData", "kafka-cluster:WriteDataIdempotently"}
-    assert {a for a in every["intake"] if a.startswith("kafka")} == reads_in_flight | produces
+    assert {a for a in every["intake"] if a.startswith("kafka")} == produces | {
+        "kafka-cluster:Connect",
+        "kafka-cluster:DescribeTopic",
+    }
+    assert not {a for a in every["coupons"] if a.startswith("kafka")}
+    # both HTTP functions invoke the rebuild (a missing state, a reconcile on demand), and only it
+    for name in ("intake", "coupons"):
+        assert {a for a in every[name] if a.startswith("lambda:")} == {"lambda:InvokeFunction"}
+        assert resources_of(template, name, "lambda:InvokeFunction") == [
+            json.dumps({"Fn::GetAtt": [function_id(template, "rebuild"), "Arn"]})
+        ]
     # the relay writes the event stream and nothing else of Kafka
     relay = actions(template, "relay")
     assert {a for a in relay if a.startswith("kafka")} == produces | {
@@ -93,7 +104,7 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     assert all("coupon.events.v1" in r for r in resources_of(template, "relay", "kafka-cluster:WriteData"))
     assert all("coupon.issue.v1" in r for r in resources_of(template, "intake", "kafka-cluster:WriteData"))
     for name in FUNCTIONS:
-        assert "secretsmanager:GetSecretValue" in every[name]
+        assert ("secretsmanager:GetSecretValue" in every[name]) == (name in DATABASE_USERS), name
         assert not any(action.endswith("*") for action in every[name]), (name, every[name])
         for action in every[name]:
             if action.startswith(DATA_ACTION_PREFIXES):
@@ -182,29 +193,33 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     variables = intake["Environment"]["Variables"]
     assert variables["KAFKA_AUTH"] == "iam"
     assert variables["KAFKA_TOPIC"] == "coupon.issue.v1"
-    assert "DB_SECRET_ARN" in variables
-    proxy_id, attribute = variables["DB_HOST"]["Fn::GetAtt"]
+    assert variables["REBUILD_FUNCTION"] == {"Ref": function_id(dev, "rebuild")}
+    coupons = resources(dev, "AWS::Lambda::Function")[function_id(dev, "coupons")]["Properties"]
+    assert coupons["Handler"] == "functions/coupons/app.handler"
+    proxy_id, attribute = coupons["Environment"]["Variables"]["DB_HOST"]["Fn::GetAtt"]
     assert ("Proxy" in proxy_id, attribute) == (True, "Endpoint")
     assert "DATABASE_URL" not in variables
     assert intake["Runtime"] == "python3.12"
     assert intake["Architectures"] == ["arm64"]
     assert intake["Handler"] == "functions/intake/app.handler"
-    local_intake = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]
-    local_variables = local_intake["Environment"]["Variables"]
+    local_coupons = resources(local, "AWS::Lambda::Function")[function_id(local, "coupons")]["Properties"]
+    local_variables = local_coupons["Environment"]["Variables"]
     assert local_variables["DB_SECRET_ARN"].startswith("arn:aws:secretsmanager:")  # the production path, on LocalStack
     assert "DATABASE_URL" not in local_variables
     assert local_variables["REDIS_URL"].startswith("rediss://")
-    assert (local_variables["KAFKA_AUTH"], local_variables["KAFKA_TLS"]) == ("none", "on")
+    local_intake = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]
+    kafka = local_intake["Environment"]["Variables"]
+    assert (kafka["KAFKA_AUTH"], kafka["KAFKA_TLS"]) == ("none", "on")
 
 
 @pytest.mark.parametrize("env", ["dev", "prod", "local"])
 def test_a_function_is_given_only_the_stores_it_uses(env, request):
-    """The relay has no Redis, the topic maker neither Redis nor the database: neither gets their
-    variables, nor (on AWS) the right to connect to the cache."""
+    """The intake has no database, the relay no Redis, the topic maker neither: none gets their
+    variables, nor (on AWS) the right to connect to the cache or to read the database's secret."""
     template = request.getfixturevalue(env)
     functions = resources(template, "AWS::Lambda::Function")
-    uses = {"intake": (True, True), "worker": (True, True), "dlq": (True, True), "rebuild": (True, True),
-            "relay": (False, True)}  # fmt: skip
+    uses = {"intake": (True, False), "coupons": (True, True), "worker": (True, True), "dlq": (True, True),
+            "rebuild": (True, True), "relay": (False, True)}  # fmt: skip
     if env != "local":
         uses |= {"migrate": (False, True), "topic": (False, False)}
     for name, (redis, database) in uses.items():
@@ -214,13 +229,15 @@ def test_a_function_is_given_only_the_stores_it_uses(env, request):
             assert ("elasticache:Connect" in actions(template, name)) == redis, name
 
 
-def test_every_local_function_may_read_the_database_secret_and_no_other(local):
+def test_every_local_function_of_the_database_may_read_its_secret_and_no_other(local):
     """On LocalStack the functions read the database's credentials from Secrets Manager, as on
-    AWS: each role is granted exactly that secret (the integration run checks the calls)."""
-    variables = resources(local, "AWS::Lambda::Function")[function_id(local, "intake")]["Properties"]["Environment"]
+    AWS: each role that uses the database is granted exactly that secret (the integration run
+    checks the calls), and the intake's none."""
+    variables = resources(local, "AWS::Lambda::Function")[function_id(local, "coupons")]["Properties"]["Environment"]
     secret = variables["Variables"]["DB_SECRET_ARN"]
-    for name in ("intake", "worker", "dlq", "rebuild", "relay"):
+    for name in ("coupons", "worker", "dlq", "rebuild", "relay"):
         assert resources_of(local, name, "secretsmanager:GetSecretValue") == [json.dumps(secret)], name
+    assert resources_of(local, "intake", "secretsmanager:GetSecretValue") == []
 
 
 def test_the_local_environment_holds_only_what_localstack_provides(local):
@@ -253,6 +270,67 @@ def test_alarms(env, request):
     assert ("AWS/Lambda", "Errors") in metrics
     assert ("AWS/Lambda", "Throttles") in metrics
     assert all(a["Properties"]["AlarmActions"] for a in alarms.values())
+
+
+@pytest.mark.parametrize("env", ["dev", "prod"])
+def test_the_intake_holds_no_database_credential_and_has_no_path_to_the_database(env, request):
+    """The function every user reaches: no secret of any kind, and a security group the proxy
+    (the only way to the database) admits nothing from; the coupons function's it admits."""
+    template = request.getfixturevalue(env)
+    assert not [a for a in actions(template, "intake") if a.startswith("secretsmanager:")]
+    functions = resources(template, "AWS::Lambda::Function")
+
+    def groups_of(name: str) -> list[str]:
+        vpc = functions[function_id(template, name)]["Properties"]["VpcConfig"]
+        return [group["Fn::GetAtt"][0] for group in vpc["SecurityGroupIds"]]
+
+    ingress = [rule["Properties"] for rule in resources(template, "AWS::EC2::SecurityGroupIngress").values()]
+    proxy_admits = {
+        rule["SourceSecurityGroupId"]["Fn::GetAtt"][0]
+        for rule in ingress
+        if rule["GroupId"]["Fn::GetAtt"][0].startswith("NetworkProxy") and rule["FromPort"] == 5432
+    }
+    assert proxy_admits
+    assert not proxy_admits & set(groups_of("intake"))
+    assert set(groups_of("coupons")) <= proxy_admits
+    intake_groups = set(groups_of("intake"))
+    reaches = {rule["GroupId"]["Fn::GetAtt"][0][: -len("XXXXXXXX")] for rule in ingress
+               if rule["SourceSecurityGroupId"]["Fn::GetAtt"][0] in intake_groups}  # fmt: skip
+    assert reaches == {"NetworkCache", "NetworkKafka", "NetworkEndpoints"}
+
+
+@pytest.mark.parametrize(("env", "intake", "coupons"), [("dev", 200, 20), ("prod", 1000, 100)])
+def test_each_http_function_has_its_own_reserved_concurrency_and_alarms(env, intake, coupons, request):
+    """A busy operator cannot starve a sale, nor a sale the operators."""
+    template = request.getfixturevalue(env)
+    functions = resources(template, "AWS::Lambda::Function")
+    for name, reserved in (("intake", intake), ("coupons", coupons)):
+        logical_id = function_id(template, name)
+        assert functions[logical_id]["Properties"]["ReservedConcurrentExecutions"] == reserved
+        watched = {
+            a["Properties"]["MetricName"]
+            for a in resources(template, "AWS::CloudWatch::Alarm").values()
+            if {"Name": "FunctionName", "Value": {"Ref": logical_id}} in a["Properties"].get("Dimensions", [])
+        }
+        assert watched == {"Errors", "Throttles"}, name
+
+
+@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+def test_the_issue_request_goes_to_the_intake_and_every_other_route_to_the_coupons_function(env, request):
+    template = request.getfixturevalue(env)
+    by_function: dict[str, set[str]] = {"intake": set(), "coupons": set()}
+    paths = {logical_id: r["Properties"]["PathPart"] for logical_id, r in
+             resources(template, "AWS::ApiGateway::Resource").items()}  # fmt: skip
+    text = json.dumps
+    for method in resources(template, "AWS::ApiGateway::Method").values():
+        uri = text(method["Properties"]["Integration"]["Uri"])
+        target = next(name for name in by_function if function_id(template, name) in uri
+                      or (name == "intake" and "IntakeLive" in uri))  # fmt: skip
+        resource = method["Properties"]["ResourceId"]
+        path = paths.get(resource.get("Ref", ""), "/") if isinstance(resource, dict) else "/"
+        by_function[target].add(f"{method['Properties']['HttpMethod']} {path}")
+    assert by_function["intake"] == {"POST coupon-issues"}
+    assert len(by_function["coupons"]) == 12
 
 
 def test_the_migration_runs_at_deploy_time(dev):

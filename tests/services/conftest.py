@@ -9,10 +9,13 @@ import pytest
 import redis
 from moto import mock_aws
 
+from functions.coupons import dependencies as coupons_dependencies
 from functions.intake import dependencies as intake_dependencies
+from functions.rebuild import app as rebuild_app
 from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
 from local.testkit.kafka_topics import create_topic
+from local.testkit.lambda_service import LambdaService
 from lua_redis import ReservationStore, connect
 from tests.database_support import empty_tables
 from tests.services.pipeline_support import Pipeline
@@ -32,11 +35,20 @@ def store(redis_client: redis.Redis) -> ReservationStore:
     return ReservationStore(redis_client)
 
 
+@pytest.fixture(scope="session")
+def lambda_service() -> Iterator[LambdaService]:
+    """Lambda's Invoke API for the HTTP functions' calls to the rebuild function, run in-process."""
+    service = LambdaService({"rebuild": rebuild_app.handler})
+    yield service
+    service.close()
+
+
 @pytest.fixture
 def pipeline(
-    monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers
+    monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers, lambda_service
 ) -> Iterator[Pipeline]:
-    """Every function wired to the real services through its environment; SQS from moto."""
+    """Every function wired to the real services through its environment; SQS from moto, and the
+    rebuild function invoked through Lambda's API on the loopback (``LambdaService``)."""
     empty_tables(migrated_engine)
     topic = create_topic(kafka_bootstrap_servers)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
@@ -53,6 +65,8 @@ def pipeline(
             "KAFKA_CONSUMER_GROUP": f"coupon-worker-{topic}",
             "KAFKA_PRODUCE_TIMEOUT_MS": "2000",
             "WORKER_LOCK_WAIT_S": "1",
+            "REBUILD_FUNCTION": "rebuild",
+            "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url,
         }.items():
             monkeypatch.setenv(name, value)
         _reset_functions()
@@ -64,5 +78,6 @@ def pipeline(
 
 def _reset_functions() -> None:
     intake_dependencies.reset()
+    coupons_dependencies.reset()
     worker_dependencies.reset()
     rebuild_dependencies.wiring.cache_clear()

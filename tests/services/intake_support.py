@@ -1,4 +1,5 @@
-"""Calling the intake handler in-process, wired to the real services through its environment."""
+"""Calling the HTTP API in-process (the intake, or the coupons function, as API Gateway routes a
+request), wired to the real services through the functions' environment."""
 
 from __future__ import annotations
 
@@ -7,15 +8,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from functions.intake import app as intake_app
 from local.client.api_client import Reply
+from local.testkit.http_functions import answer
 from local.testkit.lambda_events import InProcessContext, api_event
 
 
 def call(method: str, path: str, body: Any = None, *, raw: bool = False, **kwargs: Any) -> Reply:
-    """The handler's answer to a request, as the API's client hears it (``raw``: the body's text)."""
+    """The API's answer to a request, as its client hears it (``raw``: the body's text)."""
     started = time.perf_counter()
-    response = intake_app.handler(api_event(method, path, body, **kwargs), InProcessContext())
+    response = answer(api_event(method, path, body, **kwargs), InProcessContext())
     headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
     document = response["body"] if raw else json.loads(response["body"])
     retry_after = float(headers["Retry-After"]) if "Retry-After" in headers else None

@@ -54,6 +54,7 @@ from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.reconcile import Holders
 from coupon_core.errors import PublishUnconfirmedError, StateLostError
+from functions.coupons import dependencies as coupons_dependencies
 from functions.intake import dependencies as intake_dependencies
 from functions.rebuild import dependencies as rebuild_dependencies
 from functions.relay import app as relay_app
@@ -110,6 +111,7 @@ class World:
         group = f"coupon-worker-{topic}"
         os.environ["KAFKA_TOPIC"], os.environ["KAFKA_CONSUMER_GROUP"] = topic, group
         intake_dependencies.reset()
+        coupons_dependencies.reset()
         worker_dependencies.reset()
         rebuild_dependencies.wiring.cache_clear()
         drain(self.pipeline.sqs, self.pipeline.dlq_url)  # what a failed example left

@@ -108,10 +108,3 @@ class Pipeline:
 
 def rebuild(event: Any) -> dict[str, Any]:
     return rebuild_app.handler(event, InProcessContext())
-
-
-class InProcessRebuild:
-    """The rebuild function called in-process, as the deployed intake invokes it."""
-
-    def reconcile(self, coupon_id: int) -> dict[str, Any]:
-        return rebuild({"couponId": coupon_id})

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from functions.intake import app as intake_app
+from local.testkit.http_functions import answer
 from local.testkit.kafka_topics import read_all
 from local.testkit.lambda_events import InProcessContext, api_event
 from local.testkit.tables import row_counts
@@ -114,7 +114,7 @@ def test_a_json_body_that_is_not_utf_8_is_422_and_changes_nothing(pipeline, migr
     event["isBase64Encoded"] = True
     rows = row_counts(migrated_engine)
 
-    response = intake_app.handler(event, InProcessContext())
+    response = answer(event, InProcessContext())
 
     assert response["statusCode"] == 422
     assert json.loads(response["body"]) == {

@@ -28,13 +28,12 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from functions.intake import app as intake_app
-from functions.intake import dependencies
-from functions.intake.route_dependencies import on_demand_reconcile
+from functions.coupons import dependencies as coupons_dependencies
+from functions.intake import dependencies as intake_dependencies
 from local.testkit.gateway_wsgi import gateway
+from local.testkit.http_functions import answer
 from local.testkit.kafka_topics import client_options
 from local.testkit.tables import row_counts
-from tests.services.pipeline_support import InProcessRebuild
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
 RANDOM = os.environ.get("FUZZ_RANDOM") == "1"
@@ -47,17 +46,17 @@ CHECKS = [
     negative_data_rejection,
 ]
 
-schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway(intake_app.handler))
+schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway(answer))
 
 
 @pytest.fixture(params=["body", "claims"])
 def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
     """How to read everything an answer may have changed: Redis, the database's rows, Kafka's ends;
     in both user-id modes (claims: the events carry no token, as a caller without one). The
-    operators' reconcile runs the rebuild in-process, as the deployed intake invokes it."""
+    functions invoke the rebuild through Lambda's API on the loopback, as the deployed ones do."""
     monkeypatch.setenv("USER_ID_SOURCE", request.param)
-    dependencies.reset()
-    monkeypatch.setitem(dependencies.OVERRIDES, on_demand_reconcile, InProcessRebuild)
+    intake_dependencies.reset()
+    coupons_dependencies.reset()
     consumer = KafkaConsumer(**client_options(pipeline.bootstrap_servers), enable_auto_commit=False)
     partitions = [TopicPartition(pipeline.topic, p) for p in sorted(consumer.partitions_for_topic(pipeline.topic))]
 

@@ -18,7 +18,7 @@ from sqlalchemy import text
 from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
-from functions.intake.dependencies import issue_service, open_connections, reset, wiring
+from functions.intake.dependencies import open_connections, reset, wiring
 from local.stack.processes import free_port, url_port, with_port
 from local.stack.tansu import start_tansu
 from local.stack.valkey import start_valkey
@@ -128,10 +128,14 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
 ):
     """A coupon whose state Redis never got (it was down at creation), in its window: the first
     request starts the wait for produces under way; once it is over, of 50 concurrent first
-    requests exactly one reads the database and Kafka."""
+    requests exactly one has the rebuild function read the database and Kafka (each asks it,
+    through Lambda's API; the others find the state built once they hold its lock). One whose ask
+    outwaits the lock (1 s: the build's thread shares this process's two cores with 49 more; on
+    AWS the rebuild's reserved concurrency throttles most of them) answers UNAVAILABLE with
+    nothing reserved, and its retry, as a client sends it after Retry-After, a SUCCESS."""
     coupon_id = create_coupon(100)
     redis_client.flushall()
-    assert issue_service().issue(coupon_id, 999).outcome.value == "UNAVAILABLE"
+    assert wiring().service.issue(coupon_id, 999).outcome.value == "UNAVAILABLE"
     while store.rebuild_wait_ms(coupon_id, 1):
         time.sleep(0.2)
     loads: list[int] = []
@@ -156,7 +160,7 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
         start.wait()
         # The domain, not the HTTP handler: Powertools keeps the current event on its (module-level)
         # resolver, which is right for Lambda's one invocation per container at a time, not for threads.
-        outcomes[user] = issue_service().issue(coupon_id, user).outcome.value
+        outcomes[user] = wiring().service.issue(coupon_id, user).outcome.value
 
     threads = [threading.Thread(target=request, args=(user,)) for user in range(1, 51)]
     for thread in threads:
@@ -164,8 +168,13 @@ def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
     for thread in threads:
         thread.join()
 
+    refused = sorted(user for user, outcome in outcomes.items() if outcome == "UNAVAILABLE")
+    assert {user: outcome for user, outcome in outcomes.items() if user not in refused} == dict.fromkeys(
+        set(range(1, 51)) - set(refused), "SUCCESS"
+    )
+    assert all(store.reservation_time(coupon_id, user) is None for user in refused)
+    assert [wiring().service.issue(coupon_id, user).outcome.value for user in refused] == ["SUCCESS"] * len(refused)
     assert loads == [coupon_id]
-    assert outcomes == dict.fromkeys(range(1, 51), "SUCCESS")
     assert not redis_client.exists(rebuild_key(coupon_id))  # the wait is closed with the rebuild
     assert len(read_all(kafka_bootstrap_servers, topic)) == 50
 
@@ -432,21 +441,21 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
     """What the sizing counts, counted through a proxy that stands for the one broker (so every
     connection lands on it, the worst case of a cluster): a fresh container's INIT opens
     ``INIT_CONNECTION_ATTEMPTS`` (the connection-rate quota at a cold opening), and at most
-    ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota) when a request builds a
-    coupon's lost state, whose consumer reads the records in flight next to the producer."""
+    ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota) while it answers. A lost
+    state adds none of the intake's: the rebuild function reads the records in flight (its
+    connections are counted apart, before the container starts, as another container's are)."""
     with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, _):
         coupon_id = create_coupon(10)
+        redis_client.flushall()  # the state is gone: the first request has it built
+        assert issue(coupon_id, 1).body["status"] == "UNAVAILABLE"  # the gate waits out produces in flight
+        deadline = time.monotonic() + 10
+        while rebuild({"stateMissing": coupon_id})["state"] != "READY" and time.monotonic() < deadline:
+            time.sleep(0.5)
         reset()  # a new container, on the coupon the previous one created
-        redis_client.flushall()  # its state is gone: the first request builds it
         proxy.count_from_now()
         open_connections()
         init_attempts = proxy.connections
-        first = issue(coupon_id, 1)  # 503 while the gate waits out a lost state's produces in flight
-        deadline = time.monotonic() + 10
-        while first.status_code == 503 and time.monotonic() < deadline:
-            time.sleep(0.5)
-            first = issue(coupon_id, 1)
-        answers = [first.status_code, *(issue(coupon_id, user).status_code for user in (2, 1))]
+        answers = [issue(coupon_id, user).status_code for user in (1, 2, 1)]
         connections, peak_open = proxy.connections, proxy.peak_open
     assert answers == [202, 202, 409]
     assert init_attempts <= INIT_CONNECTION_ATTEMPTS, f"INIT opened {init_attempts} connections"

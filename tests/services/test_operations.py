@@ -10,11 +10,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
-from functions.intake import dependencies
-from functions.intake.route_dependencies import on_demand_reconcile
+from functions.coupons import dependencies
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon, issue
-from tests.services.pipeline_support import InProcessRebuild
 
 SETTLE_S = 15  # a lost state is rebuilt once the produces under way have had their time (4 s here)
 
@@ -113,8 +111,7 @@ def test_a_coupons_issues_come_as_json_pages_or_csv(pipeline):
     assert call("GET", "/coupons/999999/issues").status_code == 404
 
 
-def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redis_client, monkeypatch):
-    monkeypatch.setitem(dependencies.OVERRIDES, on_demand_reconcile, InProcessRebuild)
+def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redis_client, lambda_service):
     coupon_id = create_coupon(5)
     for user in (1, 2):
         issue(coupon_id, user)
@@ -124,10 +121,13 @@ def test_an_operator_reconciles_a_coupon_now_and_reads_the_report(pipeline, redi
     assert (answer.status_code, answer.body["couponId"]) == (200, coupon_id)
     (report,) = answer.body["report"]["reconciled"]
     assert (report["couponId"], report["added"], report["reserved"]) == (coupon_id, 1, 2)
+    assert ("rebuild", {"couponId": coupon_id}) in lambda_service.invocations  # through Lambda's API
     assert call("POST", "/coupons/999999/reconcile").status_code == 404
 
 
-def test_without_a_rebuild_function_the_reconcile_route_is_unavailable(pipeline):
+def test_without_a_rebuild_function_the_reconcile_route_is_unavailable(pipeline, monkeypatch):
+    monkeypatch.delenv("REBUILD_FUNCTION")
+    dependencies.reset()
     coupon_id = create_coupon(5)
     answer = call("POST", f"/coupons/{coupon_id}/reconcile")
     assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")

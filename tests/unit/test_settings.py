@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from coupon_core.errors import ConfigError
-from coupon_core.settings.intake import IntakeSettings
+from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings, RedisSettings, RetentionSettings
+from coupon_core.settings.coupons import CouponsSettings
+from coupon_core.settings.http_api import CallerSettings
+from coupon_core.settings.intake import IntakeSettings, IssuingSettings
 from coupon_core.settings.rebuild import RebuildSettings
 from coupon_core.settings.relay import RelaySettings
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
@@ -28,11 +33,23 @@ ELASTICACHE_IAM = {
 }
 
 
+@dataclass(frozen=True)
+class EveryPart(FunctionSettings):
+    """Every part the functions compose their settings of, read at once: each variable's checks."""
+
+    redis: RedisSettings
+    database: DatabaseSettings
+    kafka: KafkaSettings
+    retention: RetentionSettings
+    issuing: IssuingSettings
+    caller: CallerSettings
+
+
 def test_a_valid_environment_is_read_with_defaults():
-    settings = IntakeSettings.from_env(VALID)
+    settings = EveryPart.from_env(VALID)
     assert settings.kafka.bootstrap_servers == ("b-1.msk.example:9098", "b-2.msk.example:9098")
     assert settings.kafka.auth == "none"
-    assert settings.issuing.user_id_source == "body"
+    assert settings.caller.user_id_source == "body"
     assert settings.retention.state_ms == 7 * 24 * 3_600_000
     assert settings.database.url == VALID["DATABASE_URL"]
 
@@ -40,7 +57,7 @@ def test_a_valid_environment_is_read_with_defaults():
 def test_secret_arn_instead_of_url():
     env = {k: v for k, v in VALID.items() if k != "DATABASE_URL"}
     env["DB_SECRET_ARN"] = "arn:aws:secretsmanager:eu-west-1:123456789012:secret:coupons-db-AbCdEf"
-    assert IntakeSettings.from_env(env).database.secret_arn == env["DB_SECRET_ARN"]
+    assert EveryPart.from_env(env).database.secret_arn == env["DB_SECRET_ARN"]
 
 
 @pytest.mark.parametrize(
@@ -87,11 +104,11 @@ def test_a_bad_variable_fails_with_its_name(changes, message):
     env = {**VALID, **changes}
     env = {name: value for name, value in env.items() if value is not None}
     with pytest.raises(ConfigError, match=message.replace("+", r"\+")):
-        IntakeSettings.from_env(env)
+        EveryPart.from_env(env)
 
 
 def test_elasticache_iam_auth_names_its_user_and_cache():
-    redis = IntakeSettings.from_env(VALID | ELASTICACHE_IAM | {"REDIS_CACHE_KIND": "replication-group"}).redis
+    redis = EveryPart.from_env(VALID | ELASTICACHE_IAM | {"REDIS_CACHE_KIND": "replication-group"}).redis
     assert (redis.auth, redis.user, redis.cache_name, redis.cache_kind, redis.region) == (
         "iam",
         "coupons-dev-app",
@@ -99,22 +116,22 @@ def test_elasticache_iam_auth_names_its_user_and_cache():
         "replication-group",
         "eu-west-1",
     )
-    assert IntakeSettings.from_env(VALID).redis.auth == "none"
+    assert EveryPart.from_env(VALID).redis.auth == "none"
 
 
 def test_iam_auth_with_a_region():
-    settings = IntakeSettings.from_env({**VALID, "KAFKA_AUTH": "IAM", "AWS_REGION": "eu-west-1"})
+    settings = EveryPart.from_env({**VALID, "KAFKA_AUTH": "IAM", "AWS_REGION": "eu-west-1"})
     assert (settings.kafka.auth, settings.kafka.region, settings.kafka.tls) == ("iam", "eu-west-1", True)
 
 
 def test_kafka_tls_is_off_without_iam_unless_asked_for():
-    assert IntakeSettings.from_env(VALID).kafka.tls is False
-    assert IntakeSettings.from_env({**VALID, "KAFKA_TLS": "on"}).kafka.tls is True
+    assert EveryPart.from_env(VALID).kafka.tls is False
+    assert EveryPart.from_env({**VALID, "KAFKA_TLS": "on"}).kafka.tls is True
 
 
 def test_a_database_url_may_ask_for_verified_tls():
     url = "postgresql+pg8000://app:secret@db.example:5432/coupons?sslmode=verify-full"
-    assert IntakeSettings.from_env({**VALID, "DATABASE_URL": url}).database.url == url
+    assert EveryPart.from_env({**VALID, "DATABASE_URL": url}).database.url == url
 
 
 def test_worker_dlq_and_rebuild_settings_name_their_bad_variables():
@@ -153,11 +170,16 @@ def test_a_produce_timeout_that_could_outlast_the_reconcile_skew_is_refused(sett
 
 def test_a_function_reads_only_the_stores_it_uses():
     """The relay has no Redis: it starts without REDIS_URL (and ignores a malformed one); the
-    functions that use Redis refuse to start without it."""
+    functions that use Redis refuse to start without it. The intake has no database: it starts
+    without DATABASE_URL or DB_SECRET_ARN, and has no field for one."""
+    no_database = {k: v for k, v in VALID.items() if k != "DATABASE_URL"}
+    assert not hasattr(IntakeSettings.from_env(no_database), "database")
+    with pytest.raises(ConfigError, match="exactly one of DATABASE_URL and DB_SECRET_ARN"):
+        CouponsSettings.from_env(no_database)
     no_redis = {k: v for k, v in VALID.items() if k != "REDIS_URL"}
     relay = RelaySettings.from_env(no_redis | {"KAFKA_TOPIC": "coupon.events.v1"})
     assert not hasattr(relay, "redis")
     RelaySettings.from_env(VALID | {"REDIS_URL": "not a url"})
-    for uses_redis in (IntakeSettings, RebuildSettings, DlqHandlerSettings):
+    for uses_redis in (IntakeSettings, CouponsSettings, RebuildSettings, DlqHandlerSettings):
         with pytest.raises(ConfigError, match="REDIS_URL is required"):
             uses_redis.from_env(no_redis)

@@ -1,4 +1,5 @@
-"""The on-demand reconcile's Lambda call, against botocore's stubbed Lambda API."""
+"""The rebuild function's two synchronous calls (a missing state built, a reconcile on demand),
+against botocore's stubbed Lambda API."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from coupon_core.adapters.lambda_rebuild import RebuildInvoker
+from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S, RebuildInvoker
+from coupon_core.domain.ports import InitOutcome
 from coupon_core.errors import UnavailableError
 
 
@@ -46,3 +48,33 @@ def test_an_unreachable_lambda_is_unavailable(lambda_client):
     stubber.add_client_error("invoke", "TooManyRequestsException", "Rate exceeded")
     with pytest.raises(UnavailableError, match="rebuild function unreachable"):
         RebuildInvoker("rebuild", client).reconcile(1)
+
+
+@pytest.mark.parametrize("state", list(InitOutcome))
+def test_a_missing_state_is_built_by_the_rebuild_and_its_outcome_read_back(lambda_client, state):
+    client, stubber = lambda_client
+    expected = {"FunctionName": "rebuild", "Payload": b'{"stateMissing": 42}'}
+    stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload({"couponId": 42, "state": state})}, expected)
+    assert RebuildInvoker("rebuild", client).initialise(42) is state
+
+
+@pytest.mark.parametrize("reply", [{"reconciled": []}, {"state": "MAYBE"}, [1], "READY"])
+def test_a_reply_that_is_not_a_state_build_is_unavailable(lambda_client, reply):
+    client, stubber = lambda_client
+    stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload(reply)})
+    with pytest.raises(UnavailableError, match="rebuild function answered"):
+        RebuildInvoker("rebuild", client).initialise(1)
+
+
+def test_a_throttled_state_build_is_unavailable(lambda_client):
+    client, stubber = lambda_client
+    stubber.add_client_error("invoke", "TooManyRequestsException", "Rate exceeded", http_status_code=429)
+    with pytest.raises(UnavailableError, match="TooManyRequestsException"):
+        RebuildInvoker("rebuild", client).initialise(1)
+
+
+def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    config = RebuildInvoker("rebuild")._lambda().meta.config
+    assert (config.connect_timeout, config.read_timeout) == (1, STATE_BUILD_TIMEOUT_S)
+    assert config.retries["total_max_attempts"] == 1

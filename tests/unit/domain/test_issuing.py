@@ -9,8 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
-from coupon_core.domain.issuing import IssueOutcome, IssueService, StateInitialiser
-from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
+from coupon_core.domain.issuing import IssueOutcome, IssueService
+from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.state_build import StateInitialiser
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, UnavailableError
 from lua_redis import Reservation, ReserveOutcome, StateUnavailableError
 from tests.unit.domain import fakes
 
@@ -161,6 +163,23 @@ def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
     assert catalog.reads == []
 
 
+class _Unreachable:
+    """A state builder that cannot be reached (the rebuild function throttled, or down)."""
+
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        raise UnavailableError("rebuild function unreachable: TooManyRequestsException")
+
+
+def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserves_nothing():
+    store, publisher = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), fakes.Publisher()
+    result = IssueService(store, publisher, _Unreachable()).issue(3, 7)
+    assert (result.outcome, result.detail) == (
+        IssueOutcome.UNAVAILABLE,
+        "rebuild function unreachable: TooManyRequestsException",
+    )
+    assert (store.reserves, publisher.published, store.releases) == ([(3, 7)], [], [])
+
+
 def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():
     now = datetime.now(UTC)
     store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)] * 2)
@@ -191,3 +210,10 @@ def test_the_logs_name_the_request_never_the_user(caplog, publisher, release_ans
         fields = {**vars(record), "message": record.getMessage()}
         assert fields["requestId"]
         assert str(USER) not in json.dumps(fields, default=str)
+
+
+def test_every_answer_of_reserve_but_a_missing_state_is_an_issue_outcome_of_the_same_name():
+    """The service passes reserve's answer on by its name: a new answer of reserve.lua must be
+    named here too, or the first request that meets it fails loudly."""
+    answers = {outcome.value for outcome in ReserveOutcome} - {ReserveOutcome.STATE_MISSING.value}
+    assert answers <= {outcome.value for outcome in IssueOutcome}

@@ -19,6 +19,7 @@ import pytest
 
 HANDLERS = {  # function -> (module, handler, an event it takes without servers)
     "intake": ("functions.intake.app", "handler", {"httpMethod": "POST", "path": "/coupon-issues", "body": "{}"}),
+    "coupons": ("functions.coupons.app", "handler", {"httpMethod": "GET", "path": "/nowhere"}),
     "worker": ("functions.worker.app", "handler", {"eventSource": "aws:kafka", "records": {}}),
     "dlq": ("functions.worker.dlq", "handler", {"Records": []}),
     "rebuild": ("functions.rebuild.app", "handler", {"unknown": 1}),

@@ -2,9 +2,11 @@
 
 Importing the X-Ray SDK costs about half a second, even with tracing disabled. The worker, the
 DLQ handler and the rebuild use it: their AWS calls (SQS, Secrets Manager) become subsegments.
-The intake does not: its hot path is Redis and Kafka, which the SDK does not instrument, and
-every cold container in a flash sale's scale-out would pay the import on a user's request. It
-is still traced: API Gateway and Lambda's active tracing record its segments without the SDK.
+The two HTTP functions do not: the intake's hot path is Redis and Kafka, which the SDK does not
+instrument, and every cold container in a flash sale's scale-out would pay the import on a
+user's request; the coupons function answers users too (a request's status, use, cancel).
+Both are still traced: API Gateway and Lambda's active tracing record their segments without
+the SDK.
 """
 
 from __future__ import annotations

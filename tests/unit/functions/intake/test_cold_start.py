@@ -7,15 +7,17 @@ import os
 import subprocess
 import sys
 
-from tests.unit.functions.intake.test_routes import ENV
+from tests.unit.functions.intake.test_app import ENV
 
 # An issue request answered by a stand-in service, then which of the modules it does not need got
-# loaded: the resolver and its models, the database stack, the SDK, the tracer, the coupon and
-# dead-letter models, and reading Kafka back (a coupon's first request); and which classes of
-# other functions our modules built (each dataclass costs about a millisecond to create): the
-# other functions' settings, the records as read back, the worker's write limit.
+# loaded: the resolver, the other bodies' models, the database stack, the SDK (a missing state's
+# ask to the rebuild function loads it), the tracer, the coupon and dead-letter models, and
+# reading Kafka back; and which classes of other functions our modules built (each dataclass
+# costs about a millisecond to create): the other functions' settings, the records as read back,
+# the worker's write limit.
 ANSWER_ONE_REQUEST = """
 import json, sys, uuid
+from dataclasses import replace
 from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from functions.intake import app, dependencies
 from local.testkit.lambda_events import InProcessContext, api_event
@@ -24,10 +26,11 @@ class Service:
     def issue(self, coupon_id, user_id, key=None):
         return IssueResult(IssueOutcome.SOLD_OUT)
 
-dependencies.OVERRIDES[dependencies.issue_service] = Service
+wiring = replace(dependencies.wiring(), service=Service())
+dependencies.wiring = lambda: wiring
 answer = app.handler(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}), InProcessContext())
-unneeded = ("sqlalchemy", "alembic", "pg8000", "aws_xray_sdk", "pydantic", "boto3",
-            "aws_lambda_powertools.event_handler", "functions.intake.api",
+unneeded = ("sqlalchemy", "alembic", "pg8000", "aws_xray_sdk", "boto3",
+            "aws_lambda_powertools.event_handler", "functions.coupons", "functions.http_api.schemas",
             "coupon_core.domain.coupons", "coupon_core.domain.dead_letters", "coupon_core.adapters.kafka.in_flight")
 others = ("WorkerSettings", "DlqHandlerSettings", "RebuildSettings", "RelaySettings",
           "Delivered", "InFlight", "WriteRate")

@@ -19,7 +19,7 @@ from coupon_core.observability import lambda_context, logger, metrics
 from functions.intake import app, issue_metrics
 from local.testkit.lambda_events import InProcessContext, api_event
 from tests import emf_specification
-from tests.unit.functions.intake.test_routes import service  # noqa: F401 - the fixture
+from tests.unit.functions.intake.test_app import service  # noqa: F401 - the fixture
 
 
 @pytest.fixture(autouse=True)

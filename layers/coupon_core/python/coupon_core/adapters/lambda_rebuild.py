@@ -1,8 +1,15 @@
-"""Reconcile on demand: the rebuild function, invoked synchronously, and its report.
+"""The rebuild function, invoked synchronously: a coupon's missing state built for the intake,
+and a coupon reconciled on demand for the operators.
 
-The intake does not reconcile in-process: a reconcile waits up to ten seconds for the coupon's
-state lock on a blocking Redis call, which the intake's short socket timeout would cut; the
-rebuild function has the settings for it (``functions/rebuild``).
+Neither HTTP function does these in-process. The intake holds no database credential and no
+network path to the database (the function every user reaches must not reach the most valuable
+data), so a state it finds missing is built by the rebuild function, which has them. A
+reconcile waits up to ten seconds for the coupon's state lock, and the rebuild function has the
+settings for it (``functions/rebuild``).
+
+The intake's ask is bounded: one attempt (a throttled or failed invoke is answered 503 at once,
+and the client retries after ``Retry-After``), and a read timeout above the build's own bound
+(the state lock's wait, the read of the records in flight, two database reads).
 """
 
 from __future__ import annotations
@@ -10,7 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from coupon_core.domain.ports import InitOutcome
 from coupon_core.errors import UnavailableError
+
+STATE_BUILD_TIMEOUT_S = 8  # within the intake's 10 s; the build reads Kafka for at most half of it
 
 
 class RebuildInvoker:
@@ -18,22 +28,36 @@ class RebuildInvoker:
         self._function_name = function_name
         self._client = client
 
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        """The rebuild function's build of a missing state (``{"stateMissing": coupon_id}``)."""
+        answer = self._invoke({"stateMissing": coupon_id})
+        try:
+            return InitOutcome(answer["state"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UnavailableError(f"rebuild function answered {answer!r}, not a state build") from exc
+
     def reconcile(self, coupon_id: int) -> dict[str, Any]:
         """The rebuild function's report for ``{"couponId": coupon_id}``."""
+        return self._invoke({"couponId": coupon_id})
+
+    def _invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         try:
-            answer = self._lambda().invoke(
-                FunctionName=self._function_name, Payload=json.dumps({"couponId": coupon_id}).encode()
-            )
-            report = json.loads(answer["Payload"].read())
+            answer = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
+            reply = json.loads(answer["Payload"].read())
         except Exception as exc:  # botocore's errors, a payload that is not JSON: the rebuild is unreachable
             raise UnavailableError(f"rebuild function unreachable: {exc!r}") from exc
         if answer.get("FunctionError"):
-            raise UnavailableError(f"rebuild function failed: {report.get('errorMessage', report)}")
-        return dict(report)
+            detail = reply.get("errorMessage", reply) if isinstance(reply, dict) else reply
+            raise UnavailableError(f"rebuild function failed: {detail}")
+        if not isinstance(reply, dict):
+            raise UnavailableError(f"rebuild function answered {reply!r}, not an object")
+        return reply
 
     def _lambda(self) -> Any:
         if self._client is None:
-            import boto3  # noqa: PLC0415 - only operators reconcile on demand; not on the hot path
+            import boto3  # noqa: PLC0415 - not on the hot path: a missing state, an operator's reconcile
+            from botocore.config import Config  # noqa: PLC0415
 
-            self._client = boto3.client("lambda")
+            config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries={"total_max_attempts": 1})
+            self._client = boto3.client("lambda", config=config)
         return self._client

@@ -75,6 +75,25 @@ class CouponLocks(Protocol):
     def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]: ...
 
 
+class InitOutcome(StrEnum):
+    """What building a missing state came to (``StateBuilder.initialise``)."""
+
+    READY = "READY"
+    NOT_FOUND = "NOT_FOUND"
+    ENDED = "ENDED"
+    REBUILDING = "REBUILDING"
+
+
+class StateBuilder(Protocol):
+    """Builds a coupon's Redis state that reserve found missing (``state_build.StateInitialiser``,
+    which the intake reaches through the rebuild function: ``adapters.lambda_rebuild``).
+
+    Raises ``UnavailableError`` (or a Redis layer's unavailable error) when it cannot.
+    """
+
+    def initialise(self, coupon_id: int) -> InitOutcome: ...
+
+
 class CouponCatalog(Protocol):
     """Coupons and who holds them, in the database. Raises ``DatabaseUnavailableError``."""
 

@@ -152,7 +152,7 @@ class Reconciler:
                 return None
             state = snapshot.coupon.state(self._retention_ms)
             if state.is_open(holders.now) and not self._store.has_state(coupon_id):
-                # lost mid-sale: the same wait as the intake's, see StateInitialiser
+                # lost mid-sale: the same wait as a state build's, see state_build.StateInitialiser
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from coupon_core.domain.issuing import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
+from coupon_core.domain.state_build import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
 from lua_redis import LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)

@@ -7,8 +7,9 @@ naming it, at the first use of the settings (the first invocation of a Lambda co
 midway through a request. docs/design.md lists every variable.
 
 This module holds the parts several functions share and :class:`FunctionSettings`; each
-function's own parts and settings are in its module (``intake``, ``worker``, ``rebuild``,
-``relay``), so that a cold start builds only its own classes; ``variables`` reads and checks
+function's own parts and settings are in its module (``intake``, ``coupons``, ``worker``,
+``rebuild``, ``relay``; ``http_api`` has the parts both HTTP functions read), so that a cold
+start builds only its own classes; ``variables`` reads and checks
 one variable of each kind (a URL, an integer in a range, ...).
 """
 
@@ -151,7 +152,7 @@ class ObservabilitySettings:
 
 @dataclass(frozen=True)
 class RetentionSettings:
-    """How long a coupon's Redis keys outlive its window; the intake and the rebuild must agree."""
+    """How long a coupon's Redis keys outlive its window; every function that writes them must agree."""
 
     state_ms: int
 

@@ -1,4 +1,6 @@
-"""Request and response bodies of the intake API (camelCase on the wire, as in docs/design.md)."""
+"""Request and response bodies of the API (camelCase on the wire, as in docs/design.md): pydantic
+models only (the path, query and header parameters of the routes are in ``parameters.py``). The
+issue request's body is in ``issue_body.py``, which the intake imports alone."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -19,31 +20,7 @@ from pydantic import (
 )
 
 from coupon_core.domain.coupons import IssueLife
-from lua_redis import MAX_BIGINT
-
-Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
-PathId = Annotated[int, Path(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
-IdempotencyKey = Annotated[
-    str | None,
-    Header(
-        alias="Idempotency-Key",
-        min_length=1,
-        max_length=255,
-        pattern=r"^[\x21-\x7e]+$",
-        description="optional; the same key with the same body, within the coupon's window, answers the "
-        "same (202 with the same requestId); with another body, 422 KEY_REUSED",
-    ),
-]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class IssueRequest(_Strict):
-    couponId: Id  # noqa: N815 - wire names are camelCase
-    userId: Id | None = Field(default=None, description="required unless the user id comes from the token's claims")  # noqa: N815
-
+from functions.http_api.issue_body import Strict
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -73,7 +50,7 @@ Moment = Annotated[
 ]
 
 
-class CreateCouponRequest(_Strict):
+class CreateCouponRequest(Strict):
     name: Name
     totalQuantity: Annotated[StrictInt, Field(ge=1, le=10_000_000)]  # noqa: N815
     issueStartsAt: Moment  # noqa: N815
@@ -95,7 +72,7 @@ class CreateCouponRequest(_Strict):
         return self
 
 
-class ChangeCouponRequest(_Strict):
+class ChangeCouponRequest(Strict):
     """Fields to change; at least one."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})  # said where draft 4 can
@@ -111,13 +88,8 @@ class ChangeCouponRequest(_Strict):
         return self
 
 
-class TopUpRequest(_Strict):
+class TopUpRequest(Strict):
     copies: Annotated[StrictInt, Field(ge=1, le=10_000_000, description="copies added to the stock")]
-
-
-PageAfter = Annotated[int, Query(ge=0, le=MAX_BIGINT, description="the last id of the previous page; 0 first")]
-PageLimit = Annotated[int, Query(ge=1, le=1_000, description="at most this many per page")]
-ExportFormat = Annotated[Literal["json", "csv"], Query(alias="format", description="json (default) or csv")]
 
 
 class ErrorBody(BaseModel):

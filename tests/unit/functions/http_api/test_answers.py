@@ -13,7 +13,7 @@ from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.domain.lifecycle import CancelOutcome, UseOutcome
 from coupon_core.errors import DatabaseUnavailableError
 from driver_errors import ServerUnavailableError
-from functions.intake.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
+from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
 from lua_redis import LockUnavailableError, StateUnavailableError
 
 OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())

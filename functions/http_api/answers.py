@@ -1,15 +1,15 @@
-"""What the intake sends back, and the one table of its refusals: plain data, cheap to import.
+"""What the API sends back, and the one table of its refusals: plain data, cheap to import.
 
-The vocabulary, used the same way everywhere in the intake:
+The vocabulary, used the same way in both HTTP functions:
 
-- An :class:`Answer` is everything the intake sends back: a status code, a JSON body, headers.
-  The express lane turns one into API Gateway's proxy result (:meth:`Answer.proxy_result`), the
-  resolver's routes into a Powertools ``Response`` (``routes/responses.as_response``).
+- An :class:`Answer` is everything a function sends back: a status code, a JSON body, headers.
+  The intake turns one into API Gateway's proxy result (:meth:`Answer.proxy_result`), the
+  coupons function's routes into a Powertools ``Response`` (``functions/coupons/routes/responses.py``).
 - A **refusal** is an answer other than success. :data:`REFUSALS` is the one table from an
   outcome (the domain's ``IssueOutcome``, ``UseOutcome`` and ``CancelOutcome`` values, and the
-  intake's own) to its HTTP status, the body's ``status`` and its ``error`` message;
+  API's own) to its HTTP status, the body's ``status`` and its ``error`` message;
   :func:`refusal` makes the answer, and :class:`RequestRefusedError` carries one from where it is
-  found (a route, the caller) to the handlers that answer it (``error_handlers.py``).
+  found (a route, the caller, the request's parsing) to where it is answered.
 - :func:`answer_to` is the answer to what a route raises: a refusal says why, a server outage is
   a 503 with ``Retry-After`` (never a bare 500).
 
@@ -20,6 +20,7 @@ in ``schemas.py`` document these bodies, and a test checks the bodies against th
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any
@@ -105,6 +106,19 @@ def refusal(outcome: str, **facts: object) -> Answer:
     status_code, status, template = REFUSALS[outcome]
     headers = {"Retry-After": RETRY_AFTER_S} if status_code == _UNAVAILABLE else {}
     return Answer(status_code, {"status": status, "error": template.format(**facts)}, headers)
+
+
+def problems(errors: Iterable[Mapping[str, Any]]) -> str:
+    """An INVALID_REQUEST's error: each problem named, from pydantic's errors as Powertools'
+    validation reports them (``loc`` starts with ``body``, ``header``, ``path`` or ``query``)."""
+    return "; ".join(_describe(error) for error in errors)
+
+
+def _describe(error: Mapping[str, Any]) -> str:
+    if error.get("type") == "json_invalid":
+        return f"body is not valid JSON: {error.get('ctx', {}).get('error', 'unreadable')}"
+    where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
+    return f"{where}: {error.get('msg', 'invalid')}"
 
 
 class RequestRefusedError(Exception):

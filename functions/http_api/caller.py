@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from coupon_core.settings.intake import IntakeSettings, UserIdSource
-from functions.intake.answers import RequestRefusedError
+from coupon_core.settings.http_api import CallerSettings, UserIdSource
+from functions.http_api.answers import RequestRefusedError
 from lua_redis import MAX_BIGINT
 
 _ASCII_ID = re.compile(r"[0-9]{1,19}")  # str.isdigit() takes "²" and int() reads "١٢" as 12
@@ -41,8 +41,8 @@ class Caller:
         return int(value)
 
 
-def caller_of(event: Mapping[str, Any], settings: IntakeSettings) -> Caller:
+def caller_of(event: Mapping[str, Any], settings: CallerSettings) -> Caller:
     """The caller of an API Gateway REST proxy event."""
     context = event.get("requestContext") or {}
     claims = (context.get("authorizer") or {}).get("claims") or {}
-    return Caller(settings.issuing.user_id_source, settings.issuing.user_id_claim, claims)
+    return Caller(settings.user_id_source, settings.user_id_claim, claims)

@@ -1,9 +1,9 @@
-"""What ``POST /coupon-issues`` does once its request is valid, for both lanes that take it.
+"""The answer to a valid issue request: issue, count, log, and map the outcome.
 
-The express lane (``express.py``) and the resolver's route (``routes/issues.py``) call
-:func:`request_coupon`; it asks the caller for the user, issues, counts and logs, and answers:
-a success with its body, any other outcome with its refusal (``answers.REFUSALS``). Plain data
-only: importing it costs no framework.
+:func:`answer_issue` calls the domain once (``IssueService.issue``), prints the answer's metrics
+line (``issue_metrics.py``), and answers a success with its body and any other outcome with its
+refusal (``functions/http_api/answers.py``'s ``REFUSALS``). Plain data only: importing it costs
+no framework.
 """
 
 from __future__ import annotations
@@ -14,20 +14,15 @@ from http import HTTPStatus
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
 from coupon_core.observability import logger
 from coupon_core.timeutil import from_millis
+from functions.http_api.answers import Answer, refusal
 from functions.intake import issue_metrics
-from functions.intake.answers import Answer, refusal
-from functions.intake.caller import Caller
 
 # Outcomes answered by their refusal as they are; the others need the record or a warning.
 _REFUSED = frozenset(IssueOutcome) - {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
 
 
-def request_coupon(
-    service: IssueService, asker: Caller, coupon_id: int, claimed_user_id: int | None, idempotency_key: str | None
-) -> Answer:
-    """Issue one copy of ``coupon_id`` to the caller; refusals of the caller itself raise
-    :class:`~functions.intake.answers.RequestRefusedError`."""
-    user_id = asker.user_id(claimed_user_id)
+def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotency_key: str | None) -> Answer:
+    """Issue one copy of ``coupon_id`` to ``user_id``, and the answer to it."""
     started = time.perf_counter()
     result = service.issue(coupon_id, user_id, idempotency_key)
     latency_ms = (time.perf_counter() - started) * 1000

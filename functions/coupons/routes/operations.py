@@ -17,20 +17,18 @@ from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.errors import InvalidChangeError
 from coupon_core.observability import logger
-from functions.intake.answers import RequestRefusedError
-from functions.intake.route_dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
-from functions.intake.routes.coupons import coupon_body
-from functions.intake.routes.responses import documented, from_model
-from functions.intake.schemas import (
+from functions.coupons.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
+from functions.coupons.routes.coupons import coupon_body
+from functions.coupons.routes.responses import from_model
+from functions.http_api.answers import RequestRefusedError
+from functions.http_api.openapi_answers import documented
+from functions.http_api.parameters import ExportFormat, PageAfter, PageLimit, PathId
+from functions.http_api.schemas import (
     ChangeCouponRequest,
     CouponBody,
     CouponPage,
-    ExportFormat,
     IssueEntryBody,
     IssuePage,
-    PageAfter,
-    PageLimit,
-    PathId,
     ReconcileAnswer,
     TopUpRequest,
 )

@@ -1,28 +1,19 @@
 """The one place the resolver's error handlers are registered: every answer that is not a
-success, in the one JSON shape of ``answers.py``.
+success, in the one JSON shape of ``functions/http_api/answers.py``.
 
-Routes raise :class:`~functions.intake.answers.RequestRefusedError`; the handlers registered by
-:func:`register` answer it, every ``ServerUnavailableError`` (``answers.answer_to``, shared with
-the express lane), Powertools' validation errors and unknown routes, each from its entry in
-``answers.REFUSALS``.
+Routes raise :class:`~functions.http_api.answers.RequestRefusedError`; the handlers registered by
+:func:`register` answer it, every ``ServerUnavailableError`` (``answers.answer_to``, as the
+intake does), Powertools' validation errors (``answers.invalid``, as the intake describes its
+own) and unknown routes, each from its entry in ``answers.REFUSALS``.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 
-from functions.intake.answers import ANSWERED, Answered, answer_to, refusal
-from functions.intake.routes.responses import as_response
-
-
-def _describe(error: dict[str, Any]) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
-    if error.get("type") == "json_invalid":
-        return f"body is not valid JSON: {error.get('ctx', {}).get('error', 'unreadable')}"
-    return f"{where}: {error.get('msg', 'invalid')}"
+from functions.coupons.routes.responses import as_response
+from functions.http_api.answers import ANSWERED, Answered, answer_to, problems, refusal
 
 
 def register(app: APIGatewayRestResolver) -> None:
@@ -39,8 +30,7 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(RequestValidationError)
     def _invalid(exc: RequestValidationError) -> Response:
-        problems = "; ".join(_describe(error) for error in exc.errors())
-        return as_response(refusal("INVALID_REQUEST", problems=problems))
+        return as_response(refusal("INVALID_REQUEST", problems=problems(exc.errors())))
 
     @app.not_found
     def _no_route(_: Exception) -> Response:

@@ -8,13 +8,16 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
-from coupon_core.domain.issuing import StateInitialiser
 from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.state_build import prepare
 from coupon_core.observability import logger
-from functions.intake.answers import RequestRefusedError
-from functions.intake.route_dependencies import catalog, reservations, state_initialiser
-from functions.intake.routes.responses import documented, from_model
-from functions.intake.schemas import CouponBody, CreateCouponRequest, PathId
+from coupon_core.settings.coupons import CouponsSettings
+from functions.coupons.dependencies import catalog, reservations, settings
+from functions.coupons.routes.responses import from_model
+from functions.http_api.answers import RequestRefusedError
+from functions.http_api.openapi_answers import documented
+from functions.http_api.parameters import PathId
+from functions.http_api.schemas import CouponBody, CreateCouponRequest
 
 router = Router()
 
@@ -47,7 +50,8 @@ def coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: i
 def create_coupon(
     request: Annotated[CreateCouponRequest, Body()],
     coupons: Catalog,
-    initialiser: Annotated[StateInitialiser, Depends(state_initialiser)],
+    store: Annotated[Reservations, Depends(reservations)],
+    config: Annotated[CouponsSettings, Depends(settings)],
 ) -> Response[dict[str, Any]]:
     validity = Validity(request.validUntil, request.validDays)
     coupon = coupons.create(
@@ -60,7 +64,7 @@ def create_coupon(
             reissue_after_cancel=request.reissueAfterCancel,
         )
     )
-    initialiser.prepare(coupon)
+    prepare(store, coupon, config.retention.state_ms)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
     return from_model(HTTPStatus.CREATED, coupon_body("CREATED", coupon, reserved=0))
 

@@ -8,11 +8,12 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
-from functions.intake.answers import RequestRefusedError
-from functions.intake.route_dependencies import lifecycle
-from functions.intake.routes.asker import Asker
-from functions.intake.routes.responses import FORBIDDEN, documented, from_model
-from functions.intake.schemas import CancelBody, IdempotencyKey, PathId, UseBody
+from functions.coupons.dependencies import CallerParam, lifecycle
+from functions.coupons.routes.responses import from_model
+from functions.http_api.answers import RequestRefusedError
+from functions.http_api.openapi_answers import FORBIDDEN, documented
+from functions.http_api.parameters import IdempotencyKey, PathId
+from functions.http_api.schemas import CancelBody, UseBody
 
 router = Router()
 
@@ -36,7 +37,7 @@ def use(
     *,
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: Asker,
+    asker: CallerParam,
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
@@ -66,7 +67,7 @@ def cancel(
     *,
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: Asker,
+    asker: CallerParam,
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:

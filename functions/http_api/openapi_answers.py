@@ -1,32 +1,13 @@
-"""The resolver's side of the answers: an ``Answer`` as Powertools' ``Response``, a response
-model's body as one, and the OpenAPI descriptions of a route's answers."""
+"""The OpenAPI descriptions of a route's answers: its success model, and the error body of each
+refusal, for both functions' routes (docs/openapi.json is generated from them)."""
 
 from __future__ import annotations
 
-from http import HTTPStatus
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
 from pydantic import BaseModel
 
-from functions.intake.answers import Answer
-from functions.intake.schemas import ErrorBody
-
-
-def as_response(answer: Answer) -> Response[Any]:
-    """An :class:`Answer` as the resolver's ``Response``."""
-    return Response(
-        status_code=answer.status_code,
-        content_type="application/json",
-        body=answer.body,
-        headers=answer.headers or None,
-    )
-
-
-def from_model(status_code: HTTPStatus, body: BaseModel) -> Response[Any]:
-    """A response model's body: the document generated from the routes and the answers cannot drift apart."""
-    return as_response(Answer(status_code, body.model_dump()))
-
+from functions.http_api.schemas import ErrorBody
 
 # A route that acts for a user, in claims mode (prod): the token carries no user, or another one.
 FORBIDDEN = "FORBIDDEN (USER_ID_SOURCE=claims): the token carries no numeric user id, or userId is another user's"

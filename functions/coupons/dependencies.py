@@ -1,0 +1,96 @@
+"""The coupons function's collaborators, built once per Lambda container and handed to routes
+with Powertools' ``Depends``.
+
+Each provider is a plain function a route names in ``Annotated[T, Depends(provider)]``; tests
+replace one through the resolver's own ``dependency_overrides``. The wiring is cached per
+container (``functools.cache``), so the Redis client and the database engine live across
+invocations; :func:`reset` forgets it (tests change the environment between cases).
+"""
+
+import functools
+from dataclasses import dataclass
+from typing import Annotated
+
+import redis
+from aws_lambda_powertools.event_handler import Depends, Request
+from sqlalchemy import Engine
+
+from coupon_core.adapters.elasticache import redis_client
+from coupon_core.adapters.lambda_rebuild import RebuildInvoker
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.engine import make_engine
+from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
+from coupon_core.domain.lifecycle import LifecycleService
+from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
+from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.state_sync import StateSync
+from coupon_core.errors import UnavailableError
+from coupon_core.settings.coupons import CouponsSettings
+from functions.http_api.caller import Caller, caller_of
+from lua_redis import CouponLocks, ReservationStore
+
+
+@dataclass(frozen=True)
+class Wiring:
+    settings: CouponsSettings
+    client: redis.Redis
+    engine: Engine
+    store: ReservationStore
+    catalog: SqlCouponCatalog
+    sync: StateSync
+
+
+@functools.cache
+def wiring() -> Wiring:
+    """Read the settings (failing with the variable's name if one is wrong) and wire the stores."""
+    settings = CouponsSettings.from_env()
+    client = redis_client(settings.redis)
+    engine = make_engine(settings.database)
+    store, catalog = ReservationStore(client), SqlCouponCatalog(engine)
+    sync = StateSync(catalog, store, CouponLocks(client), retention_ms=settings.retention.state_ms)
+    return Wiring(settings, client, engine, store, catalog, sync)
+
+
+def reset() -> None:
+    """Forget the wiring and close its connections."""
+    if wiring.cache_info().currsize:
+        wiring().client.close()
+        wiring().engine.dispose()
+    wiring.cache_clear()
+
+
+def settings() -> CouponsSettings:
+    return wiring().settings
+
+
+def reservations() -> Reservations:
+    return wiring().store
+
+
+def catalog() -> CouponCatalog:
+    return wiring().catalog
+
+
+def coupon_admin() -> CouponAdmin:
+    parts = wiring()
+    return CouponAdmin(parts.catalog, parts.sync)
+
+
+def lifecycle() -> LifecycleService:
+    parts = wiring()
+    return LifecycleService(SqlIssueLifecycle(parts.engine), parts.catalog, parts.store, parts.sync)
+
+
+def on_demand_reconcile() -> OnDemandReconcile:
+    name = wiring().settings.rebuild_function.name
+    if name is None:
+        raise UnavailableError("REBUILD_FUNCTION is not set: this environment cannot reconcile on demand")
+    return RebuildInvoker(name)
+
+
+def caller(request: Request, config: Annotated[CouponsSettings, Depends(settings)]) -> Caller:
+    """The caller of the current request."""
+    return caller_of(request.resolved_event.raw_event, config.caller)
+
+
+CallerParam = Annotated[Caller, Depends(caller)]

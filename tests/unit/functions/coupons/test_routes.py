@@ -1,0 +1,86 @@
+"""The coupons function without servers: routing, validation and refusals that never reach a store."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from coupon_core.settings.coupons import CouponsSettings
+from functions.coupons import app as coupons_app
+from functions.coupons import dependencies
+from local.testkit.lambda_events import InProcessContext, api_event
+
+ENV = {
+    "REDIS_URL": "redis://127.0.0.1:1/0",
+    "DATABASE_URL": "postgresql+pg8000://postgres@127.0.0.1:1/coupons",
+    "POWERTOOLS_SERVICE_NAME": "coupon-coupons",
+    "POWERTOOLS_METRICS_NAMESPACE": "CouponSystemTests",
+}
+
+
+def call(event: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    response = coupons_app.handler(event, InProcessContext())
+    headers = {name: values[-1] for name, values in (response.get("multiValueHeaders") or {}).items()}
+    return response["statusCode"], json.loads(response["body"]), headers
+
+
+def override(monkeypatch, provider: Any, value: Any) -> None:
+    """Replace one of the function's dependencies for this test (Powertools' dependency_overrides)."""
+    monkeypatch.setitem(coupons_app.app.dependency_overrides, provider, lambda: value)
+
+
+@pytest.fixture(autouse=True)
+def settings(monkeypatch):
+    override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV))
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("GET", "/coupon-issues"), ("DELETE", "/coupons/1"), ("POST", "/nowhere"), ("GET", "/coupons/1/issues/2/use")],
+)
+def test_unknown_routes_and_methods_are_404_with_a_message(method, path):
+    status, body, _ = call(api_event(method, path))
+    assert (status, body) == (404, {"status": "NOT_FOUND", "error": f"no route for {method} {path}"})
+
+
+@pytest.mark.parametrize("bad", ["abc", "0", "-1", "1.5", str(2**63)])
+def test_bad_path_ids_are_422(bad):
+    status, body, _ = call(api_event("GET", f"/coupons/{bad}/issues/7"))
+    assert status == 422
+    assert body["status"] == "INVALID_REQUEST"
+    assert body["error"].startswith("path.couponId")
+
+
+@dataclass
+class FakeCatalog:
+    created: list[Any] = field(default_factory=list)
+
+    def create(self, coupon: Any) -> Any:
+        self.created.append(coupon)
+        raise AssertionError("a bad coupon reached the catalog")
+
+
+COUPON = {"name": "spring sale", "totalQuantity": 10,
+          "issueStartsAt": "2026-12-01T10:00:00Z", "issueEndsAt": "2026-12-01T11:00:00Z"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "error"),
+    [
+        ({"name": "spring\x00sale"}, "name: Value error, must not contain control characters"),
+        ({"name": "spring\nsale"}, "name: Value error, must not contain control characters"),
+        ({"issueStartsAt": "1969-12-31T23:59:59Z"}, "issueStartsAt: Input should be greater than or equal to 1970"),
+        ({"totalQuantity": int("9" * 30)}, "totalQuantity: Input should be less than or equal to 10000000"),
+        ({"issueEndsAt": "2026-12-01T09:00:00Z"}, "issueEndsAt must be after issueStartsAt"),
+    ],
+)
+def test_a_coupon_the_database_or_redis_could_not_hold_is_422_and_never_created(monkeypatch, changes, error):
+    catalog = FakeCatalog()
+    override(monkeypatch, dependencies.catalog, catalog)
+    status, answer, _ = call(api_event("POST", "/coupons", {**COUPON, **changes}))
+    assert (status, answer["status"]) == (422, "INVALID_REQUEST")
+    assert error in answer["error"]
+    assert catalog.created == []
