@@ -100,7 +100,7 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
     [
         ({"availabilityZones": 2}, "replicationFactor 3 exceeds the 2 brokers"),
         ({"kafka": {"minInsyncReplicas": 3}}, "minInsyncReplicas must be at least 1 and below replicationFactor 3"),
-        ({"concurrency": {"intake": 1001}}, "could open 3003 IAM connections to a broker; MSK accepts 3000"),
+        ({"concurrency": {"intake": 1501}}, "could open 3002 IAM connections to a broker; MSK accepts 3000"),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
         (
