@@ -15,6 +15,8 @@ endif
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+UV_DIR := .local/uv
+UV := $(UV_DIR)/bin/uv
 LAYER_PATHS := $(CURDIR)/layers/lua_redis/python:$(CURDIR)/layers/coupon_core/python
 export PYTHONPATH := $(CURDIR):$(LAYER_PATHS):$(CURDIR)/cdk
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
@@ -25,7 +27,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: explore plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: lock explore plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -45,15 +47,31 @@ chromium:
 			|| { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; }; } \
 		|| { echo "make: the report tests need Chromium; install it (Debian: apt-get install chromium)" >&2; exit 1; }
 
-$(STAMP): pyproject.toml
-	@test -n "$(PYTHON)" || { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime's, which everything here runs on." \
-		"Install one (pyenv install $(RUNTIME_PYTHON), or your system's python$(RUNTIME_PYTHON) package), or name it:" \
-		"make PYTHON=/path/to/python$(RUNTIME_PYTHON)" >&2; exit 1; }
-	@$(BIN)/python -c 'import sys; assert sys.version_info[:2] == ($(subst .,$(COMMA),$(RUNTIME_PYTHON)))' 2>/dev/null \
-		|| $(PYTHON) -m venv --clear $(VENV)
-	$(BIN)/pip install --quiet --disable-pip-version-check --upgrade 'pip>=25.1'
-	$(BIN)/pip install --quiet --disable-pip-version-check --group dev
+NO_PYTHON = { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime's, which everything here runs on." \
+	"Install one (pyenv install $(RUNTIME_PYTHON), or your system's python$(RUNTIME_PYTHON) package), or name it:" \
+	"make PYTHON=/path/to/python$(RUNTIME_PYTHON)" >&2; exit 1; }
+
+$(STAMP): pyproject.toml uv.lock $(UV)
+	@test -n "$(PYTHON)" || $(NO_PYTHON)
+	$(UV) sync --frozen --quiet --python $(PYTHON)
+	@# aws-cdk-lib and aws-cdk.cloud-assembly-schema both ship aws_cdk/cloud_assembly_schema/__init__.py,
+	@# and the one installed last wins (aws/aws-cdk#38482): aws-cdk-lib's, installed alone after the rest.
+	$(UV) sync --frozen --quiet --python $(PYTHON) --reinstall-package aws-cdk-lib
 	touch $(STAMP)
+
+# uv, pinned by hash, installs every other Python dependency from uv.lock (coupon_cdk/locked.py).
+# A virtual environment of its own, so that its pip, not the system's (which Debian and Ubuntu
+# keep to their own packages), installs it.
+$(UV): requirements-uv.txt
+	@test -n "$(PYTHON)" || $(NO_PYTHON)
+	rm -rf $(UV_DIR)
+	$(PYTHON) -m venv $(UV_DIR)
+	$(UV_DIR)/bin/python -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements-uv.txt
+
+# Write uv.lock anew from pyproject.toml (after changing a pin or a group): every dependency,
+# transitive ones included, with the hashes of its files. A test fails while the two disagree.
+lock: $(UV)
+	$(UV) lock --python $(PYTHON)
 
 # The whole suite, and each tier alone: unit (no server, moto for AWS calls), services (the real
 # embedded Valkey, PostgreSQL and Kafka broker), infra (the synthesized stacks), integration
@@ -102,8 +120,10 @@ format: venv
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-demo: venv $(CDK)
-	$(BIN)/python -m local.tools.demo $(DEMO_ARGS)
+# The demo's report counts the installs too: make runs them first, timed from here.
+demo:
+	@DEMO_STARTED=$$(date +%s.%N) && $(MAKE) --no-print-directory venv $(CDK) \
+		&& DEMO_STARTED=$$DEMO_STARTED $(BIN)/python -m local.tools.demo $(DEMO_ARGS)
 
 # The whole system on this machine (services, LocalStack with the local CDK environment, the
 # Kafka bridge); .local/stack.env says where everything is. down stops what up started.

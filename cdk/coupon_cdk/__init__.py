@@ -4,6 +4,7 @@ config.py        cdk.json's environments, validated (pydantic)
 stack.py         CouponStack: the local and the AWS halves over the same functions and API
 functions.py     a Lambda function with a role of its own (least privilege)
 code.py          the functions' package and the layers, as Lambda ships them
+locked.py        installs from uv.lock, the one lock of every Python dependency, hash-checked
 bytecode.py      the packages' bytecode, compiled for the runtime's Python
 api.py           API Gateway (REST) in front of the intake
 request_models.py  the gateway's request models, generated from the functions' pydantic models

@@ -61,9 +61,14 @@ def runtime_python(version: str) -> str:
     )
 
 
-def compile_tree(directory: Path, python: str) -> None:
-    """Compile every module under ``directory`` with ``python``, hash-checked."""
-    command = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", INVALIDATION_MODE, str(directory)]
+def compile_tree(directory: Path, python: str, shown_as: str | None = None) -> None:
+    """Compile every module under ``directory`` with ``python``, hash-checked; ``shown_as`` is
+    where Lambda finds the directory (``/opt/python``), the path tracebacks show. It also keeps
+    the bytecode free of the build's own folder, so that the same sources compile to the same
+    bytes wherever they are built."""
+    shown = ["-d", shown_as] if shown_as else []
+    command = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", INVALIDATION_MODE, *shown,
+               str(directory)]  # fmt: skip
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
 

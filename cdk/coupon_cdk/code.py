@@ -1,14 +1,10 @@
 """Lambda code and layers: the functions package, the two shared layers, and third-party
-dependencies bundled locally with pip for the Lambda platform (never with Docker), each with its
-bytecode compiled for the interpreter that runs it (``bytecode.py``)."""
+dependencies bundled locally from the lock for the Lambda platform (never with Docker), each with
+its bytecode compiled for the interpreter that runs it (``bytecode.py``)."""
 
 from __future__ import annotations
 
-import hashlib
 import platform
-import subprocess
-import sys
-import tomllib
 from pathlib import Path
 
 import jsii
@@ -16,49 +12,40 @@ from aws_cdk import AssetHashType, BundlingOptions, DockerImage, ILocalBundling
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from coupon_cdk import locked
 from coupon_cdk.bytecode import INVALIDATION_MODE, CompiledCopy, compile_tree, runtime_python
 
 ROOT = Path(__file__).resolve().parents[2]
 RUNTIME = lambda_.Runtime.PYTHON_3_12
 ARCHITECTURE = lambda_.Architecture.ARM_64
 PYTHON_VERSION = RUNTIME.name.removeprefix("python")  # "3.12": its bytecode is compiled by that version
-LAMBDA_PLATFORM = "manylinux2014_aarch64"  # Lambda's arm64
-PIP_PLATFORM = ("--platform", LAMBDA_PLATFORM, "--implementation", "cp", "--python-version", PYTHON_VERSION)
+LAMBDA_PLATFORM = "aarch64-manylinux2014"  # Lambda's arm64, as uv names it (--python-platform)
+RUNTIME_GROUP = "runtime"  # pyproject's dependency group of what the functions import
+LAYER_PATH = "/opt/python"  # where Lambda puts a layer's python/ folder on the path
 
 
-def pip_platform(*, local: bool) -> tuple[str, ...]:
-    """pip's target of the dependencies layer: Lambda's arm64, or (``local``) this host's machine,
-    whose Python runs the functions on LocalStack; the same Python version and pins either way."""
-    if not local:
-        return PIP_PLATFORM
-    return ("--platform", f"manylinux2014_{platform.machine()}", *PIP_PLATFORM[2:])
+def target_platform(*, local: bool) -> str:
+    """The dependencies layer's platform: Lambda's arm64, or (``local``) this host's machine,
+    whose Python runs the functions on LocalStack; the same locked files' versions either way."""
+    return f"{platform.machine()}-manylinux2014" if local else LAMBDA_PLATFORM
 
 
 NO_DOCKER = DockerImage.from_registry("none:never-pulled")  # every asset is bundled locally
 
 
-def runtime_requirements() -> list[str]:
-    """The pinned ``runtime`` dependency group of pyproject.toml: what the functions import."""
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return [str(requirement) for requirement in project["dependency-groups"]["runtime"]]
-
-
 @jsii.implements(ILocalBundling)
-class PipBundling:
-    """Installs the runtime requirements as Linux wheels of ``target_platform`` into the layer's
-    ``python/``, and compiles them for the runtime (pip would compile them for the interpreter
-    running it)."""
+class LockedBundling:
+    """Installs the locked runtime group as Linux wheels of ``platform_name`` into the layer's
+    ``python/``, every file checked against its hash in uv.lock, and compiles them for the
+    runtime (the installer would compile them for the interpreter running it, or not at all)."""
 
-    def __init__(self, requirements: list[str], target_platform: tuple[str, ...] = PIP_PLATFORM) -> None:
-        self._requirements = requirements
-        self._platform = target_platform
+    def __init__(self, platform_name: str) -> None:
+        self._platform = platform_name
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_: object) -> bool:
         target = Path(output_dir) / "python"
-        command = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile",
-                   "--only-binary=:all:", *self._platform, "--target", str(target), *self._requirements]  # fmt: skip
-        subprocess.run(command, check=True)
-        compile_tree(target, runtime_python(PYTHON_VERSION))
+        locked.install(RUNTIME_GROUP, target=target, platform=self._platform)
+        compile_tree(target, runtime_python(PYTHON_VERSION), shown_as=LAYER_PATH)
         return True
 
 
@@ -85,8 +72,8 @@ def _source_layer(name: str, *, local: bool) -> lambda_.Code:
 class Layers(Construct):
     """The three layers every function gets: the third-party packages of the runtime dependency
     group, and our two. ``local=True`` (LocalStack runs the functions on this host's bare Python
-    3.12, nothing of the development venv on its path) bundles the same pins through the same
-    steps for this host's machine instead of Lambda's arm64."""
+    3.12, nothing of the development venv on its path) bundles the same locked versions through
+    the same steps for this host's machine instead of Lambda's arm64."""
 
     def __init__(self, scope: Construct, construct_id: str, *, local: bool = False) -> None:
         super().__init__(scope, construct_id)
@@ -96,18 +83,17 @@ class Layers(Construct):
         self.all = [self._dependencies(local=local), self.lua_redis, self.coupon_core]
 
     def _dependencies(self, *, local: bool) -> lambda_.LayerVersion:
-        requirements, target_platform = runtime_requirements(), pip_platform(local=local)
+        platform_name = target_platform(local=local)
         return self._layer(
             "Dependencies",
             lambda_.Code.from_asset(
                 str(ROOT / "layers" / "dependencies"),
+                # the locked files themselves: bundled again only when the lock's runtime group changes
                 asset_hash_type=AssetHashType.CUSTOM,
-                asset_hash=hashlib.sha256(
-                    " ".join([*requirements, *target_platform, INVALIDATION_MODE]).encode()
-                ).hexdigest(),
-                bundling=BundlingOptions(image=NO_DOCKER, local=PipBundling(requirements, target_platform)),
+                asset_hash=locked.fingerprint(RUNTIME_GROUP, platform_name, INVALIDATION_MODE),
+                bundling=BundlingOptions(image=NO_DOCKER, local=LockedBundling(platform_name)),
             ),
-            "third-party packages of the runtime dependency group",
+            "third-party packages of the runtime dependency group, from uv.lock",
         )
 
     def _layer(self, name: str, code: lambda_.Code, description: str) -> lambda_.LayerVersion:

@@ -16,6 +16,7 @@ import json
 import logging
 import signal
 import time
+from pathlib import Path
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
@@ -52,6 +53,7 @@ class Bridge:
         while self.running:
             try:
                 polled = self.consumer.poll(timeout_ms=self.args.window_ms, max_records=self.args.batch_size)
+                self._say_ready()
                 records = (r for batch in polled.values() for r in batch)
                 batch = sorted(records, key=lambda r: (r.partition, r.offset))
                 if batch:
@@ -121,6 +123,19 @@ class Bridge:
         self.sqs.send_message(QueueUrl=self.args.dlq_url, MessageBody=json.dumps(document))
         LOG.warning("retries exhausted: on-failure record sent for %s", list(document["KafkaBatchInfo"]["recordsInfo"]))
 
+    def _say_ready(self) -> None:
+        """Once the group has given this consumer its partitions, and it knows where to start,
+        say so in ``--ready-file``: the stack is up only then, as the MSK mapping exists before
+        any request is sent. Joining later, it would start a partition where Tansu says the
+        partition begins, which was once past its first record (docs/architecture.md, Fidelity)."""
+        ready = self.args.ready_file
+        assigned = self.consumer.assignment()
+        if ready is None or ready.exists() or not assigned:
+            return
+        for partition in assigned:
+            self.consumer.position(partition)
+        ready.write_text("joined\n")
+
     def stop(self, *_: object) -> None:
         self.running = False
 
@@ -136,6 +151,7 @@ def main() -> None:
     parser.add_argument("--window-ms", type=int, default=200)
     parser.add_argument("--max-retries", type=int, default=3)
     parser.add_argument("--backoff-s", type=float, default=1.0, help="first retry delay, doubled each time")
+    parser.add_argument("--ready-file", type=Path, help="written once the group has assigned the partitions")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     bridge = Bridge(args)

@@ -41,6 +41,7 @@ EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
+BRIDGE_JOIN_S = 60  # Tansu holds a group's first join about 5 s
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
@@ -126,12 +127,15 @@ def _start() -> dict[str, str]:
         "AWS_ENDPOINT_URL": localstack.URL,
         "API_URL": f"{localstack.URL}/_aws/execute-api/{api_id}/local",
     }
+    ready = STATE / "bridge.ready"
+    ready.unlink(missing_ok=True)
     bridge = spawn(
         [sys.executable, "-m", "local.stack.bridge", "--bootstrap", env["KAFKA_BOOTSTRAP_SERVERS"], "--topic", TOPIC,
-         "--function", env["WORKER_FUNCTION"], "--dlq-url", env["DLQ_URL"]],
+         "--function", env["WORKER_FUNCTION"], "--dlq-url", env["DLQ_URL"], "--ready-file", str(ready)],
         STATE / "bridge.log", env={**os.environ, **AWS}, cwd=ROOT,
     )  # fmt: skip
     _record("BRIDGE", [Process(bridge.pid)])
+    _wait_for(ready, "the bridge's consumer group joined", BRIDGE_JOIN_S)
     ENV_FILE.touch(mode=0o600)
     ENV_FILE.chmod(0o600)  # it holds the stores' credentials
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
@@ -207,6 +211,14 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
         print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
     outputs: dict[str, str] = json.loads(outputs_file.read_text())[STACK]
     return outputs
+
+
+def _wait_for(marker: Path, what: str, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not marker.exists():
+        if time.monotonic() > deadline:
+            raise ServiceError(f"not within {timeout_s:.0f} s: {what}; see {STATE}")
+        time.sleep(0.2)
 
 
 def down() -> None:

@@ -1,9 +1,10 @@
 """LocalStack on the host, without Docker: its own virtual environment, our Lambda executor.
 
-``localstack-core`` 4.13.1 runs with a few pins (``PACKAGES``) on the same Python 3.12 as the
-project (its virtual environment is made from the runtime's bare interpreter, as the functions'
-processes are); its Lambda functions run through ``coupon-lambda-executor``
-(``local/stack/lambda_executor``) as host processes on that bare interpreter. State lives in the
+``localstack-core`` 4.13.1 runs with a few pins (pyproject's ``localstack`` dependency group,
+locked with everything else in uv.lock) on the same Python 3.12 as the project (its virtual
+environment is made from the runtime's bare interpreter, as the functions' processes are); its
+Lambda functions run through ``coupon-lambda-executor`` (``local/stack/lambda_executor``) as
+host processes on that bare interpreter. State lives in the
 scratch folder and is not persisted.
 """
 
@@ -16,36 +17,32 @@ import time
 import urllib.request
 from pathlib import Path
 
+from coupon_cdk import locked
 from local.stack.processes import Process, Service, ServiceError, spawn
 
 PORT = 4566
 URL = f"http://127.0.0.1:{PORT}"
-PACKAGES = [
-    "localstack-core[runtime]==4.13.1",
-    "pyopenssl==25.1.0",
-    "cryptography==45.0.7",
-    "cbor2<6",
-    "service_identity",
-]
 EXECUTOR = Path(__file__).resolve().parent / "lambda_executor"
 START_TIMEOUT_S = 90
 
 
 def install(venv: Path, base_python: str) -> Path:
-    """Create (once) LocalStack's own virtual environment from ``base_python``, with our
-    executor; return its python. One made by another interpreter (an older checkout's) is made
-    anew."""
+    """Create LocalStack's own virtual environment from ``base_python`` with the locked
+    ``localstack`` group (every file checked against its hash) and our executor; return its
+    python. Made once, and anew when the interpreter or the group's locked files change."""
     python = venv / "bin" / "python"
     marker = venv / ".installed"
-    if marker.exists() and marker.read_text() == base_python:
+    wanted = locked.fingerprint("localstack", base_python)
+    if marker.exists() and marker.read_text() == wanted:
         return python
     shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "--upgrade", "pip"], check=True)
-    subprocess.run([*pip, *PACKAGES], check=True)
-    subprocess.run([*pip, "--no-deps", "-e", str(EXECUTOR)], check=True)
-    marker.write_text(base_python)
+    subprocess.run([locked.uv(), "venv", "--quiet", "--python", base_python, str(venv)], check=True)
+    locked.install("localstack", python=str(python))
+    subprocess.run(  # our own code, from this checkout: nothing downloaded, so nothing to hash
+        [locked.uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "-e", str(EXECUTOR)],
+        check=True,
+    )
+    marker.write_text(wanted)
     return python
 
 

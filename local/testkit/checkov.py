@@ -1,8 +1,8 @@
 """checkov, the IaC security scanner, on synthesized templates, from a virtual environment of its
 own: its pins (an older boto3 and botocore) clash with the runtime's, so it cannot share ``.venv``.
 
-The environment is made once under ``.local/`` from pyproject's ``checkov`` dependency group,
-and made again when that pin changes.
+The environment is made once under ``.local/`` from the ``checkov`` dependency group as uv.lock
+has it (every file checked against its hash), and made again when the group's locked files change.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+
+from coupon_cdk import locked
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".local" / "checkov-venv"
@@ -29,15 +30,13 @@ class Finding:
 
 def checkov() -> Path:
     """The checkov command, installed first if needed."""
-    pins = "\n".join(tomllib.loads((ROOT / "pyproject.toml").read_text())["dependency-groups"]["checkov"])
+    wanted = locked.fingerprint("checkov", sys.executable)
     marker, command = VENV / ".installed", VENV / "bin" / "checkov"
-    if marker.exists() and marker.read_text() == pins and command.exists():
+    if marker.exists() and marker.read_text() == wanted and command.exists():
         return command
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(VENV)], check=True)
-    pip = [str(VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    subprocess.run([*pip, "pip>=25.1"], check=True)
-    subprocess.run([*pip, "--group", "checkov"], check=True, cwd=ROOT)
-    marker.write_text(pins)
+    subprocess.run([locked.uv(), "venv", "--quiet", "--clear", "--python", sys.executable, str(VENV)], check=True)
+    locked.install("checkov", python=str(VENV / "bin" / "python"))
+    marker.write_text(wanted)
     return command
 
 

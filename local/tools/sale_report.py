@@ -1,17 +1,19 @@
 """One self-contained HTML page with a sale's charts: the demo's, the chaos run's, the rehearsal's.
 
-No network is needed to open it: the figures are a JSON document inside the page and a small
-script in it draws them as SVG. Five charts: answers per second by status, latency percentiles
-over time, a latency histogram, copies sold against the stock, and the reservations in Redis
-against the issues in PostgreSQL converging after the sale. Each chart's ``<svg>`` says how
-many points it drew (``data-points``), which is what the browser test reads.
+The charts are drawn here by matplotlib, as SVG inlined in the page: nothing is fetched, no
+script runs, and the plotting library chooses round ticks and formats the numbers. Five charts:
+answers per second by status, latency percentiles over time, a latency histogram, copies sold
+against the stock, and the reservations in Redis against the issues in PostgreSQL, sampled
+during the sale and after it until they meet. Each series is an SVG group whose id is
+``<chart>:<series>``, which is what the browser test reads.
 """
 
 from __future__ import annotations
 
 import html
-import json
+import io
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -117,7 +119,7 @@ def _histogram(latencies: list[float]) -> dict[str, Any]:
 
 
 def render(timeline: SaleTimeline) -> str:
-    data = json.dumps(charts(timeline)).replace("<", "\\u003c")  # nothing in it can end or open a tag
+    figures = charts(timeline)
     summary = "".join(
         f"<tr><th>{html.escape(name)}</th><td>{html.escape(value)}</td></tr>" for name, value in timeline.summary
     )
@@ -125,14 +127,58 @@ def render(timeline: SaleTimeline) -> str:
         f'<li class="{"held" if held else "broken"}">[{"held" if held else "BROKEN"}] {html.escape(name)}</li>'
         for name, held in timeline.checks.items()
     )
-    figures = "".join(
-        f"<figure><figcaption>{html.escape(caption)}</figcaption>"
-        f'<svg class="chart" id="{name}" viewBox="0 0 700 300" role="img" aria-label="{html.escape(caption)}"></svg>'
-        "</figure>"
+    drawn = "".join(
+        f'<figure id="{name}"><figcaption>{html.escape(caption)}</figcaption>{_svg(name, figures[name])}</figure>'
         for name, caption in CHARTS.items()
     )
     title = html.escape(timeline.title)
-    return _PAGE.format(title=title, summary=summary, checks=checks, figures=figures, data=data, script=_SCRIPT)
+    return _PAGE.format(title=title, summary=summary, checks=checks, figures=drawn)
+
+
+def _svg(name: str, chart: dict[str, Any]) -> str:
+    """The chart drawn by matplotlib, as an ``<svg>`` element to inline."""
+    from matplotlib import rc_context, ticker  # noqa: PLC0415 - only a report draws
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    with rc_context({"svg.fonttype": "none", "svg.hashsalt": name, "font.size": 9}):
+        figure = Figure(figsize=(7.5, 3.2), layout="constrained")
+        axes = figure.add_subplot()
+        if name == "histogram":
+            if chart["counts"]:
+                axes.stairs(chart["counts"], chart["edges"], fill=True, gid=f"{name}:latency", color="#1f77b4")
+                axes.set_xscale("log")
+                axes.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+                axes.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+                axes.xaxis.set_minor_formatter(ticker.NullFormatter())
+            axes.set(xlabel="latency (ms)", ylabel="answers")
+        else:
+            for series, values in chart["series"].items():
+                ys = [math.nan if value is None else value for value in values]
+                style = "--" if series in chart.get("dashed", ()) else "-"
+                axes.plot(
+                    chart["x"], ys, style, marker="." if len(ys) < 20 else "", label=series, gid=f"{name}:{series}"
+                )
+            axes.set(xlabel=chart["xLabel"], ylabel=chart["yLabel"])
+            axes.set_ylim(bottom=0)
+            axes.yaxis.set_major_formatter(ticker.StrMethodFormatter("{x:,.0f}"))
+            if chart["series"]:
+                axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+        axes.grid(alpha=0.3)
+        out = io.StringIO()
+        figure.savefig(out, format="svg", metadata={"Date": None})
+    document = out.getvalue()
+    return document[document.index("<svg") :]
+
+
+def series_drawn(page: str) -> dict[str, dict[str, int]]:
+    """What each chart of ``page`` shows, read back from its SVG: each series, and how many points
+    its line (or the histogram's outline) passes through."""
+    shown: dict[str, dict[str, int]] = {}
+    for name in CHARTS:
+        figure = re.search(rf'<figure id="{name}">(.*?)</figure>', page, flags=re.DOTALL)
+        groups = re.findall(rf'<g id="{name}:([^"]+)">\s*<path d="([^"]*)"', figure[1] if figure else "")
+        shown[name] = {html.unescape(series): len(re.findall(r"[ML] ", path)) for series, path in groups}
+    return shown
 
 
 REPORTS = Path(__file__).resolve().parents[2] / ".local" / "reports"
@@ -161,95 +207,21 @@ CHARTS = {
     "latency": "Latency percentiles over time (ms)",
     "histogram": "Latency histogram (ms, log scale)",
     "sold": "Copies sold against the stock",
-    "convergence": "Reserved in Redis against issued in PostgreSQL, after the sale",
+    "convergence": "Reserved in Redis against issued in PostgreSQL",
 }
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>
-body {{ font: 14px system-ui, sans-serif; margin: 2em; color: #222; max-width: 1500px; }}
+body {{ font: 14px system-ui, sans-serif; margin: 2em; color: #222; max-width: 1600px; }}
 table {{ border-collapse: collapse; margin-bottom: 1em; }} th, td {{ text-align: left; padding: 2px 12px 2px 0; }}
 .held {{ color: #17693a; }} .broken {{ color: #b00020; font-weight: bold; }}
 .charts {{ display: flex; flex-wrap: wrap; gap: 1.5em; }} figure {{ margin: 0; }}
 figcaption {{ font-weight: 600; margin-bottom: .3em; }}
-svg.chart {{ width: 700px; height: 300px; background: #fafafa; border: 1px solid #ddd; }}
-svg text {{ font-size: 11px; fill: #444; }}
 </style></head>
 <body><h1>{title}</h1>
 <table>{summary}</table>
 <ul>{checks}</ul>
 <div class="charts">{figures}</div>
-<script type="application/json" id="data">{data}</script>
-<script>{script}</script>
 </body></html>
-"""
-
-# Draws every chart from the JSON above: lines for series over time, bars for the histogram.
-_SCRIPT = """
-const NS = "http://www.w3.org/2000/svg", W = 700, H = 300, L = 56, R = 150, T = 26, B = 36;
-const COLOURS = ["#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"];
-const NAMED = {SUCCESS: "#2ca02c", SOLD_OUT: "#7f7f7f", DUPLICATE: "#ff7f0e", UNAVAILABLE: "#d62728",
-               UNCONFIRMED: "#e377c2", p50: "#1f77b4", p95: "#ff7f0e", p99: "#d62728", sold: "#2ca02c",
-               stock: "#7f7f7f", "reserved in Redis": "#d62728", "issued in PostgreSQL": "#1f77b4"};
-const colour = (name, i) => NAMED[name] || COLOURS[i % COLOURS.length];
-const data = JSON.parse(document.getElementById("data").textContent);
-function el(name, attrs, parent) {
-  const node = document.createElementNS(NS, name);
-  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, value);
-  parent.appendChild(node);
-  return node;
-}
-function text(parent, x, y, value, anchor) {
-  el("text", {x, y, "text-anchor": anchor || "start"}, parent).textContent = value;
-}
-function axes(svg, xMax, yMax, xLabel, yLabel, xTicks = true) {
-  el("line", {x1: L, y1: H - B, x2: W - R, y2: H - B, stroke: "#888"}, svg);
-  el("line", {x1: L, y1: T, x2: L, y2: H - B, stroke: "#888"}, svg);
-  for (let i = 0; i <= 4; i++) {
-    const y = H - B - (H - B - T) * i / 4;
-    text(svg, L - 4, y + 4, (yMax * i / 4).toPrecision(3).replace(/\\.0+$/, ""), "end");
-    const x = L + (W - R - L) * i / 4;
-    if (xTicks) text(svg, x, H - B + 14, (xMax * i / 4).toPrecision(3).replace(/\\.0+$/, ""), "middle");
-  }
-  text(svg, (L + W - R) / 2, H - 6, xLabel, "middle");
-  text(svg, 4, 12, yLabel);
-}
-function lines(svg, chart) {
-  const xs = chart.x, names = Object.keys(chart.series);
-  const values = names.flatMap(n => chart.series[n]).filter(v => v !== null);
-  const xMax = Math.max(...xs, 1e-9), yMax = Math.max(...values, 1e-9) * 1.05;
-  axes(svg, xMax, yMax, chart.xLabel, chart.yLabel);
-  let points = 0;
-  names.forEach((name, i) => {
-    let d = "";
-    chart.series[name].forEach((v, j) => {
-      if (v === null) return;
-      const x = L + (W - R - L) * xs[j] / xMax, y = H - B - (H - B - T) * v / yMax;
-      d += (d ? " L" : "M") + x.toFixed(1) + " " + y.toFixed(1);
-      points++;
-    });
-    const dash = (chart.dashed || []).includes(name) ? {"stroke-dasharray": "7 4"} : {};
-    if (d) el("path", {d, fill: "none", stroke: colour(name, i), "stroke-width": 2, ...dash}, svg);
-    el("rect", {x: W - R + 10, y: T + i * 16, width: 10, height: 10, fill: colour(name, i)}, svg);
-    text(svg, W - R + 24, T + i * 16 + 9, name);
-  });
-  return points;
-}
-function bars(svg, chart) {
-  const counts = chart.counts, yMax = Math.max(...counts, 1) * 1.05;
-  axes(svg, counts.length, yMax, "latency (ms)", "answers", false);
-  const w = (W - R - L) / Math.max(counts.length, 1);
-  counts.forEach((c, i) => {
-    el("rect", {x: L + i * w + 1, y: H - B - (H - B - T) * c / yMax, width: Math.max(w - 2, 1),
-                height: (H - B - T) * c / yMax, fill: COLOURS[0]}, svg);
-  });
-  [0, Math.floor(counts.length / 2), counts.length].forEach(i => {
-    if (chart.edges[i] !== undefined) text(svg, L + i * w, H - B + 14, chart.edges[i] + " ms", "middle");
-  });
-  return counts.filter(c => c > 0).length;
-}
-for (const svg of document.querySelectorAll("svg.chart")) {
-  const chart = data[svg.id];
-  svg.setAttribute("data-points", svg.id === "histogram" ? bars(svg, chart) : lines(svg, chart));
-}
 """

@@ -157,7 +157,7 @@ def _references() -> list[tuple[str, str]]:
     return [(where, text) for where, text in found if _is_reference(text)]
 
 
-_EXTENSIONS = "py|md|lua|json|toml|ini|txt|sh|pem|cfg"
+_EXTENSIONS = "py|md|lua|json|toml|ini|txt|sh|pem|cfg|lock"
 _PATH = re.compile(rf"[\w.*<>/-]+(/|\.({_EXTENSIONS}))")  # a file or folder: scripts/*.lua, cdk/
 _IN_FILE = re.compile(r"(?P<file>[\w./-]+\.py)(::|:)(?P<name>\w+)")  # issue_route.py:request_coupon, a test's node id
 _IN_MODULE = re.compile(r"(?P<module>[\w./-]+/\w+)\.(?P<name>\w+)")  # functions/relay/app.handler

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def checkout(tmp_path: Path) -> Path:
-    for name in ("Makefile", "pyproject.toml"):
+    for name in ("Makefile", "pyproject.toml", "uv.lock", "requirements-uv.txt"):
         shutil.copy(ROOT / name, tmp_path / name)
     return tmp_path
 
