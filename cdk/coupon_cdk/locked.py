@@ -48,6 +48,25 @@ def fingerprint(group: str, *extra: str) -> str:
     return hashlib.sha256("\n".join([requirements(group), *extra]).encode()).hexdigest()
 
 
+def environment(group: str, venv: Path, base_python: str, *, editable: Path | None = None) -> Path:
+    """A virtual environment of its own at ``venv``, made from ``base_python`` with the locked
+    ``group`` (and ``editable``, our own code from this checkout: nothing downloaded, so nothing
+    to hash); its python. Made once, and anew when the interpreter or the group's locked files
+    change."""
+    python, marker = venv / "bin" / "python", venv / ".installed"
+    wanted = fingerprint(group, base_python)
+    if marker.exists() and marker.read_text() == wanted and python.exists():
+        return python
+    subprocess.run([uv(), "venv", "--quiet", "--clear", "--python", base_python, str(venv)], check=True)
+    install(group, python=str(python))
+    if editable is not None:
+        subprocess.run(
+            [uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "-e", str(editable)], check=True
+        )
+    marker.write_text(wanted)
+    return python
+
+
 def install(group: str, *, python: str | None = None, target: Path | None = None, platform: str | None = None) -> None:
     """Install the locked ``group`` into the environment of ``python``, or into ``target`` for
     ``platform`` (a uv ``--python-platform``, Python 3.12; binary wheels only, as nothing can be

@@ -24,7 +24,6 @@ from coupon_core.domain.lifecycle import LifecycleService
 from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.state_sync import StateSync
-from coupon_core.errors import UnavailableError
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api.caller import Caller, caller_of
 from lua_redis import CouponLocks, ReservationStore
@@ -82,10 +81,7 @@ def lifecycle() -> LifecycleService:
 
 
 def on_demand_reconcile() -> OnDemandReconcile:
-    name = wiring().settings.rebuild_function.name
-    if name is None:
-        raise UnavailableError("REBUILD_FUNCTION is not set: this environment cannot reconcile on demand")
-    return RebuildInvoker(name)
+    return RebuildInvoker(wiring().settings.rebuild_function.name)
 
 
 def caller(request: Request, config: Annotated[CouponsSettings, Depends(settings)]) -> Caller:

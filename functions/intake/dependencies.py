@@ -19,8 +19,6 @@ from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedE
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.adapters.lambda_rebuild import RebuildInvoker
 from coupon_core.domain.issuing import IssueService
-from coupon_core.domain.ports import InitOutcome
-from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
 from lua_redis import ReservationStore
@@ -34,26 +32,17 @@ class Wiring:
     service: IssueService
 
 
-class _NoRebuildFunction:
-    """Without REBUILD_FUNCTION a missing state cannot be built: such requests answer 503."""
-
-    def initialise(self, coupon_id: int) -> InitOutcome:
-        raise UnavailableError("REBUILD_FUNCTION is not set: a missing state cannot be built")
-
-
 @functools.cache
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
     client = redis_client(settings.redis)
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
-    name = settings.rebuild_function.name
-    builder = RebuildInvoker(name) if name else _NoRebuildFunction()
     issuing = settings.issuing
     service = IssueService(
         ReservationStore(client),
         publisher,
-        builder,
+        RebuildInvoker(settings.rebuild_function.name),
         wait_replicas=issuing.wait_replicas,
         wait_timeout_ms=issuing.wait_timeout_ms,
     )

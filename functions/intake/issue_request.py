@@ -39,11 +39,16 @@ class IssueAsk:
     idempotency_key: str | None
 
 
+def is_issue_route(method: object, path: object) -> bool:
+    """Whether ``method path`` is the intake's one route (API Gateway sends it nothing else)."""
+    return method == METHOD and path in _PATHS
+
+
 def issue_ask(event: Mapping[str, Any]) -> IssueAsk:
     """The request of ``event``; raises :class:`RequestRefusedError` for any other route, and for
     a request that is not valid (every problem named, the header's first)."""
     method, path = event.get("httpMethod"), event.get("path")
-    if method != METHOD or path not in _PATHS:
+    if not is_issue_route(method, path):
         raise RequestRefusedError("NO_ROUTE", method=method, path=path)
     key_errors, key = _idempotency_key(event)
     body_errors, request = _body(_text(event))

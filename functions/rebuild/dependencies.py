@@ -28,12 +28,12 @@ def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the reconciler."""
     settings = RebuildSettings.from_env()
     client = redis_client(settings.redis, socket_timeout=STATE_LOCK_WAIT_S + 5)  # BLPOP waits on this socket
-    in_flight = KafkaInFlightReader(
-        settings.kafka,
-        group=settings.consumer_group.group,
-        max_records=settings.read_back.max_records,
-        timeout_s=settings.read_back.timeout_s,
-    )
+
+    def in_flight(timeout_s: float) -> KafkaInFlightReader:
+        read_back = settings.read_back
+        group = settings.consumer_group.group
+        return KafkaInFlightReader(settings.kafka, group=group, max_records=read_back.max_records, timeout_s=timeout_s)
+
     store, locks, catalog = (
         ReservationStore(client),
         CouponLocks(client),
@@ -44,19 +44,14 @@ def wiring() -> Wiring:
         store,
         locks,
         catalog,
-        in_flight,
+        in_flight(settings.read_back.timeout_s),
         retention_ms=retention_ms,
         skew_ms=settings.reconcile.skew_ms,
         produce_bound_ms=produce_bound_ms,
     )
     # An intake waits for a state build at most STATE_BUILD_TIMEOUT_S: its read of the records in
     # flight gets half of that, the lock's wait and two database reads the rest.
-    build_in_flight = KafkaInFlightReader(
-        settings.kafka,
-        group=settings.consumer_group.group,
-        max_records=settings.read_back.max_records,
-        timeout_s=min(settings.read_back.timeout_s, STATE_BUILD_TIMEOUT_S / 2),
-    )
+    build_in_flight = in_flight(min(settings.read_back.timeout_s, STATE_BUILD_TIMEOUT_S / 2))
     initialiser = StateInitialiser(
         store,
         locks,

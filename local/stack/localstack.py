@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import time
 import urllib.request
 from pathlib import Path
@@ -24,26 +23,6 @@ PORT = 4566
 URL = f"http://127.0.0.1:{PORT}"
 EXECUTOR = Path(__file__).resolve().parent / "lambda_executor"
 START_TIMEOUT_S = 90
-
-
-def install(venv: Path, base_python: str) -> Path:
-    """Create LocalStack's own virtual environment from ``base_python`` with the locked
-    ``localstack`` group (every file checked against its hash) and our executor; return its
-    python. Made once, and anew when the interpreter or the group's locked files change."""
-    python = venv / "bin" / "python"
-    marker = venv / ".installed"
-    wanted = locked.fingerprint("localstack", base_python)
-    if marker.exists() and marker.read_text() == wanted:
-        return python
-    shutil.rmtree(venv, ignore_errors=True)
-    subprocess.run([locked.uv(), "venv", "--quiet", "--python", base_python, str(venv)], check=True)
-    locked.install("localstack", python=str(python))
-    subprocess.run(  # our own code, from this checkout: nothing downloaded, so nothing to hash
-        [locked.uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "-e", str(EXECUTOR)],
-        check=True,
-    )
-    marker.write_text(wanted)
-    return python
 
 
 def healthy() -> bool:
@@ -63,7 +42,7 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_st
     """
     if healthy():
         raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
-    python = install(venv, lambda_python)
+    python = locked.environment("localstack", venv, lambda_python, editable=EXECUTOR)
     folder = scratch / "localstack"
     shutil.rmtree(folder, ignore_errors=True)
     (folder / "tmp").mkdir(parents=True)

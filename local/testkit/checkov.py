@@ -30,14 +30,7 @@ class Finding:
 
 def checkov() -> Path:
     """The checkov command, installed first if needed."""
-    wanted = locked.fingerprint("checkov", sys.executable)
-    marker, command = VENV / ".installed", VENV / "bin" / "checkov"
-    if marker.exists() and marker.read_text() == wanted and command.exists():
-        return command
-    subprocess.run([locked.uv(), "venv", "--quiet", "--clear", "--python", sys.executable, str(VENV)], check=True)
-    locked.install("checkov", python=str(VENV / "bin" / "python"))
-    marker.write_text(wanted)
-    return command
+    return locked.environment("checkov", VENV, sys.executable).with_name("checkov")
 
 
 def failed_checks(templates: list[Path]) -> list[Finding]:

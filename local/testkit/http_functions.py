@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from functions.intake.issue_request import METHOD, PATH
+from functions.intake.issue_request import is_issue_route
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
@@ -15,7 +15,7 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 def handler_for(method: str, path: str) -> Handler:
     """The handler of the function API Gateway sends ``method path`` to (imported on first use:
     the caller sets the functions' environment first)."""
-    if method == METHOD and path.rstrip("/") == PATH:
+    if is_issue_route(method, path):
         from functions.intake.app import handler  # noqa: PLC0415
 
         return handler

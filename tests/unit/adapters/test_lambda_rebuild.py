@@ -78,3 +78,10 @@ def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
     config = RebuildInvoker("rebuild")._lambda().meta.config
     assert (config.connect_timeout, config.read_timeout) == (1, STATE_BUILD_TIMEOUT_S)
     assert config.retries["total_max_attempts"] == 1
+
+
+def test_without_a_rebuild_function_every_call_is_unavailable_and_names_the_variable():
+    invoker = RebuildInvoker(None, client=object())  # a client that would fail if it were called
+    for call in (invoker.initialise, invoker.reconcile):
+        with pytest.raises(UnavailableError, match="REBUILD_FUNCTION is not set"):
+            call(1)

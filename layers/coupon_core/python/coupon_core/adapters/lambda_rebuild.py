@@ -24,7 +24,10 @@ STATE_BUILD_TIMEOUT_S = 8  # within the intake's 10 s; the build reads Kafka for
 
 
 class RebuildInvoker:
-    def __init__(self, function_name: str, client: Any = None) -> None:
+    """The rebuild function named ``function_name`` (``REBUILD_FUNCTION``). Without a name, every
+    call is unavailable: an environment without the rebuild answers those requests 503."""
+
+    def __init__(self, function_name: str | None, client: Any = None) -> None:
         self._function_name = function_name
         self._client = client
 
@@ -41,6 +44,8 @@ class RebuildInvoker:
         return self._invoke({"couponId": coupon_id})
 
     def _invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        if self._function_name is None:
+            raise UnavailableError("REBUILD_FUNCTION is not set: this environment has no rebuild function to invoke")
         try:
             answer = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
             reply = json.loads(answer["Payload"].read())
