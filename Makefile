@@ -27,7 +27,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: lock explore plan rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: lock explore plan bill rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -87,7 +87,7 @@ services: venv
 
 infra: check-deploy
 
-# What AWS would refuse, before AWS sees it: dev and prod synthesized (cdk-nag fails the synth on
+# What AWS would refuse, before AWS sees it: dev, small and prod synthesized (cdk-nag fails the synth on
 # an unacknowledged finding), cfn-lint on every template, checkov's rules (every finding fixed or
 # accepted with its reason in cdk/coupon_cdk/checkov_accepted.py), and a test per documented AWS rule.
 check-deploy: venv $(CDK)
@@ -151,6 +151,11 @@ bench: venv
 plan: venv
 	@test -n "$(SALE)" || { echo 'make plan: describe the sale, SALE="copies=5000 users=300000 peak=20000/s"' >&2; exit 2; }
 	$(BIN)/python -m local.tools.plan --env $(ENV) --sale "$(SALE)" --quotas "$(QUOTAS)"
+
+# What each AWS environment of cdk.json costs a month at idle, priced from its synthesized template
+# (local/planner/bill.py), written into docs/deploy.md's "What it costs".
+bill: venv
+	$(BIN)/python -m local.tools.bill --write
 
 # A flash sale rehearsed on a running environment with locust, audited from outside through the API
 # (local/tools/rehearse.py): make rehearse on the local stack (brought up first), or

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # coupon_cdk, whatever the working directory
 
@@ -46,6 +48,40 @@ def build(app: cdk.App) -> CouponStack:
     cdk.Tags.of(stack).add("environment", config.name, exclude_resource_types=untaggable)
     cdk.Validations.of(app).add_plugins(AwsSolutionsChecks())
     return stack
+
+
+# An account, a Region and its AZs as `cdk synth` with credentials would look them up (and keep in
+# cdk.context.json): enough to synthesize any environment offline, as the infra tests and the
+# bill do. Bundling is skipped: the template, not the assets, is what they read.
+OFFLINE_ACCOUNT, OFFLINE_REGION = "123456789012", "eu-west-1"
+OFFLINE_ALARM_EMAILS = "oncall@example.com"  # who a deployer names with -c alarmEmails=...
+
+
+def offline_context(env: str) -> dict[str, Any]:
+    """cdk.json's context for ``env``, with the lookups, target and alarm subscriber of no real account."""
+    lookups = {
+        f"availability-zones:account={OFFLINE_ACCOUNT}:region={OFFLINE_REGION}": [
+            f"{OFFLINE_REGION}{az}" for az in "abc"
+        ]
+    }
+    return {
+        **json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"],
+        **lookups,
+        "env": env,
+        "account": OFFLINE_ACCOUNT,
+        "region": OFFLINE_REGION,
+        "alarmEmails": OFFLINE_ALARM_EMAILS,
+        "aws:cdk:bundling-stacks": [],
+    }
+
+
+def synthesize_offline(env: str, outdir: str) -> tuple[CouponStack, dict[str, Any]]:
+    """The environment's stack synthesized into ``outdir``, cdk-nag and CloudFormation's
+    validation included (either raises), and its template."""
+    app = cdk.App(context=offline_context(env), outdir=outdir)
+    stack = build(app)
+    assembly = app.synth()
+    return stack, assembly.get_stack_by_name(stack.stack_name).template
 
 
 def target(app: cdk.App) -> cdk.Environment:

@@ -5,7 +5,7 @@
 - ``tools``: what a person runs against it: the demo, the chaos run, the smoke test of a
   deployed environment, the OpenAPI generator, and the parts of their reports.
 - ``planner``: the sale planner behind ``make plan`` (the AWS quotas a sale meets, and whether
-  it fits an environment).
+  it fits an environment) and the idle bill behind ``make bill``.
 - ``client``: the client of a deployed API and its authentication.
 - ``testkit``: what tests and benchmarks import to drive the real servers: Lambda events,
   topics, a fault-injecting proxy, Redis's MONITOR, a multi-process flash sale.

@@ -1,7 +1,7 @@
 """checkov findings accepted on purpose, each with its reason, in one place to be reviewed (as
 ``nag.py`` is for cdk-nag).
 
-``tests/infra/test_checkov.py`` runs checkov's CloudFormation rules on the dev and prod templates
+``tests/infra/test_checkov.py`` runs checkov's CloudFormation rules on the dev, small and prod templates
 and fails on a finding that no entry here accepts, and on an entry that no longer matches any
 finding. An entry names the resources it covers by logical-id prefix, so that a new resource
 failing the same check is not accepted silently.

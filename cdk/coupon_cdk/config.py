@@ -55,8 +55,9 @@ class CacheConfig(_Section):
 
 
 class KafkaConfig(_Section):
-    """``brokers_per_az`` counts provisioned brokers (MSK places the same number in every AZ);
-    the topic gets ``replication_factor`` replicas and refuses writes below ``min_insync_replicas``."""
+    """``brokers_per_az`` counts provisioned brokers (MSK places the same number in every AZ),
+    each with ``broker_storage_gb`` of EBS storage; the topic gets ``replication_factor``
+    replicas and refuses writes below ``min_insync_replicas``."""
 
     kind: Literal["serverless", "provisioned"]
     broker_instance_type: Text
@@ -69,13 +70,18 @@ class KafkaConfig(_Section):
     min_pollers: Count
     max_pollers: Count
     brokers_per_az: Count = 1
+    broker_storage_gb: Count = 100
 
 
 class DatabaseConfig(_Section):
+    """``storage_gb``: the instance's allocated storage (PostgreSQL's minimum is 20 GB; RDS can
+    grow it later, never shrink it)."""
+
     instance_type: Text
     multi_az: Flag
     backup_days: Count
     deletion_protection: Flag
+    storage_gb: Count = 100
 
 
 class WarmupConfig(_Section):
@@ -121,6 +127,10 @@ class LocalConfig(_Section):
 
 
 class EnvironmentConfig(_Section):
+    """One environment. ``endpoint_azs``: how many of its AZs hold the interface VPC endpoints
+    (all of them unless set); fewer cost less, and a function in another AZ reaches them across
+    AZs, so an outage of their AZ cuts every AWS API call of the environment."""
+
     name: Text
     reconcile_every_minutes: Count
     log_retention_days: Count
@@ -128,6 +138,7 @@ class EnvironmentConfig(_Section):
     worker_memory_mb: Count
     api: ApiConfig
     availability_zones: Count = 2
+    endpoint_azs: Count | None = None
     removal_policy: Literal["destroy", "retain"] = "destroy"
     alarm_emails: tuple[Text, ...] = ()
     alarm_subscribers_required: Flag = False
@@ -228,6 +239,7 @@ def load(
 
 
 MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
+POSTGRES_MIN_STORAGE_GB = 20  # https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html
 # The rebuild's runs at once: the schedule's, an operator's reconcile, and the intakes' asks to
 # build a missing state. Each coupon is reconciled or built under its state lock, so runs may
 # overlap safely; the bound keeps the database's load bounded after a Redis loss mid-sale (an
@@ -274,6 +286,16 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
     if config.concurrency is None:
         raise CdkContextError(f"{name}.concurrency is required")
     _check_concurrency(name, config.concurrency)
+    if config.endpoint_azs is not None and not 1 <= config.endpoint_azs <= config.availability_zones:
+        raise CdkContextError(
+            f"{name}.endpointAzs must be 1 to availabilityZones {config.availability_zones}, got {config.endpoint_azs}"
+        )
+    assert config.database is not None
+    if config.database.storage_gb < POSTGRES_MIN_STORAGE_GB:
+        raise CdkContextError(
+            f"{name}.database.storageGb must be at least {POSTGRES_MIN_STORAGE_GB} (RDS for PostgreSQL), "
+            f"got {config.database.storage_gb}"
+        )
     assert config.kafka is not None
     _check_kafka(config, config.kafka)
 
@@ -310,6 +332,8 @@ def _check_kafka(config: EnvironmentConfig, kafka: KafkaConfig) -> None:
             f"{name}.kafka.replicationFactor {kafka.replication_factor} exceeds the {config.brokers} brokers "
             f"({config.availability_zones} AZs x brokersPerAz {kafka.brokers_per_az})"
         )
+    if kafka.kind == "provisioned" and kafka.broker_storage_gb < 1:  # MSK's minimum per broker: 1 GiB
+        raise CdkContextError(f"{name}.kafka.brokerStorageGb must be at least 1, got {kafka.broker_storage_gb}")
     if not 1 <= kafka.min_insync_replicas < kafka.replication_factor:
         raise CdkContextError(
             f"{name}.kafka.minInsyncReplicas must be at least 1 and below replicationFactor "

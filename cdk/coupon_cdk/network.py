@@ -24,7 +24,15 @@ ENDPOINT_SERVICES = {
 
 
 class Network(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, max_azs: int, log_retention: logs.RetentionDays) -> None:
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        max_azs: int,
+        endpoint_azs: int | None,
+        log_retention: logs.RetentionDays,
+    ) -> None:
         super().__init__(scope, construct_id)
         self.vpc = ec2.Vpc(
             self,
@@ -60,11 +68,15 @@ class Network(Construct):
         self.kafka.add_ingress_rule(self.kafka, ec2.Port.all_tcp(), "brokers and mapping pollers among themselves")
         for peer in (self.functions, self.functions_without_database, self.kafka):
             endpoints.add_ingress_rule(peer, ec2.Port.tcp(443), "HTTPS to AWS APIs")
+        # The endpoints' network interfaces: one per endpoint in each of the first endpoint_azs AZs
+        # (billed per endpoint and AZ); a function elsewhere reaches them across AZs.
+        isolated = self.vpc.isolated_subnets
+        endpoint_subnets = ec2.SubnetSelection(subnets=isolated[: endpoint_azs or len(isolated)])
         for name, service in ENDPOINT_SERVICES.items():
             self.vpc.add_interface_endpoint(
                 name,
                 service=service,
-                subnets=self.subnets,
+                subnets=endpoint_subnets,
                 security_groups=[endpoints],
                 private_dns_enabled=True,
                 open=False,

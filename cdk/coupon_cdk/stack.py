@@ -440,7 +440,13 @@ class AwsParts:
         assert config.kafka is not None
         assert config.database is not None
         name = f"coupons-{config.name}"
-        network = Network(stack, "Network", max_azs=config.availability_zones, log_retention=retention)
+        network = Network(
+            stack,
+            "Network",
+            max_azs=config.availability_zones,
+            endpoint_azs=config.endpoint_azs,
+            log_retention=retention,
+        )
         return cls(
             network=network,
             cache=Cache(stack, "Cache", config=config.cache, network=network, name=name),

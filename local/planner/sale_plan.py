@@ -145,7 +145,7 @@ class Plan:
 def plan(
     config: EnvironmentConfig, sale: PlannedSale, quotas: dict[str, Quota] = QUOTAS, measured: Measured = MEASURED
 ) -> Plan:
-    """The sale's plan on environment ``config`` (an AWS one: dev, prod or your own)."""
+    """The sale's plan on environment ``config`` (an AWS one: dev, small, prod or your own)."""
     if config.concurrency is None or config.kafka is None or config.cache is None or config.processing_limit is None:
         raise SaleError(f"{config.name} is not an AWS environment: make plan needs its concurrency, kafka and cache")
     q = {key: quota.value for key, quota in quotas.items()}
@@ -163,7 +163,11 @@ def plan(
     kafka = config.kafka
     serverless_kafka = kafka.kind == "serverless"
     # all of a coupon's records share its key, so its partition: one leader broker takes every produce
-    rate_key = "msk_serverless_connection_rate" if serverless_kafka else "msk_connection_rate"
+    rate_key = (
+        "msk_serverless_connection_rate" if serverless_kafka
+        else "msk_t3_connection_rate" if kafka.broker_instance_type.startswith("kafka.t3.")
+        else "msk_connection_rate"
+    )  # fmt: skip
     cold_opening_fits = concurrency * INIT_CONNECTION_ATTEMPTS <= q[rate_key] and concurrency <= q["lambda_scale_out"]
     warmup = 0 if cold_opening_fits else min(reserved, math.ceil(concurrency * 1.2))
     configured = config.concurrency.warmup.provisioned if config.concurrency.warmup else 0

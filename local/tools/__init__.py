@@ -4,6 +4,7 @@
 - ``chaos``: ``make chaos``, a flash sale in-process under random faults.
 - ``smoke``: a smoke test of a deployed environment through its API.
 - ``plan``: ``make plan``, the AWS limits a sale meets on an environment, and what to do.
+- ``bill``: ``make bill``, what each AWS environment costs a month at idle, into docs/deploy.md.
 - ``rehearse``: ``make rehearse``, a flash sale driven by locust on a running environment.
 - ``rehearsal_target``: where a rehearsal may go and how big it may be, checked before it starts.
 - ``outside_audit``: I1-I5 audited through the API alone (the rehearsal's).

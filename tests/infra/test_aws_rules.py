@@ -24,7 +24,7 @@ from local.planner.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES, ONCALL, context
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
-ENVIRONMENTS = ("dev", "prod")
+ENVIRONMENTS = ("dev", "small", "prod")
 CONFIG = {env: load(context(env)["coupon:environments"], env, alarm_emails=ONCALL) for env in ENVIRONMENTS}
 
 
@@ -62,7 +62,9 @@ def test_the_topic_is_made_with_the_kafka_protocol_before_anything_uses_it(env, 
     assert kafka is not None
     for _, topic in topics.values():
         assert topic["Properties"]["Partitions"] == str(kafka.partitions)
-        assert topic["Properties"]["ReplicationFactor"] == ("-1" if env == "dev" else str(kafka.replication_factor))
+        assert topic["Properties"]["ReplicationFactor"] == (
+            "-1" if kafka.kind == "serverless" else str(kafka.replication_factor)
+        )
     maker = resources(template, "AWS::Lambda::Function")[function_id(template, "topic")]
     assert maker["Properties"]["VpcConfig"]["SubnetIds"]  # the brokers are reachable from the VPC only
     assert {"kafka-cluster:Connect", "kafka-cluster:CreateTopic", "kafka-cluster:AlterTopic"} <= actions(
@@ -95,6 +97,22 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
     assert server["auto.create.topics.enable"] == "false"
 
 
+def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, dev):
+    """MSK Developer Guide, "Broker types": kafka.t3.small is a Standard broker; the brokers are
+    spread evenly over the client subnets, one per AZ here. PrivateLink: an interface endpoint
+    has a network interface in each subnet it is given, billed per endpoint and AZ."""
+    _, cluster = only(small, "AWS::MSK::Cluster")
+    node = cluster["Properties"]["BrokerNodeGroupInfo"]
+    assert (cluster["Properties"]["NumberOfBrokerNodes"], len(node["ClientSubnets"])) == (2, 2)
+    assert (node["InstanceType"], node["StorageInfo"]["EBSStorageInfo"]["VolumeSize"]) == ("kafka.t3.small", 20)
+    _, instance = only(small, "AWS::RDS::DBInstance")
+    assert instance["Properties"]["AllocatedStorage"] == "20"
+    for template, azs in ((small, 1), (dev, 2)):
+        endpoints = resources(template, "AWS::EC2::VPCEndpoint").values()
+        assert len(endpoints) == 6
+        assert {len(endpoint["Properties"]["SubnetIds"]) for endpoint in endpoints} == {azs}
+
+
 @pytest.mark.parametrize(
     ("change", "message"),
     [
@@ -102,6 +120,10 @@ def test_prod_has_a_broker_per_replica_and_writes_survive_one_broker_down(prod):
         ({"kafka": {"minInsyncReplicas": 3}}, "minInsyncReplicas must be at least 1 and below replicationFactor 3"),
         ({"concurrency": {"intake": 1501}}, "could open 3002 IAM connections to a broker; MSK accepts 3000"),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
+        ({"endpointAzs": 4}, "endpointAzs must be 1 to availabilityZones 3, got 4"),
+        ({"endpointAzs": 0}, "endpointAzs must be 1 to availabilityZones 3, got 0"),
+        ({"database": {"storageGb": 19}}, "storageGb must be at least 20 .RDS for PostgreSQL., got 19"),
+        ({"kafka": {"brokerStorageGb": 0}}, "brokerStorageGb must be at least 1, got 0"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
         (
             {"concurrency": {"warmup": {"starts": "at(2026-12-01T11:45:00)", "ends": "soon", "provisioned": 10}}},
@@ -299,8 +321,14 @@ def test_operators_see_lag_dead_letters_the_api_and_the_data_stores(env, request
         "OffsetLag", "ApproximateNumberOfMessagesVisible", "ApproximateAgeOfOldestMessage", "5XXError", "Latency",
         "ApiThrottled", "CPUUtilization", "DatabaseConnections", "DatabaseConnectionsBorrowLatency",
     }  # fmt: skip
-    expected |= {"ThrottledCmds"} if env == "dev" else {"EngineCPUUtilization", "DatabaseMemoryUsagePercentage"}
-    expected |= {"CpuUser", "KafkaDataLogsDiskUsed"} if env == "prod" else set()
+    cache, kafka = CONFIG[env].cache, CONFIG[env].kafka
+    assert cache is not None
+    assert kafka is not None
+    if cache.kind == "serverless":
+        expected |= {"ThrottledCmds"}
+    else:
+        expected |= {"EngineCPUUtilization", "DatabaseMemoryUsagePercentage"}
+    expected |= {"CpuUser", "KafkaDataLogsDiskUsed"} if kafka.kind == "provisioned" else set()
     assert expected <= metrics
     for alarm in alarms:
         props = alarm["Properties"]
@@ -401,7 +429,7 @@ def test_data_is_kept_in_prod_and_nothing_is_left_behind_by_dev(env, request):
     """CloudFormation User Guide, "DeletionPolicy attribute": Snapshot for RDS instances and
     ElastiCache replication groups, Retain for the rest of the data."""
     template = request.getfixturevalue(env)
-    retain = env == "prod"
+    retain = CONFIG[env].removal_policy == "retain"
     expected = {
         "AWS::RDS::DBInstance": "Snapshot" if retain else "Delete",
         "AWS::SQS::Queue": "Retain" if retain else "Delete",
@@ -409,11 +437,15 @@ def test_data_is_kept_in_prod_and_nothing_is_left_behind_by_dev(env, request):
         "AWS::Logs::LogGroup": "Retain" if retain else "Delete",
         "AWS::KMS::Key": "Retain" if retain else "Delete",
     }
-    expected |= (
-        {"AWS::ElastiCache::ReplicationGroup": "Snapshot", "AWS::MSK::Cluster": "Retain"}
-        if retain
-        else {"AWS::ElastiCache::ServerlessCache": "Delete", "AWS::MSK::ServerlessCluster": "Delete"}
-    )
+    cache, kafka = CONFIG[env].cache, CONFIG[env].kafka
+    assert cache is not None
+    assert kafka is not None
+    if cache.kind == "serverless":
+        expected["AWS::ElastiCache::ServerlessCache"] = "Retain" if retain else "Delete"
+    else:
+        expected["AWS::ElastiCache::ReplicationGroup"] = "Snapshot" if retain else "Delete"
+    kafka_kind = "AWS::MSK::ServerlessCluster" if kafka.kind == "serverless" else "AWS::MSK::Cluster"
+    expected[kafka_kind] = "Retain" if retain else "Delete"
     for kind, policy in expected.items():
         found = {r.get("DeletionPolicy") for r in resources(template, kind).values()}
         assert found == {policy}, kind

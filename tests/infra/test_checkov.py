@@ -1,4 +1,4 @@
-"""checkov's CloudFormation rules on the dev and prod templates: every failed check is fixed, or
+"""checkov's CloudFormation rules on the dev, small and prod templates: every failed check is fixed, or
 accepted once with its reason in ``coupon_cdk/checkov_accepted.py``; none unexplained, none stale.
 
 checkov runs from a virtual environment of its own (``local/testkit/checkov.py``), made on the
@@ -15,8 +15,8 @@ from tests.infra.conftest import ASSEMBLIES
 
 
 @pytest.fixture(scope="module")
-def findings(dev, prod):  # the fixtures synthesize both environments into ASSEMBLIES
-    templates = [ASSEMBLIES[env] / f"Coupons-{env}.template.json" for env in ("dev", "prod")]
+def findings(dev, small, prod):  # the fixtures synthesize the environments into ASSEMBLIES
+    templates = [ASSEMBLIES[env] / f"Coupons-{env}.template.json" for env in ("dev", "small", "prod")]
     return failed_checks(templates)
 
 

@@ -60,7 +60,7 @@ def as_synthesized(schema: Any) -> Any:
     return schema
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 @pytest.mark.parametrize("name", MODELS)
 def test_the_gateways_model_is_the_functions_schema(env, name, request):
     synthesized = as_synthesized(template_schema(request.getfixturevalue(env), name))

@@ -20,13 +20,13 @@ DATABASE_USERS = ("coupons", "worker", "dlq", "rebuild")
 DATA_ACTION_PREFIXES = ("sqs:", "kafka-cluster:", "secretsmanager:", "logs:")
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 def test_the_msk_mapping_feeds_the_worker_with_partial_failures_and_an_sqs_on_failure_destination(env, request):
     template = request.getfixturevalue(env)
     event_sources = resources(template, "AWS::Lambda::EventSourceMapping").values()
     (mapping,) = [m for m in event_sources if "Topics" in m["Properties"]]
     props = mapping["Properties"]
-    expected = {"dev": (100, 3, 1, 2), "prod": (1000, 5, 2, 10)}[env]
+    expected = {"dev": (100, 3, 1, 2), "small": (100, 3, 1, 2), "prod": (1000, 5, 2, 10)}[env]
     assert props["Topics"] == ["coupon.issue.v1"]
     assert props["StartingPosition"] == "TRIM_HORIZON"
     assert (props["BatchSize"], props["MaximumRetryAttempts"]) == expected[:2]
@@ -42,7 +42,7 @@ def test_the_msk_mapping_feeds_the_worker_with_partial_failures_and_an_sqs_on_fa
     assert props["FunctionName"] == {"Ref": function_id(template, "worker")}
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 def test_the_dlq_handler_reads_the_dlq_with_partial_batch_responses_and_a_redrive_queue(env, request):
     template = request.getfixturevalue(env)
     template.has_resource_properties(
@@ -62,7 +62,7 @@ def test_the_dlq_handler_reads_the_dlq_with_partial_batch_responses_and_a_redriv
     )
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 def test_each_role_has_only_what_its_function_uses(env, request):
     template = request.getfixturevalue(env)
     every = {name: actions(template, name) for name in FUNCTIONS}
@@ -111,10 +111,10 @@ def test_each_role_has_only_what_its_function_uses(env, request):
                 assert '"*"' not in resources_of(template, name, action), (name, action)
 
 
-@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod", "local"])
 def test_routes_and_their_authorization(env, request):
     template = request.getfixturevalue(env)
-    public = {"prod": "COGNITO_USER_POOLS", "dev": "AWS_IAM", "local": "NONE"}[env]
+    public = {"prod": "COGNITO_USER_POOLS", "dev": "AWS_IAM", "small": "AWS_IAM", "local": "NONE"}[env]
     methods = {
         (method["Properties"]["HttpMethod"], method["Properties"].get("AuthorizationType"))
         for method in resources(template, "AWS::ApiGateway::Method").values()
@@ -166,8 +166,8 @@ def test_the_schedule_runs_the_rebuild(env, rate, request):
     )
 
 
-def test_encryption_in_transit_and_at_rest(dev, prod):
-    for template in (dev, prod):
+def test_encryption_in_transit_and_at_rest(dev, small, prod):
+    for template in (dev, small, prod):
         template.has_resource_properties("AWS::RDS::DBInstance", {"StorageEncrypted": True})
         template.has_resource_properties("AWS::RDS::DBParameterGroup", {"Parameters": {"rds.force_ssl": "1"}})
         for queue in resources(template, "AWS::SQS::Queue").values():
@@ -180,11 +180,12 @@ def test_encryption_in_transit_and_at_rest(dev, prod):
         "AWS::ElastiCache::ReplicationGroup",
         {"TransitEncryptionEnabled": True, "AtRestEncryptionEnabled": True, "AutomaticFailoverEnabled": True},
     )
-    prod.has_resource_properties(
-        "AWS::MSK::Cluster",
-        {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}}},
-    )
-    for template in (dev, prod):
+    for template in (small, prod):
+        template.has_resource_properties(
+            "AWS::MSK::Cluster",
+            {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}}},
+        )
+    for template in (dev, small, prod):
         template.has_resource_properties("AWS::RDS::DBProxy", {"RequireTLS": True})
 
 
@@ -212,7 +213,7 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     assert (kafka["KAFKA_AUTH"], kafka["KAFKA_TLS"]) == ("none", "on")
 
 
-@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod", "local"])
 def test_a_function_is_given_only_the_stores_it_uses(env, request):
     """The intake has no database, the relay no Redis, the topic maker neither: none gets their
     variables, nor (on AWS) the right to connect to the cache or to read the database's secret."""
@@ -259,7 +260,7 @@ def test_the_local_environment_holds_only_what_localstack_provides(local):
     )
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 def test_alarms(env, request):
     template = request.getfixturevalue(env)
     alarms = resources(template, "AWS::CloudWatch::Alarm")
@@ -272,7 +273,7 @@ def test_alarms(env, request):
     assert all(a["Properties"]["AlarmActions"] for a in alarms.values())
 
 
-@pytest.mark.parametrize("env", ["dev", "prod"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
 def test_the_intake_holds_no_database_credential_and_has_no_path_to_the_database(env, request):
     """The function every user reaches: no secret of any kind, and a security group the proxy
     (the only way to the database) admits nothing from; the coupons function's it admits."""
@@ -315,7 +316,7 @@ def test_each_http_function_has_its_own_reserved_concurrency_and_alarms(env, int
         assert watched == {"Errors", "Throttles"}, name
 
 
-@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+@pytest.mark.parametrize("env", ["dev", "small", "prod", "local"])
 def test_the_issue_request_goes_to_the_intake_and_every_other_route_to_the_coupons_function(env, request):
     template = request.getfixturevalue(env)
     by_function: dict[str, set[str]] = {"intake": set(), "coupons": set()}
@@ -349,7 +350,7 @@ def test_cdk_nag_fails_the_synth_on_an_unacknowledged_finding(tmp_path):
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("staging", "unknown environment 'staging'; known: dev, local, prod"),
+        ("staging", "unknown environment 'staging'; known: dev, local, prod, small"),
         (None, "choose an environment with -c env=NAME"),
     ],
 )

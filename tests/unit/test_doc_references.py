@@ -16,8 +16,11 @@ import subprocess
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
+from typing import Any, get_args
 
 import pytest
+
+from coupon_cdk.config import EnvironmentConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ("README.md", "docs/*.md")
@@ -30,7 +33,6 @@ NOT_OURS = {
     "coupon.issue.v1", "coupon.events.v1",  # Kafka topics
     "coupon.issue.rejected", "coupon.issue.malformed",  # dead letters' kinds
     "coupon_issues.expires_at", "source.release",  # a column, and a key of a JSONB column
-    "api.userIdClaim", "concurrency.warmup",  # keys of an environment in cdk.json
     "rds.force_ssl",  # a PostgreSQL parameter of RDS
     "KafkaBatchInfo.recordsInfo",  # a field of the MSK event source mapping's on-failure letter
     "Sandbox.Timedout",  # a Lambda error type
@@ -183,7 +185,19 @@ def _exists(text: str) -> bool:
     if in_module := _IN_MODULE.fullmatch(text):
         module = in_module["module"]
         return _path_exists(f"{module}.py") and _name_exists(f"{Path(module).name}.{in_module['name']}")
-    return _name_exists(text)
+    return _name_exists(text) or _environment_key_exists(text)
+
+
+def _environment_key_exists(text: str) -> bool:
+    """``kafka.brokerStorageGb``: a key of an environment in cdk.json, as coupon_cdk.config reads it."""
+    model: Any = EnvironmentConfig
+    for alias in text.split("."):
+        fields = {field.alias: field for field in getattr(model, "model_fields", {}).values()}
+        if alias not in fields:
+            return False
+        annotation = fields[alias].annotation
+        model = next((kind for kind in (annotation, *get_args(annotation)) if isinstance(kind, type)), None)
+    return True
 
 
 REFERENCES = _references()

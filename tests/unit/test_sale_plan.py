@@ -44,6 +44,9 @@ def environment(name: str, **changes: dict[str, Any]) -> Any:
         # warmed up: one coupon's slot on the serverless cache binds
         ("dev", {"api": {"rateLimit": 10000}, "concurrency": {"intake": 1000, "warmup": WARM}},
          "copies=5000 users=300000 peak=8000/s", {}, "ElastiCache Serverless ECPUs on one slot", False),
+        # small's t3 brokers take 4 new IAM connections/s: even a sale dev takes cold needs a warm-up
+        ("dev", {}, "copies=1000 users=20000 peak=400/s", {}, "the stage throttle", True),
+        ("small", {}, "copies=1000 users=20000 peak=400/s", {}, "MSK new IAM connections per t3 broker", False),
         # the sale on prod as shipped: a cold opening asks the leader broker for too many connections
         ("prod", {}, "copies=5000 users=300000 peak=20000/s", {}, "MSK new IAM connections per Standard broker", False),
         # warmed up, below the throttle: prod's reserved concurrency needs more than a default account has
