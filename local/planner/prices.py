@@ -45,7 +45,7 @@ PRICES: dict[str, Price] = {
     "msk_broker_hour:kafka.m7g.large": Price(0.204, "kafka.m7g.large-h", MSK),
     "lambda_epu_hour": Price(0.185, "EPU-h", LAMBDA),
     "valkey_serverless_gb_hour": Price(0.084, "GB-h (100 MB minimum)", ELASTICACHE),
-    "valkey_node_hour:cache.r7g.large": Price(0.175, "cache.r7g.large-h", ELASTICACHE),
+    "valkey_node_hour:cache.r7g.large": Price(0.1752, "cache.r7g.large-h", ELASTICACHE),
     "rds_postgres_hour:db.t4g.micro": Price(0.016, "db.t4g.micro-h", RDS_POSTGRES),
     "rds_postgres_hour:db.r7g.large": Price(0.239, "db.r7g.large-h (x2 Multi-AZ)", RDS_POSTGRES),
     "rds_gp2_gb_month": Price(0.115, "GB-month (x2 Multi-AZ)", RDS_POSTGRES),
