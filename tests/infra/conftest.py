@@ -12,6 +12,7 @@ from aws_cdk.assertions import Template
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
+ROOT = Path(__file__).resolve().parents[2]
 ONCALL = OFFLINE_ALARM_EMAILS
 context = offline_context
 
