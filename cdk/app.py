@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -14,7 +13,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from coupon_cdk.api_account import ApiGatewayAccountStack
-from coupon_cdk.config import CONTEXT_KEY, CdkContextError, load
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
 from coupon_cdk.stack import CouponStack
 
 
@@ -65,7 +64,7 @@ def offline_context(env: str) -> dict[str, Any]:
         ]
     }
     return {
-        **json.loads((Path(__file__).resolve().parents[1] / "cdk.json").read_text())["context"],
+        **cdk_json_context(),
         **lookups,
         "env": env,
         "account": OFFLINE_ACCOUNT,

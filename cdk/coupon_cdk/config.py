@@ -8,17 +8,27 @@ Rules across fields, each a constraint of an AWS service, are checked after (:fu
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 
 CONTEXT_KEY = "coupon:environments"
+CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
 Text = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
+
+
+def cdk_json_context() -> dict[str, Any]:
+    """cdk.json's context as ``cdk synth`` reads it, for what reads it without the CLI (``make
+    plan``, ``make bill``, the offline synth of the tests)."""
+    context: dict[str, Any] = json.loads(CDK_JSON.read_text())["context"]
+    return context
 
 
 class CdkContextError(ValueError):

@@ -89,13 +89,14 @@ def idle_bill(template: Mapping[str, Any]) -> list[Line]:
     by_type: dict[str, list[Resource]] = defaultdict(list)
     for resource in template["Resources"].values():
         by_type[resource["Type"]].append(resource.get("Properties", {}))
-    unknown = sorted(set(by_type) - set(_READERS_BY_TYPE) - set(FREE_AT_IDLE))
+    priced = {kind for _, kinds in _READERS for kind in kinds}
+    unknown = sorted(set(by_type) - priced - set(FREE_AT_IDLE))
     if unknown:
         raise UnpricedError(
             f"the bill knows no {', '.join(unknown)}: price it in local/planner/bill.py, or list it in "
             "FREE_AT_IDLE with the reason it costs nothing at idle"
         )
-    return [line for read in _READERS if (line := read(by_type)) is not None]
+    return [line for read, _ in _READERS if (line := read(by_type)) is not None]
 
 
 def total(lines: Iterable[Line]) -> float:
@@ -144,12 +145,14 @@ def _pollers(by_type: Mapping[str, list[Resource]]) -> Line | None:
 
 
 def _cache(by_type: Mapping[str, list[Resource]]) -> Line | None:
-    for cache in by_type["AWS::ElastiCache::ServerlessCache"]:
+    if by_type["AWS::ElastiCache::ServerlessCache"]:
+        (cache,) = by_type["AWS::ElastiCache::ServerlessCache"]
         if cache["Engine"] != "valkey":
             raise UnpricedError(f"no price for ElastiCache Serverless for {cache['Engine']}")
         usd = _monthly("valkey_serverless_gb_hour", VALKEY_SERVERLESS_MIN_GB)
         return Line("ElastiCache Valkey", "Serverless, 100 MB minimum", usd, ("valkey_serverless_gb_hour",))
-    for group in by_type["AWS::ElastiCache::ReplicationGroup"]:
+    if by_type["AWS::ElastiCache::ReplicationGroup"]:
+        (group,) = by_type["AWS::ElastiCache::ReplicationGroup"]
         nodes = int(
             group.get("NumCacheClusters") or int(group["NumNodeGroups"]) * (1 + int(group["ReplicasPerNodeGroup"]))
         )
@@ -225,27 +228,27 @@ def _keys_and_secrets(by_type: Mapping[str, list[Resource]]) -> Line | None:
     return Line("KMS, Secrets Manager", f"{keys} key, {secrets} secret", usd, ("kms_key_month", "secret_month"))
 
 
-_READERS: tuple[Callable[[Mapping[str, list[Resource]]], Line | None], ...] = (
-    _msk, _pollers, _cache, _database, _proxy, _endpoints, _waf, _cloudwatch, _keys_and_secrets,
-)  # fmt: skip
-_READERS_BY_TYPE = {
-    "AWS::MSK::ServerlessCluster", "AWS::MSK::Cluster", "AWS::Lambda::EventSourceMapping",
-    "AWS::ElastiCache::ServerlessCache", "AWS::ElastiCache::ReplicationGroup", "AWS::RDS::DBInstance",
-    "AWS::RDS::DBProxy", "AWS::EC2::VPCEndpoint", "AWS::WAFv2::WebACL", "AWS::CloudWatch::Alarm",
-    "AWS::CloudWatch::Dashboard", "AWS::KMS::Key", "AWS::SecretsManager::Secret",
-}  # fmt: skip
+# Each reader, in the bill's order, with the resource types it prices.
+_READERS: tuple[tuple[Callable[[Mapping[str, list[Resource]]], Line | None], tuple[str, ...]], ...] = (
+    (_msk, ("AWS::MSK::ServerlessCluster", "AWS::MSK::Cluster")),
+    (_pollers, ("AWS::Lambda::EventSourceMapping",)),
+    (_cache, ("AWS::ElastiCache::ServerlessCache", "AWS::ElastiCache::ReplicationGroup")),
+    (_database, ("AWS::RDS::DBInstance",)),
+    (_proxy, ("AWS::RDS::DBProxy",)),
+    (_endpoints, ("AWS::EC2::VPCEndpoint",)),
+    (_waf, ("AWS::WAFv2::WebACL",)),
+    (_cloudwatch, ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard")),
+    (_keys_and_secrets, ("AWS::KMS::Key", "AWS::SecretsManager::Secret")),
+)
 
 
 def markdown(bills: Mapping[str, list[Line]]) -> str:
     """The bills of several environments side by side: one row per item, the prices it used,
     each linked to its page, and the totals."""
     envs = list(bills)
-    # in the readers' order, as the environment with the most lines has them
-    fullest = [line.item for line in max(bills.values(), key=len)]
-    items = sorted(
-        {line.item for lines in bills.values() for line in lines},
-        key=lambda item: fullest.index(item) if item in fullest else len(fullest),
-    )
+    # in the readers' order: the environment with the most lines first, then what others add
+    fullest_first = sorted(bills.values(), key=len, reverse=True)
+    items = list(dict.fromkeys(line.item for lines in fullest_first for line in lines))
     head = f"| item | {' | '.join(f'{env} (idle)' for env in envs)} | price used |"
     rows = [head, "|---|" + "---|" * len(envs) + "---|"]
     for item in items:

@@ -12,14 +12,13 @@ template holds a resource the bill cannot price.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 from app import synthesize_offline
 
-from coupon_cdk.config import CONTEXT_KEY
+from coupon_cdk.config import CONTEXT_KEY, cdk_json_context
 from local.planner.bill import Line, idle_bill, markdown
 from local.planner.prices import UnpricedError
 
@@ -30,7 +29,7 @@ START, END = "<!-- bill: make bill writes this table -->", "<!-- bill end -->"
 
 def aws_environments() -> list[str]:
     """cdk.json's environments that deploy to AWS (``local`` runs on this machine)."""
-    environments = json.loads((ROOT / "cdk.json").read_text())["context"][CONTEXT_KEY]
+    environments = cdk_json_context()[CONTEXT_KEY]
     return [name for name, values in environments.items() if "local" not in values]
 
 

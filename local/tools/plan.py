@@ -13,15 +13,11 @@ lists them). Exits 1 when the sale does not fit, 2 on a malformed sale, quota or
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from coupon_cdk.config import CONTEXT_KEY, CdkContextError, load
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
 from local.planner.quotas import QuotaError, with_raised
 from local.planner.sale_plan import Plan, PlannedSale, SaleError, plan, warmup_snippet
-
-CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 
 def report(env: str, sale: PlannedSale, result: Plan) -> str:
@@ -67,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quotas", default="", help='raised quotas, "api_rps=20000 lambda_concurrency=3000"')
     args = parser.parse_args(argv)
     try:
-        context = json.loads(CDK_JSON.read_text())["context"].get(CONTEXT_KEY)
+        context = cdk_json_context().get(CONTEXT_KEY)
         config = load(context, args.env, deploying=False)
         sale = PlannedSale.parse(args.sale)
         quotas = with_raised(dict(part.partition("=")[::2] for part in args.quotas.split()))

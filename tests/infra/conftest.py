@@ -7,14 +7,10 @@ import os
 from pathlib import Path
 
 import pytest
-from app import OFFLINE_ALARM_EMAILS, offline_context, synthesize_offline
+from app import synthesize_offline
 from aws_cdk.assertions import Template
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
-
-ROOT = Path(__file__).resolve().parents[2]
-ONCALL = OFFLINE_ALARM_EMAILS
-context = offline_context
 
 ASSEMBLIES: dict[str, Path] = {}  # env -> the cloud assembly synthesized for it
 

@@ -16,16 +16,23 @@ from typing import Any
 
 import aws_cdk as cdk
 import pytest
-from app import build
+from app import OFFLINE_ALARM_EMAILS, build, offline_context
 from aws_cdk.assertions import Annotations, Match, Template
 
-from coupon_cdk.config import REBUILD_CONCURRENCY, RELAY_CONCURRENCY, CdkContextError, load
+from coupon_cdk.config import (
+    CONTEXT_KEY,
+    REBUILD_CONCURRENCY,
+    RELAY_CONCURRENCY,
+    CdkContextError,
+    cdk_json_context,
+    load,
+)
 from local.planner.sale_plan import reserved_concurrency
-from tests.infra.conftest import ASSEMBLIES, ONCALL, context
+from tests.infra.conftest import ASSEMBLIES
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
 ENVIRONMENTS = ("dev", "small", "prod")
-CONFIG = {env: load(context(env)["coupon:environments"], env, alarm_emails=ONCALL) for env in ENVIRONMENTS}
+CONFIG = {env: load(cdk_json_context()[CONTEXT_KEY], env, alarm_emails=OFFLINE_ALARM_EMAILS) for env in ENVIRONMENTS}
 
 
 def only(template: Template, kind: str) -> tuple[str, dict[str, Any]]:
@@ -136,18 +143,18 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
     ],
 )
 def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
-    environments = copy.deepcopy(context("prod")["coupon:environments"])
+    environments = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
     for key, value in change.items():
         target = environments["prod"]
         target[key] = {**target[key], **value} if isinstance(value, dict) else value
     with pytest.raises(CdkContextError, match=message):
-        load(environments, "prod", alarm_emails=ONCALL)
+        load(environments, "prod", alarm_emails=OFFLINE_ALARM_EMAILS)
 
 
 def test_an_aws_environment_without_an_account_and_region_is_refused(tmp_path, monkeypatch):
     monkeypatch.delenv("CDK_DEFAULT_ACCOUNT", raising=False)
     monkeypatch.delenv("CDK_DEFAULT_REGION", raising=False)
-    values = {k: v for k, v in context("prod").items() if k not in ("account", "region")}
+    values = {k: v for k, v in offline_context("prod").items() if k not in ("account", "region")}
     with pytest.raises(CdkContextError, match="no target account and region"):
         build(cdk.App(context=values, outdir=str(tmp_path)))
 
@@ -252,7 +259,7 @@ def test_prod_users_sign_in_with_an_app_client_and_carry_a_numeric_user_id(prod)
 def test_alarms_reach_the_configured_subscribers_through_the_encrypted_topic(tmp_path):
     """SNS Developer Guide, "Encryption at rest" (key policy for AWS service event sources):
     CloudWatch publishes to an encrypted topic only with kms:Decrypt and kms:GenerateDataKey*."""
-    values = context("prod")
+    values = offline_context("prod")
     values["coupon:environments"]["prod"]["alarmEmails"] = ["oncall@example.com"]
     app = cdk.App(context=values, outdir=str(tmp_path))
     template = Template.from_stack(build(app))
@@ -274,13 +281,13 @@ def test_prod_refuses_to_deploy_alarms_that_reach_nobody_and_dev_says_so(tmp_pat
     """CloudWatch alarms act through their SNS topic; a topic without a subscription delivers to
     no one (SNS Developer Guide, "Subscribing to a topic"). prod requires one, from cdk.json or
     as a deploy parameter; dev warns in the synth output."""
-    unsubscribed = {name: value for name, value in context("prod").items() if name != "alarmEmails"}
+    unsubscribed = {name: value for name, value in offline_context("prod").items() if name != "alarmEmails"}
     with pytest.raises(CdkContextError, match=r"prod sends its alarms to nobody: .*-c alarmEmails="):
         build(cdk.App(context=unsubscribed, outdir=str(tmp_path / "prod")))
     with pytest.raises(CdkContextError, match="alarmEmails must be e-mail addresses"):
         build(cdk.App(context={**unsubscribed, "alarmEmails": "oncall"}, outdir=str(tmp_path / "bad")))
 
-    dev_context = {name: value for name, value in context("dev").items() if name != "alarmEmails"}
+    dev_context = {name: value for name, value in offline_context("dev").items() if name != "alarmEmails"}
     dev = build(cdk.App(context=dev_context, outdir=str(tmp_path / "dev")))
     warnings = Annotations.from_stack(dev).find_warning("*", Match.string_like_regexp("alarms reach nobody"))
     assert warnings
@@ -289,7 +296,10 @@ def test_prod_refuses_to_deploy_alarms_that_reach_nobody_and_dev_says_so(tmp_pat
 
 def test_a_deploy_parameter_subscribes_to_the_alarms(prod):
     (subscription,) = resources(prod, "AWS::SNS::Subscription").values()
-    assert (subscription["Properties"]["Protocol"], subscription["Properties"]["Endpoint"]) == ("email", ONCALL)
+    assert (subscription["Properties"]["Protocol"], subscription["Properties"]["Endpoint"]) == (
+        "email",
+        OFFLINE_ALARM_EMAILS,
+    )
 
 
 def test_valkey_never_evicts_a_reservation(dev, prod):
@@ -491,7 +501,7 @@ def test_cfn_lint_finds_no_error(env, request):
 def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(tmp_path):
     """Lambda Developer Guide, "Configuring provisioned concurrency" (on an alias or version,
     scheduled with Application Auto Scaling); the API must call that alias to use it."""
-    values = context("prod")
+    values = offline_context("prod")
     values["coupon:environments"]["prod"]["concurrency"]["warmup"] = {
         "starts": "at(2026-12-01T11:45:00)",
         "ends": "at(2026-12-01T13:00:00)",

@@ -7,12 +7,11 @@ import json
 
 import aws_cdk as cdk
 import pytest
-from app import build
+from app import build, offline_context
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match
 
-from coupon_cdk.config import CdkContextError, load
-from tests.infra.conftest import context
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
@@ -340,7 +339,7 @@ def test_the_migration_runs_at_deploy_time(dev):
 
 
 def test_cdk_nag_fails_the_synth_on_an_unacknowledged_finding(tmp_path):
-    app = cdk.App(context=context("local"), outdir=str(tmp_path))
+    app = cdk.App(context=offline_context("local"), outdir=str(tmp_path))
     stack = build(app)
     sqs.Queue(stack, "Careless")  # no SSL enforcement, no dead-letter queue
     with pytest.raises(RuntimeError, match=r"ValidationFailed: ERROR The SQS queue"):
@@ -356,7 +355,7 @@ def test_cdk_nag_fails_the_synth_on_an_unacknowledged_finding(tmp_path):
 )
 def test_an_unknown_environment_lists_the_known_ones(name, message):
     with pytest.raises(CdkContextError, match=message):
-        load(context("dev")["coupon:environments"], name)
+        load(cdk_json_context()[CONTEXT_KEY], name)
 
 
 @pytest.mark.parametrize(
@@ -378,7 +377,7 @@ def test_an_unknown_environment_lists_the_known_ones(name, message):
     ],
 )
 def test_a_malformed_environment_names_the_field(path, value, message):
-    environments = copy.deepcopy(context("dev")["coupon:environments"])
+    environments = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
     *parents, last = path
     block = environments["dev"]
     for key in parents:
@@ -392,7 +391,7 @@ def test_a_malformed_environment_names_the_field(path, value, message):
 
 
 def test_every_problem_of_an_environment_is_named_at_once():
-    environments = copy.deepcopy(context("dev")["coupon:environments"])
+    environments = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
     environments["dev"]["api"]["burstLimit"] = -1
     environments["dev"]["workerMemoryMb"] = "big"
     with pytest.raises(CdkContextError) as refused:

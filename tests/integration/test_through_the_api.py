@@ -22,13 +22,14 @@ from aws_cdk.assertions import Template
 from kafka import KafkaProducer
 from sqlalchemy import text
 
+from coupon_cdk.code import ROOT
 from coupon_core.domain.records import IssueMessage
 from local.stack import control as stack
 from local.testkit.kafka_topics import client_options, read_all
 from local.tools.invariants import check, observe, successes_of
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key, reserved_key
-from tests.infra.conftest import ROOT, synthesize
+from tests.infra.conftest import synthesize
 from tests.infra.template_support import actions, resources
 from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS, resource_arn
 

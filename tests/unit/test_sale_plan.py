@@ -4,19 +4,17 @@ changed, with fixed per-request figures (so that a new benchmark run does not mo
 from __future__ import annotations
 
 import copy
-import json
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from coupon_cdk.config import CONTEXT_KEY, load
+from coupon_cdk.config import CONTEXT_KEY, cdk_json_context, load
 from local.planner.quotas import QUOTAS, QuotaError, with_raised
 from local.planner.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
 from local.tools import plan as plan_tool
 
-ENVIRONMENTS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"][CONTEXT_KEY]
+ENVIRONMENTS = cdk_json_context()[CONTEXT_KEY]
 FIGURES = Measured(
     intake_cpu_ms={"SUCCESS": 1.2, "SOLD_OUT": 0.8, "DUPLICATE": 0.8},
     reserve_usec={"SUCCESS": 25.0, "SOLD_OUT": 18.0, "DUPLICATE": 21.0},
@@ -134,8 +132,7 @@ def test_the_tool_prints_the_binding_limit_and_exits_1_when_the_sale_does_not_fi
     sale = "copies=5000 users=300000 peak=20000/s"
     assert plan_tool.main(["--env", "prod", "--sale", sale]) == 1
     printed = capsys.readouterr().out
-    context = json.loads(plan_tool.CDK_JSON.read_text())["context"][CONTEXT_KEY]
-    binding = plan(load(context, "prod", deploying=False), PlannedSale.parse(sale)).binding
+    binding = plan(load(ENVIRONMENTS, "prod", deploying=False), PlannedSale.parse(sale)).binding
     assert binding.headroom < 1
     assert f"Binds first: {binding.name} (headroom {binding.headroom:.2f})." in printed
     assert "| limit | value | the sale's demand | headroom | source |" in printed
