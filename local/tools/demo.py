@@ -35,7 +35,7 @@ import boto3
 from sqlalchemy import Engine, text
 
 from coupon_core.adapters.postgres.engine import engine_for_url
-from local.client.api_client import ApiClient, Reply
+from coupon_client.api_client import ApiClient, Reply
 from local.stack import control as stack
 from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all

@@ -19,7 +19,7 @@ from typing import Any
 import redis
 from sqlalchemy import Engine, text
 
-from local.client.api_client import ApiClient, Reply
+from coupon_client.api_client import ApiClient, Reply
 from local.testkit.bad_requests import BadRequest, bad_requests
 from local.testkit.tables import row_counts
 from lua_redis.keys import reserved_key

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from local.client.api_client import ApiClient, Reply
+from coupon_client.api_client import ApiClient, Reply
 from local.tools.invariants import bad_input_changes_nothing, sent_through
 from local.tools.sale_report import Convergence
 

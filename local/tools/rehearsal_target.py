@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from local.client.api_client import ApiClient
-from local.client.aws_auth import id_token, sigv4
+from coupon_client.api_client import ApiClient
+from coupon_client.aws_auth import id_token, sigv4
 from local.stack import control as stack
 
 MAX_USERS = 100_000

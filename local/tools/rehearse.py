@@ -39,7 +39,7 @@ from locust.env import Environment  # noqa: E402
 from locust.exception import StopUser  # noqa: E402
 from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa: E402
 
-from local.client.api_client import ApiClient, Reply  # noqa: E402
+from coupon_client.api_client import ApiClient, Reply  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import TargetError, arrivals, parse_args, target  # noqa: E402
 from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude  # noqa: E402

@@ -16,8 +16,8 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 
-from local.client.api_client import ApiClient
-from local.client.aws_auth import id_token, sigv4
+from coupon_client.api_client import ApiClient
+from coupon_client.aws_auth import id_token, sigv4
 
 PERSIST_WAIT_S = 60
 

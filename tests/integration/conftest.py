@@ -14,7 +14,7 @@ import redis
 from sqlalchemy import Engine
 
 from coupon_core.adapters.postgres.engine import engine_for_url
-from local.client.api_client import ApiClient
+from coupon_client.api_client import ApiClient
 from local.stack import control as stack
 from lua_redis import connect
 

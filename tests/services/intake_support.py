@@ -8,7 +8,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from local.client.api_client import Reply
+from coupon_client.api_client import Reply
 from local.testkit.http_functions import answer
 from local.testkit.lambda_events import InProcessContext, api_event
 

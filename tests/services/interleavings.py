@@ -60,7 +60,7 @@ from functions.rebuild import dependencies as rebuild_dependencies
 from functions.relay import app as relay_app
 from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
-from local.client.api_client import Reply
+from coupon_client.api_client import Reply
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys

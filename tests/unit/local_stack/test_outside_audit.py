@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from local.client.api_client import Reply
+from coupon_client.api_client import Reply
 from local.tools import invariants
 from local.tools.outside_audit import Auditor, Issue, audit
 

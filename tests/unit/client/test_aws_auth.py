@@ -1,6 +1,6 @@
 """The signers the API client uses against a deployed API (IAM-authorised routes, Cognito)."""
 
-from local.client.aws_auth import id_token, sigv4
+from coupon_client.aws_auth import id_token, sigv4
 
 URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/coupons"
 

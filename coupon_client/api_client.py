@@ -19,7 +19,7 @@ from typing import Any
 
 import urllib3
 
-from local.client.aws_auth import Signer
+from coupon_client.aws_auth import Signer
 
 NO_ANSWER = 0
 """``Reply.status_code`` when nothing came back: the request may or may not have been handled."""
@@ -45,7 +45,7 @@ class Reply:
 
 
 class ApiClient:
-    """``sign`` adds the headers that authenticate a request (``local.client.aws_auth``): SigV4 for the
+    """``sign`` adds the headers that authenticate a request (``coupon_client.aws_auth``): SigV4 for the
     IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
 
     def __init__(

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from local.client.api_client import NO_ANSWER, ApiClient
+from coupon_client.api_client import NO_ANSWER, ApiClient
 
 DROP = "drop"  # close the connection after reading the request, without answering
 
