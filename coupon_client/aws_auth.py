@@ -9,13 +9,15 @@ from collections.abc import Callable
 import botocore.session
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
 
 Signer = Callable[[str, str, bytes | None, dict[str, str]], dict[str, str]]
 
 
-def sigv4(region: str) -> Signer:
-    """Signs with the caller's AWS credentials (environment, profile or role), for execute-api."""
-    credentials = botocore.session.get_session().get_credentials()
+def sigv4(region: str, credentials: Credentials | None = None) -> Signer:
+    """Signs for execute-api with ``credentials``, by default the caller's from botocore's chain
+    (environment, profile or role); refreshable ones (SSO, a role) are refreshed as they expire."""
+    credentials = credentials or botocore.session.get_session().get_credentials()
     if credentials is None:
         raise RuntimeError("no AWS credentials to sign requests with (set a profile or AWS_ACCESS_KEY_ID)")
 

@@ -68,6 +68,8 @@ class CouponStack(Stack):
         accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
         CfnOutput(self, "ApiUrl", value=self.api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=self.queues.dlq.queue_url)
+        # where the functions' metrics are, for the operators' live view (coupon_client/metrics.py)
+        CfnOutput(self, "MetricsNamespace", value=self._namespace)
 
     def _on_localstack(self, local: LocalConfig) -> None:
         """The local environment: functions outside any VPC that reach the embedded services on

@@ -18,11 +18,11 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import boto3
 from sqlalchemy import make_url
 
+from coupon_client.environment import reachable
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure_topic
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
@@ -119,13 +119,12 @@ def _start() -> dict[str, str]:
     _record("LOCALSTACK", aws.processes)
     secret_arn = database_secret(env["DATABASE_URL"])
     outputs = _deploy(env, secret_arn)
-    api_id = (urlsplit(outputs["ApiUrl"]).hostname or "").split(".")[0]
     env |= {
         "KAFKA_TOPIC": TOPIC,
         "DLQ_URL": outputs["DlqUrl"],
         **{f"{name.upper()}_FUNCTION": outputs[f"{name.title()}FunctionName"] for name in FUNCTIONS},
         "AWS_ENDPOINT_URL": localstack.URL,
-        "API_URL": f"{localstack.URL}/_aws/execute-api/{api_id}/local",
+        "API_URL": reachable(outputs["ApiUrl"], localstack.URL),
     }
     ready = STATE / "bridge.ready"
     ready.unlink(missing_ok=True)

@@ -1,0 +1,134 @@
+"""The operators' routes of a deployed API, one method each, with every answer that is not a
+success turned into the one error that says what happened (``coupon_client.errors``).
+
+The routes and their bodies are the API's contract (docs/design.md, HTTP API); this module adds
+nothing to it. Requests are signed with SigV4 by the caller's ``ApiClient``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from coupon_client.api_client import NO_ANSWER, ApiClient, Reply
+from coupon_client.errors import (
+    ConflictError,
+    CouponsError,
+    ForbiddenError,
+    NoAnswerError,
+    NotFoundError,
+    RefusedError,
+    UnavailableError,
+)
+
+Body = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CsvPage:
+    text: str  # a header row, then one row an issue
+    next_after: int | None  # the ``after`` of the next page; None on the last
+
+
+class AdminApi:
+    """The admin routes (IAM-authorised) and the status route, for support."""
+
+    def __init__(self, client: ApiClient, api_url: str, region: str) -> None:
+        self._client = client
+        self._api_url = api_url
+        self._region = region
+
+    def create(self, body: Body) -> Body:
+        return self._json("POST", "/coupons", body, expected=HTTPStatus.CREATED)
+
+    def coupons_page(self, after: int, limit: int) -> Body:
+        return self._json("GET", "/coupons?" + urlencode({"after": after, "limit": limit}))
+
+    def coupon(self, coupon_id: int) -> Body:
+        return self._json("GET", f"/coupons/{coupon_id}")
+
+    def change(self, coupon_id: int, changes: Body) -> Body:
+        return self._json("PATCH", f"/coupons/{coupon_id}", changes)
+
+    def close(self, coupon_id: int) -> Body:
+        return self._json("POST", f"/coupons/{coupon_id}/close")
+
+    def reopen(self, coupon_id: int) -> Body:
+        return self._json("POST", f"/coupons/{coupon_id}/reopen")
+
+    def top_up(self, coupon_id: int, copies: int) -> Body:
+        return self._json("POST", f"/coupons/{coupon_id}/top-up", {"copies": copies})
+
+    def reconcile(self, coupon_id: int) -> Body:
+        return self._json("POST", f"/coupons/{coupon_id}/reconcile")
+
+    def issues_page(self, coupon_id: int, after: int, limit: int) -> Body:
+        return self._json("GET", f"/coupons/{coupon_id}/issues?" + urlencode({"after": after, "limit": limit}))
+
+    def issues_csv(self, coupon_id: int, after: int, limit: int) -> CsvPage:
+        query = urlencode({"after": after, "limit": limit, "format": "csv"})
+        reply = self._send("GET", f"/coupons/{coupon_id}/issues?{query}")
+        following = {name.lower(): value for name, value in reply.headers.items()}.get("x-next-after")
+        return CsvPage(str(reply.body), int(following) if following else None)
+
+    def status(self, coupon_id: int, user_id: int) -> Body:
+        return self._json("GET", f"/coupons/{coupon_id}/issues/{user_id}")
+
+    def _json(self, method: str, path: str, body: Body | None = None, *, expected: int = HTTPStatus.OK) -> Body:
+        reply = self._send(method, path, body, expected=expected)
+        if not isinstance(reply.body, dict):
+            raise NoAnswerError(f"{method} {path} answered {reply.status_code} without a JSON document: {reply.body!r}")
+        return reply.body
+
+    def _send(self, method: str, path: str, body: Body | None = None, *, expected: int = HTTPStatus.OK) -> Reply:
+        reply = self._client.request(method, path, body)
+        if reply.status_code != expected:
+            raise refusal(reply, method, path, self.invoke_arn(method, path), self._region)
+        return reply
+
+    def invoke_arn(self, method: str, path: str) -> str:
+        """The resource of ``execute-api:Invoke`` that calling ``method path`` needs."""
+        parts = urlsplit(self._api_url)
+        segments = parts.path.strip("/").split("/")
+        if parts.hostname and ".execute-api." in parts.hostname:
+            api_id, stage = parts.hostname.split(".")[0], segments[0]
+        else:  # an endpoint's path form: /_aws/execute-api/<api id>/<stage>
+            api_id, stage = segments[-2], segments[-1]
+        route = path.split("?", 1)[0]
+        return f"arn:aws:execute-api:{self._region}:*:{api_id}/{stage}/{method}{route}"
+
+
+def refusal(reply: Reply, method: str, path: str, invoke_arn: str, region: str) -> CouponsError:
+    """The error that an answer other than the route's success means (the API's ``status`` and
+    ``error`` in its message)."""
+    said, code, route = _said(reply), reply.status_code, path.split("?", 1)[0]
+    if code in (HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN):
+        lacks = f"it needs execute-api:Invoke on {invoke_arn} ({region})"
+        return ForbiddenError(f"{code}: your identity may not call {method} {route}: {lacks}; {said}".rstrip("; "))
+    if code in (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS):
+        after = f"after {reply.retry_after_s:g} s" if reply.retry_after_s is not None else "in a few seconds"
+        return UnavailableError(f"{code} {said}; nothing changed: try again {after}")
+    if code in _REFUSALS:
+        error, suffix = _REFUSALS[code]
+        return error(f"{code} {said}{suffix}")
+    answered = "no answer" if code == NO_ANSWER else f"{code}"
+    return NoAnswerError(f"{answered} from {method} {route}: {said}; it may have been carried out, look first")
+
+
+_REFUSALS: dict[int, tuple[type[CouponsError], str]] = {
+    HTTPStatus.NOT_FOUND: (NotFoundError, ""),
+    HTTPStatus.CONFLICT: (ConflictError, ""),
+    HTTPStatus.UNPROCESSABLE_ENTITY: (RefusedError, "; nothing changed"),
+    HTTPStatus.BAD_REQUEST: (RefusedError, "; nothing changed"),
+    HTTPStatus.UNSUPPORTED_MEDIA_TYPE: (RefusedError, "; nothing changed"),
+}
+
+
+def _said(reply: Reply) -> str:
+    """The API's own words: ``STATUS: error``, or the body as text."""
+    if isinstance(reply.body, dict):
+        status, error = reply.body.get("status"), reply.body.get("error") or reply.body.get("message")
+        return ": ".join(str(part) for part in (status, error) if part)
+    return str(reply.body).strip()[:200]
