@@ -91,13 +91,15 @@ class AdminApi:
     def invoke_arn(self, method: str, path: str) -> str:
         """The resource of ``execute-api:Invoke`` that calling ``method path`` needs."""
         parts = urlsplit(self._api_url)
-        segments = parts.path.strip("/").split("/")
-        if parts.hostname and ".execute-api." in parts.hostname:
-            api_id, stage = parts.hostname.split(".")[0], segments[0]
-        else:  # an endpoint's path form: /_aws/execute-api/<api id>/<stage>
-            api_id, stage = segments[-2], segments[-1]
-        route = path.split("?", 1)[0]
-        return f"arn:aws:execute-api:{self._region}:*:{api_id}/{stage}/{method}{route}"
+        host, segments = parts.hostname or "", parts.path.strip("/").split("/")
+        if ".execute-api." in host:  # AWS's own: https://<api id>.execute-api.<region>.amazonaws.com/<stage>
+            api_id, stage = host.split(".")[0], segments[0]
+        elif "execute-api" in segments[:-2]:  # an endpoint's path form: /_aws/execute-api/<api id>/<stage>
+            at = segments.index("execute-api")
+            api_id, stage = segments[at + 1], segments[at + 2]
+        else:  # a URL of one's own in front of it
+            api_id, stage = "*", segments[0] or "*"
+        return f"arn:aws:execute-api:{self._region}:*:{api_id}/{stage}/{method}{path.split('?', 1)[0]}"
 
 
 def refusal(reply: Reply, method: str, path: str, invoke_arn: str, region: str) -> CouponsError:

@@ -137,8 +137,9 @@ class StackMetrics:
         return sorted(n for n in names if n.startswith(OUTCOME_PREFIX) and n != LATENCY)
 
     def _series(self, queries: list[dict[str, Any]], now: float) -> dict[str, dict[datetime, float]]:
-        """Each query's values by minute over the look-back."""
-        end = datetime.fromtimestamp(now, UTC)
+        """Each query's values by minute over the look-back, in whole minutes up to the current one
+        (which is still being counted)."""
+        end = datetime.fromtimestamp(now, UTC).replace(second=0, microsecond=0)
         found: dict[str, dict[datetime, float]] = {query["Id"]: {} for query in queries}
         if not queries:
             return found

@@ -1,5 +1,9 @@
 """The signers the API client uses against a deployed API (IAM-authorised routes, Cognito)."""
 
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import Credentials
+
 from coupon_client.aws_auth import id_token, sigv4
 
 URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/coupons"
@@ -22,3 +26,20 @@ def test_sigv4_signs_for_execute_api_with_the_callers_credentials_and_covers_the
 
 def test_the_id_token_goes_in_the_authorization_header():
     assert id_token("eyJ.token")("GET", URL, None, {}) == {"Authorization": "eyJ.token"}
+
+
+def test_the_signature_is_the_one_botocores_signer_computes_for_the_same_request():
+    """Recomputed from the signed headers with botocore's own SigV4 steps (canonical request,
+    string to sign, signing key), at the request's own X-Amz-Date."""
+    credentials = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+    body = b'{"copies": 25}'
+    signed = sigv4("eu-west-1", credentials)("POST", URL + "/7/top-up", body, {"Content-Type": "application/json"})
+
+    request = AWSRequest(method="POST", url=URL + "/7/top-up", data=body,
+                         headers={k: v for k, v in signed.items() if k != "Authorization"})  # fmt: skip
+    request.context["timestamp"] = signed["X-Amz-Date"]
+    signer = SigV4Auth(credentials, "execute-api", "eu-west-1")
+    expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
+
+    assert signed["Authorization"].split("Signature=")[1] == expected
+    assert "SignedHeaders=content-type;host;x-amz-date" in signed["Authorization"]

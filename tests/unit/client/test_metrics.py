@@ -1,0 +1,116 @@
+"""The live view's figures from CloudWatch and SQS (moto): what the functions publish, read as
+per-second rates, and a figure that cannot be read said so, never 0."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from coupon_client.environment import Target
+from coupon_client.metrics import CLOUDWATCH_EVERY_S, INTAKE_SERVICE, Answers, StackMetrics, Unavailable
+from functions.intake.issue_metrics import COUNT_OF, DIMENSION, LATENCY
+
+NAMESPACE = "CouponSystem-dev"
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        yield boto3.Session(region_name="eu-west-1")
+
+
+def target(session, **overrides) -> Target:
+    dlq = session.client("sqs").create_queue(QueueName="dlq")["QueueUrl"]
+    fields = {"api_url": "https://a.execute-api.eu-west-1.amazonaws.com/dev", "region": "eu-west-1", "name": "dev",
+              "dlq_url": dlq, "worker_function": "worker", "metrics_namespace": NAMESPACE}  # fmt: skip
+    return Target(**{**fields, **overrides})
+
+
+def put(session, namespace: str, name: str, dimensions: dict[str, str], value: float, minutes_ago: int) -> None:
+    at = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=minutes_ago)
+    session.client("cloudwatch").put_metric_data(
+        Namespace=namespace,
+        MetricData=[
+            {
+                "MetricName": name,
+                "Dimensions": [{"Name": k, "Value": v} for k, v in dimensions.items()],
+                "Value": value,
+                "Timestamp": at,
+            }
+        ],
+    )
+
+
+def test_the_intakes_metric_names_and_dimension_are_the_ones_read():
+    assert DIMENSION == "service"
+    assert LATENCY == "IssueLatency"
+    assert COUNT_OF  # every outcome's count is an Issue* metric, which the view lists by prefix
+    assert all(name.startswith("Issue") and name != LATENCY for name in COUNT_OF.values())
+
+
+def test_answers_per_second_by_outcome_in_the_last_minute_with_data(aws):
+    service = {"service": INTAKE_SERVICE}
+    put(aws, NAMESPACE, "IssueSoldOut", service, 1200, minutes_ago=3)
+    put(aws, NAMESPACE, "IssueSoldOut", service, 600, minutes_ago=2)
+    put(aws, NAMESPACE, "IssueSuccess", service, 30, minutes_ago=2)
+    put(aws, NAMESPACE, "ReleaseFailed", service, 1, minutes_ago=2)  # not an answer
+    put(aws, "AWS/Lambda", "OffsetLag", {"FunctionName": "worker"}, 250, minutes_ago=1)
+    session_target = target(aws)
+    aws.client("sqs").send_message(QueueUrl=session_target.dlq_url, MessageBody="{}")
+
+    figures = StackMetrics(aws, session_target).read()
+
+    assert isinstance(figures.answers, Answers)
+    assert figures.answers.per_second == {"SOLD_OUT": 10.0, "SUCCESS": 0.5}
+    assert figures.answers.at == datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
+    assert figures.worker_lag == 250
+    assert figures.dead_letters == 1
+
+
+def test_no_datapoints_is_said_not_shown_as_zero(aws):
+    figures = StackMetrics(aws, target(aws)).read()
+
+    assert figures.answers == Unavailable(f"no answers counted in {NAMESPACE} in the last 5 minutes")
+    assert isinstance(figures.worker_lag, Unavailable)
+    assert figures.dead_letters == 0  # the queue was read: it is empty
+
+
+def test_through_an_endpoint_of_ones_own_no_datapoints_says_it_measures_nothing(aws):
+    figures = StackMetrics(aws, target(aws, aws_endpoint="http://127.0.0.1:4566")).read()
+
+    assert isinstance(figures.answers, Unavailable)
+    assert "through http://127.0.0.1:4566, which publishes no such metric" in figures.answers.reason
+
+
+def test_given_an_api_url_alone_each_figure_names_what_it_lacks(aws):
+    figures = StackMetrics(aws, Target(api_url="https://x/dev", region="eu-west-1")).read()
+
+    assert "MetricsNamespace is unknown" in figures.answers.reason  # type: ignore[union-attr]
+    assert "WorkerFunctionName is unknown" in figures.worker_lag.reason  # type: ignore[union-attr]
+    assert "DlqUrl is unknown" in figures.dead_letters.reason  # type: ignore[union-attr]
+
+
+def test_cloudwatch_is_asked_at_most_every_ten_seconds_and_the_queue_every_time(aws):
+    now = [time.time()]
+    session_target = target(aws)
+    metrics = StackMetrics(aws, session_target, clock=lambda: now[0])
+    first = metrics.read()
+    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, minutes_ago=1)
+    aws.client("sqs").send_message(QueueUrl=session_target.dlq_url, MessageBody="{}")
+
+    now[0] += CLOUDWATCH_EVERY_S - 1
+    cached = metrics.read()
+    now[0] += 1
+    fresh = metrics.read()
+
+    assert cached.answers == first.answers
+    assert cached.dead_letters == 1
+    assert isinstance(fresh.answers, Answers)
+    assert fresh.answers.per_second == {"SUCCESS": 1.0}
