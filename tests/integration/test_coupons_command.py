@@ -5,6 +5,7 @@ a close from inside it stops the sale, and Ctrl-C leaves it with the terminal as
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -122,10 +123,8 @@ class Watch:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             select.select([self.fd], [], [], 0.2)
-            try:
+            with contextlib.suppress(OSError):
                 os.read(self.fd, 65536)
-            except OSError:
-                pass
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.pid = 0
