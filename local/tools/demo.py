@@ -34,8 +34,8 @@ from typing import Any
 import boto3
 from sqlalchemy import Engine, text
 
-from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_client.api_client import ApiClient, Reply
+from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
@@ -293,6 +293,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     for label, value in summary:
         print(f"  {label:<18} {value}")
     print(local_costs)
+    print(operator_commands(coupon_id, args.quantity, window))
     rate = ("requests", f"{len(latencies):,} in {elapsed:.1f} s, {len(latencies) / elapsed:,.0f}/s")
     answers = ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common()))
     title = f"make demo: coupon {coupon_id}, {args.quantity:,} copies, {args.users:,} users"
@@ -300,6 +301,25 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
         title, args.quantity, sale.observations, sample.samples, [rate, answers, *summary], invariants
     )
     return conclude(timeline, "demo")
+
+
+def operator_commands(coupon_id: int, quantity: int, window: dict[str, str]) -> str:
+    """What an operator types for what the demo did, with the ``coupons`` command
+    (docs/operations.md, The coupons command): on the local stack while it is up, or on AWS with
+    ``--env dev`` and their own profile."""
+    commands = [
+        "set -a; . .local/stack.env; set +a  # LocalStack's endpoint (AWS_ENDPOINT_URL)",
+        "export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 COUPONS_ENV=local",
+        f'coupons create "flash sale" --copies {quantity} --starts {window["issueStartsAt"]} '
+        f"--ends {window['issueEndsAt']}",
+        f"coupons watch {coupon_id}        # the sale live; c closes it, Ctrl-C leaves",
+        f"coupons top-up {coupon_id} 2",
+        f"coupons reconcile {coupon_id}",
+        f"coupons export {coupon_id} --output coupon-{coupon_id}.csv",
+        f"coupons close {coupon_id}",
+    ]
+    lines = ["\nThe same as an operator types it (make up first; on AWS: --env dev --profile YOURS):"]
+    return "\n".join([*lines, *(f"  {command}" for command in commands)])
 
 
 def stand_in_costs(api: ApiClient, lambda_: Any, env: dict[str, str], sale_ms: dict[str, float]) -> str:

@@ -13,8 +13,8 @@ import pytest
 import redis
 from sqlalchemy import Engine
 
-from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_client.api_client import ApiClient
+from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from lua_redis import connect
 

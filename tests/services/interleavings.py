@@ -50,6 +50,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from sqlalchemy import Engine, text
 
+from coupon_client.api_client import Reply
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.reconcile import Holders
@@ -60,7 +61,6 @@ from functions.rebuild import dependencies as rebuild_dependencies
 from functions.relay import app as relay_app
 from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
-from coupon_client.api_client import Reply
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys
