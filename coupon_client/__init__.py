@@ -1,5 +1,14 @@
-"""The client of a deployed API (the demo, the smoke test and the integration tests use it).
+"""The client of a deployed API, and the operators' ``coupons`` command on it: the one package this
+project builds (``pyproject.toml``); the demo, the smoke test, the rehearsal and the integration
+tests use its client too. It imports nothing else of the repository.
 
+- ``cli``: the ``coupons`` command (Typer): every admin route, a user's status, ``watch``.
+- ``watch``: the live view of a sale (Rich's ``Live``), with close, reopen and top-up keys.
+- ``admin``: the operators' routes, one method each, and the error each refusal means.
+- ``metrics``: the view's figures from CloudWatch and SQS, or why one cannot be read.
+- ``environment``: the deployment (the stack's outputs) and the identity (botocore's chain).
+- ``arguments``: the command's arguments, checked by the API's bounds before anything is sent.
+- ``errors``: one class per cause of failure, each with its exit status.
 - ``api_client``: an HTTP client, and a coupon request that retries as clients should.
 - ``aws_auth``: SigV4 for IAM routes, a Cognito ID token for the public routes in prod.
 """

@@ -6,9 +6,9 @@
   deployed environment, the OpenAPI generator, and the parts of their reports.
 - ``planner``: the sale planner behind ``make plan`` (the AWS quotas a sale meets, and whether
   it fits an environment) and the idle bill behind ``make bill``.
-- ``client``: the client of a deployed API and its authentication.
 - ``testkit``: what tests and benchmarks import to drive the real servers: Lambda events,
   topics, a fault-injecting proxy, Redis's MONITOR, a multi-process flash sale.
 
-The arrows run one way: ``tools`` -> ``stack``, ``client``, ``testkit``, ``planner``; ``stack`` -> ``testkit``.
+The arrows run one way: ``tools`` -> ``stack``, ``testkit``, ``planner``; ``stack`` -> ``testkit``; the
+client of a deployed API is ``coupon_client``, beside this package, which ``tools`` and ``stack`` use.
 """

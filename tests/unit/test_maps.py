@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CODE = ("functions", "layers", "cdk", "local", "bench")  # what ships, runs or measures the system
+CODE = ("coupon_client", "functions", "layers", "cdk", "local", "bench")  # what ships, runs or measures the system
 NOT_CODE = {"__pycache__", "__init__.py"}
 
 

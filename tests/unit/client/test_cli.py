@@ -6,7 +6,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import socket
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -16,6 +18,7 @@ from coupon_client import errors
 from coupon_client.cli import app
 from tests.unit.client.api_double import Answer, api_double
 
+ROOT = Path(__file__).resolve().parents[3]
 COUPON = {
     "status": "OK", "couponId": 7, "name": "Black Friday", "totalQuantity": 100, "remainingQuantity": 60,
     "issued": 40, "reserved": 55, "issueStartsAt": "2026-12-24T12:00:00+00:00",
@@ -264,3 +267,10 @@ def test_a_query_is_what_the_api_takes(api):
 
     assert run(api, "issues", "7", "--after", "5", "--limit", "10").exit_code == 0
     assert parse_qs(urlsplit(api.sent[0].path).query) == {"after": ["5"], "limit": ["10"]}
+
+
+def test_the_runbook_lists_every_exit_status():
+    runbook = (ROOT / "docs" / "operations.md").read_text()
+    table = runbook.split("### When the command fails", 1)[1].split("\n## ", 1)[0]
+    listed = {int(code) for code in re.findall(r"^\| (\d+) \|", table, flags=re.MULTILINE)}
+    assert listed == {0, 1, 2} | {error.exit_code for error in errors.EVERY_ERROR}
