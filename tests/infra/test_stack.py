@@ -12,6 +12,7 @@ from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Match
 
 from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
+from coupon_client.metrics import INTAKE_SERVICE
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
@@ -405,3 +406,18 @@ def test_every_problem_of_an_environment_is_named_at_once():
 def test_an_environment_that_is_not_an_object_is_named():
     with pytest.raises(CdkContextError, match=r"^dev must be an object$"):
         load({"dev": 5}, "dev")
+
+
+@pytest.mark.parametrize("env", ["dev", "prod", "local"])
+def test_the_outputs_the_coupons_command_reads_are_there(env, request):
+    """``coupons --env`` finds the API, the DLQ, the worker and the metrics by these outputs, and
+    reads the intake's metrics under its service's name (coupon_client/metrics.py)."""
+    template = request.getfixturevalue(env)
+    outputs = template.to_json()["Outputs"]
+
+    assert {"ApiUrl", "DlqUrl", "WorkerFunctionName", "MetricsNamespace"} <= set(outputs)
+    assert outputs["MetricsNamespace"]["Value"] == f"CouponSystem-{env}"
+    intake = resources(template, "AWS::Lambda::Function")[function_id(template, "intake")]
+    variables = intake["Properties"]["Environment"]["Variables"]
+    assert variables["POWERTOOLS_SERVICE_NAME"] == INTAKE_SERVICE
+    assert variables["POWERTOOLS_METRICS_NAMESPACE"] == outputs["MetricsNamespace"]["Value"]
