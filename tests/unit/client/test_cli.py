@@ -8,14 +8,20 @@ import io
 import json
 import re
 import socket
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import boto3
 import pytest
+from moto import mock_aws
+from rich.console import Console
 from typer.testing import CliRunner
 
 from coupon_client import errors
 from coupon_client.cli import app
+from coupon_client.metrics import Answers, StackFigures, Unavailable
+from coupon_client.watch import Frame, render
 from tests.unit.client.api_double import Answer, api_double
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -274,3 +280,71 @@ def test_the_runbook_lists_every_exit_status():
     table = runbook.split("### When the command fails", 1)[1].split("\n## ", 1)[0]
     listed = {int(code) for code in re.findall(r"^\| (\d+) \|", table, flags=re.MULTILINE)}
     assert listed == {0, 1, 2} | {error.exit_code for error in errors.EVERY_ERROR}
+
+
+def test_reconcile_prints_the_rebuilds_report(api):
+    report = {"reconciled": [{"couponId": 7, "added": 2, "released": 1}], "failed": [], "inFlightError": None}
+    api.answer("POST", "/coupons/7/reconcile", Answer(200, {"status": "OK", "couponId": 7, "report": report}))
+
+    human, as_json = run(api, "reconcile", "7"), run(api, "reconcile", "7", "--json")
+
+    assert human.exit_code == 0
+    assert re.search(r"added\s+│\s+2", human.stdout)
+    assert json.loads(as_json.stdout)["report"] == report
+
+
+def test_an_expired_sso_session_is_said_with_its_exit_status(api, monkeypatch, tmp_path):
+    from tests.unit.client.test_environment import START_URL, expired_sso_token  # noqa: PLC0415
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        monkeypatch.delenv(name)
+    (tmp_path / ".aws" / "sso" / "cache").mkdir(parents=True)
+    (tmp_path / ".aws" / "config").write_text(
+        f"[profile ops]\nsso_start_url = {START_URL}\nsso_region = eu-west-1\nsso_account_id = 1\nsso_role_name = Op\n"
+    )
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / ".aws" / "config"))
+    expired_sso_token(tmp_path, START_URL)
+
+    result = CliRunner().invoke(app, ["--api-url", api.url, "--profile", "ops", "show", "7"])
+
+    assert result.exit_code == errors.SessionExpiredError.exit_code
+    assert result.stderr == "coupons: the SSO session has expired: run aws sso login --profile ops\n"
+    assert api.sent == []
+
+
+def test_an_environment_is_looked_up_by_name(api, monkeypatch):
+    with mock_aws():
+        template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": {"ApiUrl": {"Value": api.url}}}
+        boto3.client("cloudformation", region_name="eu-west-1").create_stack(
+            StackName="Coupons-dev", TemplateBody=json.dumps(template)
+        )
+        api.answer("GET", "/coupons/7", Answer(200, COUPON))
+
+        found = CliRunner().invoke(app, ["--env", "dev", "show", "7", "--json"])
+        unknown = CliRunner().invoke(app, ["--env", "prod", "show", "7"])
+
+    assert found.exit_code == 0, found.output
+    assert json.loads(found.stdout) == COUPON
+    assert unknown.exit_code == errors.UnknownEnvironmentError.exit_code
+    assert unknown.stderr == "coupons: no environment 'prod' in eu-west-1 (no stack Coupons-prod); deployed here: dev\n"
+
+
+def test_the_view_draws_each_figure_or_why_it_is_missing():
+    answers = Answers({"SOLD_OUT": 410.5, "SUCCESS": 2.0}, datetime(2026, 12, 24, 12, 1, tzinfo=UTC), 3.2, 41.0)
+    stack = StackFigures(answers, Unavailable("no OffsetLag datapoints in the last 5 minutes"), 3)
+    frame = Frame(COUPON, stack, datetime(2026, 12, 24, 12, 2, 5, tzinfo=UTC), "closed at 12:02:04 UTC")
+    console = Console(record=True, width=120)
+
+    console.print(render(frame, "dev"))
+    screen = console.export_text()
+
+    assert "coupon 7 · Black Friday · dev · 12:02:05 UTC" in screen
+    assert re.search(r"state\s+OPEN", screen)
+    assert re.search(r"stock left\s+45 of 100", screen)
+    assert re.search(r"in flight\s+15", screen)
+    assert re.search(r"answers/s \(all coupons, 12:01 UTC\)\s+SOLD_OUT 410.5  SUCCESS 2.0", screen)
+    assert re.search(r"latency p50 / p99\s+3.2 ms / 41.0 ms", screen)
+    assert re.search(r"worker lag\s+not available: no OffsetLag datapoints", screen)
+    assert re.search(r"dead letters waiting\s+3", screen)
+    assert "closed at 12:02:04 UTC" in screen
