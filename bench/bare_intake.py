@@ -17,8 +17,9 @@ from typing import Any
 
 from kafka import KafkaProducer
 
+from coupon_core.domain.ids import MAX_BIGINT
 from local.testkit.kafka_topics import client_options
-from lua_redis import MAX_BIGINT, connect
+from lua_redis import connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
 

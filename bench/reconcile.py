@@ -18,8 +18,9 @@ from pathlib import Path
 
 import redis
 
+from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
-from lua_redis import CouponState, ReservationStore, connect
+from lua_redis import ReservationStore, connect
 from lua_redis.keys import meta_key, reserved_key
 
 NAIVE_REBUILD = """

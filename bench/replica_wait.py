@@ -19,8 +19,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
-from lua_redis import CouponState, ReservationStore, connect
+from lua_redis import ReservationStore, connect
 
 
 def _run(

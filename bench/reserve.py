@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_reserver, watch_reserver
+from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
 from local.testkit.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
-from lua_redis import CouponState, ReservationStore, connect
+from lua_redis import ReservationStore, connect
 
 STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {
     "lua": (lua_reserver, "evalsha"),

@@ -26,8 +26,9 @@ from contextlib import ExitStack, contextmanager
 
 import redis
 
+from coupon_core.domain.reservations import CouponState
 from local.stack.services import service_urls
-from lua_redis import CouponState, ReservationStore, connect
+from lua_redis import ReservationStore, connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
 

@@ -2,7 +2,7 @@
 success, in the one JSON shape of ``functions/http_api/answers.py``.
 
 Routes raise :class:`~functions.http_api.answers.RequestRefusedError`; the handlers registered by
-:func:`register` answer it, every ``ServerUnavailableError`` (``answers.answer_to``, as the
+:func:`register` answer it, every ``UnavailableError`` (``answers.answer_to``, as the
 intake does), Powertools' validation errors (``answers.invalid``, as the intake describes its
 own) and unknown routes, each from its entry in ``answers.REFUSALS``.
 """

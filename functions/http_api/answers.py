@@ -6,10 +6,11 @@ The vocabulary, used the same way in both HTTP functions:
   The intake turns one into API Gateway's proxy result (:meth:`Answer.proxy_result`), the
   coupons function's routes into a Powertools ``Response`` (``functions/coupons/routes/responses.py``).
 - A **refusal** is an answer other than success. :data:`REFUSALS` is the one table from an
-  outcome (the domain's ``IssueOutcome``, ``UseOutcome`` and ``CancelOutcome`` values, and the
+  outcome (the domain's ``IssueOutcome``, ``UseOutcome`` and ``CancelOutcome`` members, and the
   API's own) to its HTTP status, the body's ``status`` and its ``error`` message;
   :func:`refusal` makes the answer, and :class:`RequestRefusedError` carries one from where it is
-  found (a route, the caller, the request's parsing) to where it is answered.
+  found (a route, the caller, the request's parsing) to where it is answered. A domain outcome
+  without its answer fails at import (:func:`answered`), not on the request that meets it.
 - :func:`answer_to` is the answer to what a route raises: a refusal says why, a server outage is
   a 503 with ``Retry-After`` (never a bare 500).
 
@@ -22,16 +23,19 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
 
+from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
-from driver_errors import ServerUnavailableError
 
 RETRY_AFTER_S = "1"
 JSON_HEADERS = {"Content-Type": "application/json"}
 _UNPROCESSABLE, _FORBIDDEN, _NOT_FOUND = HTTPStatus.UNPROCESSABLE_ENTITY, HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND
 _CONFLICT, _UNAVAILABLE = HTTPStatus.CONFLICT, HTTPStatus.SERVICE_UNAVAILABLE
+_NOTHING_RESERVED = "temporarily unavailable; nothing was reserved, retry later"
 _encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one a call
 
 # outcome: (HTTP status, the body's "status", its "error" as a template of the refusal's facts).
@@ -46,7 +50,7 @@ REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     ),
     "USER_ID_MISSING": (_UNPROCESSABLE, "INVALID_REQUEST", "userId: Field required"),
     "INVALID_CHANGE": (_UNPROCESSABLE, "INVALID_REQUEST", "{problem}"),
-    "KEY_REUSED": (
+    IssueOutcome.KEY_REUSED: (
         _UNPROCESSABLE,
         "KEY_REUSED",
         "this Idempotency-Key was used for another request to coupon {coupon}; use a new key",
@@ -56,13 +60,13 @@ REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     "NO_USER_IN_TOKEN": (_FORBIDDEN, "FORBIDDEN", "the token carries no numeric user id (claim {claim})"),
     "NOT_THE_TOKENS_USER": (_FORBIDDEN, "FORBIDDEN", "userId differs from the user id in the token"),
     # The coupon
-    "COUPON_NOT_FOUND": (_NOT_FOUND, "COUPON_NOT_FOUND", "coupon {coupon} does not exist"),
+    IssueOutcome.COUPON_NOT_FOUND: (_NOT_FOUND, "COUPON_NOT_FOUND", "coupon {coupon} does not exist"),
     # Issuing a copy (IssueOutcome)
-    "DUPLICATE": (_CONFLICT, "DUPLICATE", "user {user} already holds coupon {coupon}"),
-    "SOLD_OUT": (_CONFLICT, "SOLD_OUT", "coupon {coupon} is sold out"),
-    "NOT_OPEN": (_CONFLICT, "NOT_OPEN", "the issue window of coupon {coupon} has not opened yet"),
-    "ENDED": (_CONFLICT, "ENDED", "the issue window of coupon {coupon} has ended"),
-    "CLOSED": (_CONFLICT, "CLOSED", "coupon {coupon} is closed by its operators"),
+    IssueOutcome.DUPLICATE: (_CONFLICT, "DUPLICATE", "user {user} already holds coupon {coupon}"),
+    IssueOutcome.SOLD_OUT: (_CONFLICT, "SOLD_OUT", "coupon {coupon} is sold out"),
+    IssueOutcome.NOT_OPEN: (_CONFLICT, "NOT_OPEN", "the issue window of coupon {coupon} has not opened yet"),
+    IssueOutcome.ENDED: (_CONFLICT, "ENDED", "the issue window of coupon {coupon} has ended"),
+    IssueOutcome.CLOSED: (_CONFLICT, "CLOSED", "coupon {coupon} is closed by its operators"),
     # Using or canceling an issued copy (UseOutcome, CancelOutcome)
     "ALREADY_USED": (_CONFLICT, "ALREADY_USED", "user {user}'s copy of coupon {coupon} is already used"),
     "ALREADY_CANCELED": (_CONFLICT, "ALREADY_CANCELED", "user {user}'s copy of coupon {coupon} is already canceled"),
@@ -72,13 +76,35 @@ REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     "PENDING": (_CONFLICT, "PENDING", "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment"),
     "NOT_ISSUED": (_CONFLICT, "NOT_ISSUED", "user {user} holds no copy of coupon {coupon}"),
     # The servers behind it
-    "UNAVAILABLE": (_UNAVAILABLE, "UNAVAILABLE", "temporarily unavailable; nothing was reserved, retry later"),
-    "UNCONFIRMED": (
+    IssueOutcome.UNAVAILABLE: (
+        _UNAVAILABLE,
+        "UNAVAILABLE",
+        "temporarily unavailable; nothing was reserved, retry later",
+    ),
+    # a state the service could not have built (it has it built and reserves again): the same 503
+    IssueOutcome.STATE_MISSING: (
+        _UNAVAILABLE,
+        "UNAVAILABLE",
+        "temporarily unavailable; nothing was reserved, retry later",
+    ),
+    IssueOutcome.UNCONFIRMED: (
         _UNAVAILABLE,
         "UNCONFIRMED",
         "request {request} may have been accepted; ask GET /coupons/{coupon}/issues/{user} before sending it again",
     ),
 }
+
+
+def answered(outcomes: type[StrEnum], *, besides: Iterable[StrEnum]) -> None:
+    """Fail at import when one of ``outcomes`` (a domain enum) has no answer in :data:`REFUSALS`,
+    ``besides`` the success its route answers itself: a new outcome is never met first by a
+    request (a ``KeyError``, a 502)."""
+    missing = [outcome.name for outcome in outcomes if outcome not in REFUSALS and outcome not in set(besides)]
+    if missing:
+        raise ImportError(f"{outcomes.__name__} {', '.join(missing)}: no answer in functions/http_api/answers.py")
+
+
+answered(IssueOutcome, besides={IssueOutcome.SUCCESS})
 
 
 @dataclass(frozen=True)
@@ -129,8 +155,8 @@ class RequestRefusedError(Exception):
         super().__init__(self.answer.body["error"])
 
 
-Answered = RequestRefusedError | ServerUnavailableError
-ANSWERED = (RequestRefusedError, ServerUnavailableError)
+Answered = RequestRefusedError | UnavailableError
+ANSWERED = (RequestRefusedError, UnavailableError)
 
 
 def answer_to(exc: Answered) -> Answer:

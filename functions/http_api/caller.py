@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from coupon_core.domain.ids import MAX_BIGINT
 from coupon_core.settings.http_api import CallerSettings, UserIdSource
 from functions.http_api.answers import RequestRefusedError
-from lua_redis import MAX_BIGINT
 
 _ASCII_ID = re.compile(r"[0-9]{1,19}")  # str.isdigit() takes "²" and int() reads "١٢" as 12
 

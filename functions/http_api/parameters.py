@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
+from coupon_core.domain.ids import MAX_BIGINT
 from functions.http_api.issue_body import KEY_LENGTH, KEY_PATTERN
-from lua_redis import MAX_BIGINT
 
 PathId = Annotated[int, Path(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 IdempotencyKey = Annotated[

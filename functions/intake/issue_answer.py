@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import time
 from http import HTTPStatus
+from typing import assert_never
 
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
 from coupon_core.observability import logger
 from coupon_core.timeutil import from_millis
 from functions.http_api.answers import Answer, refusal
 from functions.intake import issue_metrics
-
-# Outcomes answered by their refusal as they are; the others need the record or a warning.
-_REFUSED = frozenset(IssueOutcome) - {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
 
 
 def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotency_key: str | None) -> Answer:
@@ -34,14 +32,29 @@ def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotenc
 
 
 def _answer(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
-    message = result.message
-    if result.outcome is IssueOutcome.SUCCESS and message is not None:
-        reserved_at = from_millis(message.reserved_at).isoformat(timespec="milliseconds")
-        body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
-        return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
-    if result.outcome is IssueOutcome.UNCONFIRMED and message is not None:
-        return refusal("UNCONFIRMED", coupon=coupon_id, user=user_id, request=message.request_id)
-    if result.outcome in _REFUSED:
-        return refusal(result.outcome.value, coupon=coupon_id, user=user_id)
-    logger.warning("issue request unavailable", extra={"detail": result.detail, "releaseFailed": result.release_failed})
-    return refusal("UNAVAILABLE")
+    """The answer to each outcome: a new one that is not handled here is mypy's error (``assert_never``)."""
+    message, outcome = result.message, result.outcome
+    match outcome:
+        case IssueOutcome.SUCCESS if message is not None:
+            reserved_at = from_millis(message.reserved_at).isoformat(timespec="milliseconds")
+            body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
+            return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
+        case IssueOutcome.UNCONFIRMED if message is not None:
+            return refusal(outcome, coupon=coupon_id, user=user_id, request=message.request_id)
+        case (
+            IssueOutcome.DUPLICATE
+            | IssueOutcome.SOLD_OUT
+            | IssueOutcome.NOT_OPEN
+            | IssueOutcome.ENDED
+            | IssueOutcome.CLOSED
+            | IssueOutcome.KEY_REUSED
+            | IssueOutcome.COUPON_NOT_FOUND
+        ):
+            return refusal(outcome, coupon=coupon_id, user=user_id)
+        case IssueOutcome.SUCCESS | IssueOutcome.UNCONFIRMED | IssueOutcome.UNAVAILABLE | IssueOutcome.STATE_MISSING:
+            # without its record a success is not one: nothing the client may rely on was done
+            logger.warning("issue request unavailable", extra={"detail": result.detail,
+                                                               "releaseFailed": result.release_failed})  # fmt: skip
+            return refusal(IssueOutcome.UNAVAILABLE)
+        case _:
+            assert_never(outcome)

@@ -11,8 +11,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
+from coupon_core.domain.ids import MAX_BIGINT
 from functions.schedule_events import is_scheduled
-from lua_redis import MAX_BIGINT
 
 __all__ = ["InvalidRebuildEventError", "is_scheduled", "on_demand_coupons", "state_missing"]
 

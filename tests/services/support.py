@@ -6,7 +6,7 @@ import time
 
 import redis
 
-from lua_redis import CouponState
+from coupon_core.domain.reservations import CouponState
 
 HOUR_MS = 3_600_000
 

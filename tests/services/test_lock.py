@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from lua_redis import LockUnavailableError, StateUnavailableError, connect, held_lock
+from coupon_core.errors import LockUnavailableError, StateUnavailableError
+from lua_redis import connect, held_lock
 from lua_redis.keys import issue_lock_name
 from tests.services.support import command_calls
 

@@ -9,7 +9,9 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from lua_redis import ReservationStore, ReserveOutcome, StateUnavailableError
+from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.errors import StateUnavailableError
+from lua_redis import ReservationStore
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import call, create_coupon
 from tests.services.support import open_coupon
@@ -50,14 +52,14 @@ def fill_up(client: redis.Redis) -> None:
 
 def test_a_full_cache_refuses_the_reservation_as_unavailable_and_writes_nothing(store: ReservationStore, noeviction):
     store.reconcile(open_coupon(total=10), {}, release_before=None)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 10).outcome is IssueOutcome.SUCCESS
     before = noeviction.zrange(reserved_key(1), 0, -1, withscores=True)
     fill_up(noeviction)
     with pytest.raises(StateUnavailableError, match=r"Redis unavailable: .*OutOfMemoryError"):
         store.reserve(1, 11)
     assert noeviction.zrange(reserved_key(1), 0, -1, withscores=True) == before
     noeviction.config_set("maxmemory", 0)
-    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS  # and it recovers once memory is back
+    assert store.reserve(1, 11).outcome is IssueOutcome.SUCCESS  # and it recovers once memory is back
 
 
 def test_the_intake_answers_a_full_cache_with_503_and_retry_after(pipeline, noeviction):

@@ -7,16 +7,12 @@ import uuid
 import pytest
 import redis
 
+from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import ReleaseOutcome
+from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands
-from lua_redis import (
-    MAX_BIGINT,
-    InvalidInputError,
-    ReleaseOutcome,
-    ReservationStore,
-    ReserveOutcome,
-    StateUnavailableError,
-    connect,
-)
+from lua_redis import ReservationStore, connect
 from lua_redis.keys import meta_key, requests_key, reserved_key
 from tests.services.support import HOUR_MS, command_calls, now_ms, open_coupon
 
@@ -26,7 +22,7 @@ def install(store: ReservationStore, **kwargs: int) -> None:
 
 
 def test_reserve_without_state_asks_for_initialisation_and_writes_nothing(store, redis_client):
-    assert store.reserve(1, 7).outcome is ReserveOutcome.STATE_MISSING
+    assert store.reserve(1, 7).outcome is IssueOutcome.STATE_MISSING
     assert redis_client.keys("*") == []
 
 
@@ -39,12 +35,12 @@ def test_reserve_succeeds_once_per_user_then_sells_out(store):
     second = store.reserve(1, 11)
     late = store.reserve(1, 12)
 
-    assert first.outcome is ReserveOutcome.SUCCESS
+    assert first.outcome is IssueOutcome.SUCCESS
     assert before - 5 <= first.reserved_at <= now_ms() + 5
-    assert again.outcome is ReserveOutcome.DUPLICATE
+    assert again.outcome is IssueOutcome.DUPLICATE
     assert again.reserved_at == first.reserved_at
-    assert second.outcome is ReserveOutcome.SUCCESS
-    assert late.outcome is ReserveOutcome.SOLD_OUT
+    assert second.outcome is IssueOutcome.SUCCESS
+    assert late.outcome is IssueOutcome.SOLD_OUT
     assert late.reserved_at is None
     assert store.reserved_count(1) == 2
     assert store.reservation_time(1, 12) is None
@@ -53,25 +49,25 @@ def test_reserve_succeeds_once_per_user_then_sells_out(store):
 def test_duplicate_wins_over_sold_out(store):
     install(store, total=1)
     store.reserve(1, 10)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.DUPLICATE
+    assert store.reserve(1, 10).outcome is IssueOutcome.DUPLICATE
 
 
 def test_coupons_are_independent(store):
     install(store, coupon_id=1, total=1)
     install(store, coupon_id=2, total=1)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
-    assert store.reserve(2, 10).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 10).outcome is IssueOutcome.SUCCESS
+    assert store.reserve(2, 10).outcome is IssueOutcome.SUCCESS
 
 
 def test_reserve_before_the_window_is_not_open_and_writes_nothing(store, redis_client):
     install(store, starts_in_ms=HOUR_MS)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.NOT_OPEN
+    assert store.reserve(1, 10).outcome is IssueOutcome.NOT_OPEN
     assert store.reserved_count(1) == 0
 
 
 def test_reserve_after_the_window_has_ended_and_writes_nothing(store, redis_client):
     install(store, starts_in_ms=-2 * HOUR_MS, lasts_ms=HOUR_MS)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.ENDED
+    assert store.reserve(1, 10).outcome is IssueOutcome.ENDED
     assert store.reserved_count(1) == 0
 
 
@@ -91,7 +87,7 @@ def test_release_is_fenced_by_the_reservation_time_and_idempotent(store):
     assert store.reservation_time(1, 10) == held.reserved_at
     assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.RELEASED
     assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.NOT_HELD
-    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 11).outcome is IssueOutcome.SUCCESS
 
 
 def test_a_stale_dead_letter_does_not_free_a_newer_reservation(store):
@@ -107,9 +103,9 @@ def test_a_stale_dead_letter_does_not_free_a_newer_reservation(store):
 
 def test_reserve_survives_script_flush(store, redis_client):
     install(store, total=5)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 10).outcome is IssueOutcome.SUCCESS
     redis_client.script_flush()
-    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 11).outcome is IssueOutcome.SUCCESS
     redis_client.script_flush()
     assert store.release(1, 11, store.reservation_time(1, 11)) is ReleaseOutcome.RELEASED
 
@@ -118,15 +114,15 @@ def test_reserve_is_exactly_one_redis_command(store, redis_client):
     install(store, total=100)
     store.reserve(1, 1)  # the script is loaded by now
     redis_client.config_resetstat()
-    outcomes: list[ReserveOutcome] = []
+    outcomes: list[IssueOutcome] = []
 
     sent = client_commands(redis_client, lambda: outcomes.extend(store.reserve(1, u).outcome for u in (2, 3, 3, 4)))
 
     assert outcomes == [
-        ReserveOutcome.SUCCESS,
-        ReserveOutcome.SUCCESS,
-        ReserveOutcome.DUPLICATE,
-        ReserveOutcome.SUCCESS,
+        IssueOutcome.SUCCESS,
+        IssueOutcome.SUCCESS,
+        IssueOutcome.DUPLICATE,
+        IssueOutcome.SUCCESS,
     ]
     assert sent == ["EVALSHA"] * 4
     calls = command_calls(redis_client)
@@ -163,7 +159,7 @@ def test_bad_reservation_times_are_refused_before_redis(store, redis_client):
 
 def test_largest_ids_are_accepted(store):
     install(store, coupon_id=MAX_BIGINT, total=1)
-    assert store.reserve(MAX_BIGINT, MAX_BIGINT).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(MAX_BIGINT, MAX_BIGINT).outcome is IssueOutcome.SUCCESS
     assert store.reservation_time(MAX_BIGINT, MAX_BIGINT) is not None
 
 
@@ -185,7 +181,7 @@ def test_the_same_request_sent_again_gets_its_own_success_another_request_is_dup
     again = store.reserve(1, 10, request)
     other = store.reserve(1, 10, uuid.uuid4())
 
-    assert (first.outcome, again.outcome, other.outcome) == (ReserveOutcome.SUCCESS,) * 2 + (ReserveOutcome.DUPLICATE,)
+    assert (first.outcome, again.outcome, other.outcome) == (IssueOutcome.SUCCESS,) * 2 + (IssueOutcome.DUPLICATE,)
     assert first.reserved_at == again.reserved_at == other.reserved_at
     assert store.reserved_count(1) == 1
     assert 0 < redis_client.pttl(requests_key(1)) <= redis_client.pttl(reserved_key(1)) + 5
@@ -199,7 +195,7 @@ def test_a_release_forgets_the_request_so_that_its_copy_is_anyones_again(store, 
     assert store.release(1, 10, held.reserved_at) is ReleaseOutcome.RELEASED
 
     assert redis_client.hgetall(requests_key(1)) == {"0": "sentinel"}
-    assert store.reserve(1, 11).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 11).outcome is IssueOutcome.SUCCESS
 
 
 def test_the_server_clock_is_the_one_reservations_are_stamped_with(store):
@@ -214,9 +210,9 @@ def test_the_loss_of_any_one_key_is_seen_by_the_next_reserve(store, redis_client
     """Eviction, a flush or a failover that drops one key: reserve asks for the state to be
     rebuilt instead of answering from what is left (an empty set would sell every copy again)."""
     install(store, total=5)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.SUCCESS
+    assert store.reserve(1, 10).outcome is IssueOutcome.SUCCESS
     redis_client.delete(lost)
 
     assert not store.has_state(1)
-    assert store.reserve(1, 10).outcome is ReserveOutcome.STATE_MISSING
-    assert store.reserve(1, 11).outcome is ReserveOutcome.STATE_MISSING
+    assert store.reserve(1, 10).outcome is IssueOutcome.STATE_MISSING
+    assert store.reserve(1, 11).outcome is IssueOutcome.STATE_MISSING

@@ -7,14 +7,16 @@ from dataclasses import replace
 
 import pytest
 
-from lua_redis import InvalidInputError, ReservationStore, ReserveOutcome
+from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.errors import InvalidInputError
+from lua_redis import ReservationStore
 from lua_redis.keys import meta_key, reserved_key
 from tests.services.support import now_ms, open_coupon
 
 
 def reserve_all(store: ReservationStore, coupon_id: int, users: range) -> dict[int, int]:
     reservations = {user: store.reserve(coupon_id, user) for user in users}
-    assert all(r.outcome is ReserveOutcome.SUCCESS for r in reservations.values())
+    assert all(r.outcome is IssueOutcome.SUCCESS for r in reservations.values())
     return {user: r.reserved_at for user, r in reservations.items()}
 
 
@@ -36,7 +38,7 @@ def test_missing_state_is_rebuilt_from_the_holders(store, redis_client):
         "expiresAt": str(coupon.expires_at),
         "closed": "0",
     }
-    assert store.reserve(1, 100).outcome is ReserveOutcome.DUPLICATE
+    assert store.reserve(1, 100).outcome is IssueOutcome.DUPLICATE
     assert redis_client.keys("coupon:{1}:staging:*") == []
 
 
@@ -49,7 +51,7 @@ def test_holders_missing_from_redis_are_added_back(store, redis_client):
 
     assert not report.installed
     assert (report.added, report.released, report.deferred, report.reserved) == (2, 0, 0, 5)
-    assert store.reserve(1, 50).outcome is ReserveOutcome.DUPLICATE
+    assert store.reserve(1, 50).outcome is IssueOutcome.DUPLICATE
 
 
 def test_stray_reservations_older_than_the_cutoff_are_released_newer_ones_kept(store):
@@ -161,6 +163,6 @@ def test_update_state_rewrites_the_meta_of_a_state_and_never_creates_one(store, 
     closed = replace(coupon, total=12, closed=True, expires_at=coupon.expires_at + 60_000)
     assert store.update_state(closed) is True
     assert redis_client.hmget(meta_key(1), "total", "closed") == ["12", "1"]
-    assert store.reserve(1, 8).outcome is ReserveOutcome.CLOSED
+    assert store.reserve(1, 8).outcome is IssueOutcome.CLOSED
     assert redis_client.pexpiretime(reserved_key(1)) == closed.expires_at
     assert store.reserved_count(1) == 1  # the reservations are left as they are

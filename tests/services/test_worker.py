@@ -25,13 +25,14 @@ from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes
+from coupon_core.domain.reservations import ReleaseOutcome
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from functions.worker.dependencies import reset
 from local.stack.postgres import start_postgres
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
-from lua_redis import CouponLocks, ReleaseOutcome, connect, held_lock
+from lua_redis import CouponLocks, connect, held_lock
 from lua_redis.keys import issue_lock_name
 from tests.services.worker_support import (
     Batch,

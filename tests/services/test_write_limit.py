@@ -7,7 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from lua_redis import InvalidInputError
+from coupon_core.errors import InvalidInputError
 from lua_redis.limit import WriteLimit, WriteRate
 
 SLACK_S = 0.05  # the server's clock moves on between calls; waits only ever shrink with it

@@ -12,9 +12,10 @@ from sqlalchemy import Engine, text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.domain.coupons import NewCoupon
+from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.domain.records import IssueMessage
 from local.testkit.lambda_events import msk_event
-from lua_redis import ReservationStore, ReserveOutcome
+from lua_redis import ReservationStore
 
 TOPIC = "coupon.issue.v1"
 RETENTION_MS = 24 * 3_600_000
@@ -38,7 +39,7 @@ def reserve(store: ReservationStore, coupon_id: int, users: range | list[int]) -
     messages = []
     for user in users:
         reservation = store.reserve(coupon_id, user)
-        assert reservation.outcome is ReserveOutcome.SUCCESS, reservation
+        assert reservation.outcome is IssueOutcome.SUCCESS, reservation
         messages.append(IssueMessage(coupon_id, user, uuid.uuid4(), reservation.reserved_at))
     return messages
 

@@ -10,12 +10,14 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
 from functions.coupons.dependencies import CallerParam, lifecycle
 from functions.coupons.routes.responses import from_model
-from functions.http_api.answers import RequestRefusedError
+from functions.http_api.answers import RequestRefusedError, answered
 from functions.http_api.openapi_answers import FORBIDDEN, documented
 from functions.http_api.parameters import IdempotencyKey, PathId
 from functions.http_api.schemas import CancelBody, UseBody
 
 router = Router()
+answered(UseOutcome, besides={UseOutcome.USED})
+answered(CancelOutcome, besides={CancelOutcome.CANCELED})
 
 Service = Annotated[LifecycleService, Depends(lifecycle)]
 

@@ -12,8 +12,8 @@ from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import UnreadableDeadLetterError
-from lua_redis import LockUnavailableError, ReleaseOutcome
+from coupon_core.domain.reservations import ReleaseOutcome
+from coupon_core.errors import LockUnavailableError, UnreadableDeadLetterError
 from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"

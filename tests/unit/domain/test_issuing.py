@@ -9,11 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
-from coupon_core.domain.issuing import IssueOutcome, IssueService
+from coupon_core.domain.issuing import IssueOutcome, IssueService, Reservation
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.domain.state_build import StateInitialiser
-from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, UnavailableError
-from lua_redis import Reservation, ReserveOutcome, StateUnavailableError
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 from tests.unit.domain import fakes
 
 RESERVED_AT = 1_764_590_400_123
@@ -40,7 +39,7 @@ def service(
 
 
 def test_a_success_publishes_the_reservation_with_its_time():
-    store, publisher = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]), fakes.Publisher()
+    store, publisher = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)]), fakes.Publisher()
 
     result = service(store, publisher).issue(3, 7)
 
@@ -52,7 +51,7 @@ def test_a_success_publishes_the_reservation_with_its_time():
 
 
 @pytest.mark.parametrize(
-    "refusal", [ReserveOutcome.DUPLICATE, ReserveOutcome.SOLD_OUT, ReserveOutcome.NOT_OPEN, ReserveOutcome.ENDED]
+    "refusal", [IssueOutcome.DUPLICATE, IssueOutcome.SOLD_OUT, IssueOutcome.NOT_OPEN, IssueOutcome.ENDED]
 )
 def test_a_refusal_publishes_nothing(refusal):
     store, publisher = fakes.Reservations([Reservation(refusal)]), fakes.Publisher()
@@ -61,7 +60,7 @@ def test_a_refusal_publishes_nothing(refusal):
 
 
 def test_a_record_that_never_left_the_producer_releases_the_reservation_fenced_by_its_time():
-    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+    store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)])
 
     result = service(store, fakes.Publisher(fails=NotPublishedError)).issue(3, 7)
 
@@ -72,7 +71,7 @@ def test_a_record_that_never_left_the_producer_releases_the_reservation_fenced_b
 
 def test_a_failed_publish_whose_release_fails_too_is_unavailable_and_flagged_for_reconcile():
     store = fakes.Reservations(
-        [Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
+        [Reservation(IssueOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
     )
 
     result = service(store, fakes.Publisher(fails=NotPublishedError)).issue(3, 7)
@@ -82,7 +81,7 @@ def test_a_failed_publish_whose_release_fails_too_is_unavailable_and_flagged_for
 
 
 def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation():
-    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)])
+    store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)])
 
     result = service(store, fakes.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
 
@@ -94,7 +93,7 @@ def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation(
 def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again():
     now = datetime.now(UTC)
     store = fakes.Reservations(
-        [Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)]
+        [Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.SUCCESS, RESERVED_AT)]
     )
     catalog, locks = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {})), fakes.Locks()
 
@@ -109,7 +108,7 @@ def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again()
 def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_database():
     """After a flush: user 1 is issued, user 2's record still waits in Kafka; both hold a copy."""
     now = datetime.now(UTC)
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.DUPLICATE, 222)])
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.DUPLICATE, 222)])
     catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
     reader = fakes.InFlightReader({3: {2: 222}, 4: {9: 999}}, log=catalog.reads)
 
@@ -122,7 +121,7 @@ def test_a_lost_state_is_built_from_the_records_in_flight_read_before_the_databa
 
 def test_a_state_lost_mid_sale_waits_out_the_produces_under_way_before_its_rebuild():
     now = datetime.now(UTC)
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)], wait_ms=1_500)
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)], wait_ms=1_500)
     reader = fakes.InFlightReader()
     catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {1: 111}))
 
@@ -135,7 +134,7 @@ def test_a_state_lost_mid_sale_waits_out_the_produces_under_way_before_its_rebui
 
 def test_a_cold_coupon_before_its_window_is_built_at_once():
     now = datetime.now(UTC)
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING), Reservation(ReserveOutcome.NOT_OPEN)])
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.NOT_OPEN)])
     store.wait_ms = 1_500
     catalog = fakes.Catalog(IssuedUsers(coupon(now + HOUR, now + 2 * HOUR), {}))
     assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.NOT_OPEN
@@ -143,21 +142,21 @@ def test_a_cold_coupon_before_its_window_is_built_at_once():
 
 
 def test_an_unknown_cold_coupon_is_not_found_and_nothing_is_installed():
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)])
     assert service(store, catalog=fakes.Catalog(None)).issue(3, 7).outcome is IssueOutcome.COUPON_NOT_FOUND
     assert store.installed == []
 
 
 def test_a_coupon_whose_keys_would_already_have_expired_is_ended_from_the_database():
     long_ago = datetime.now(UTC) - 100 * HOUR
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)])
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)])
     catalog = fakes.Catalog(IssuedUsers(coupon(long_ago - HOUR, long_ago), {}))
     assert service(store, catalog=catalog).issue(3, 7).outcome is IssueOutcome.ENDED
     assert store.installed == []
 
 
 def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
-    store, catalog = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), fakes.Catalog()
+    store, catalog = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Catalog()
     result = service(store, catalog=catalog, locks=fakes.Locks(held={3})).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
     assert catalog.reads == []
@@ -171,7 +170,7 @@ class _Unreachable:
 
 
 def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserves_nothing():
-    store, publisher = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)]), fakes.Publisher()
+    store, publisher = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Publisher()
     result = IssueService(store, publisher, _Unreachable()).issue(3, 7)
     assert (result.outcome, result.detail) == (
         IssueOutcome.UNAVAILABLE,
@@ -182,7 +181,7 @@ def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserve
 
 def test_a_state_that_vanishes_right_after_its_initialisation_is_unavailable():
     now = datetime.now(UTC)
-    store = fakes.Reservations([Reservation(ReserveOutcome.STATE_MISSING)] * 2)
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
     catalog = fakes.Catalog(IssuedUsers(coupon(now - HOUR, now + HOUR), {}))
     result = service(store, catalog=catalog).issue(3, 7)
     assert result.outcome is IssueOutcome.UNAVAILABLE
@@ -200,7 +199,7 @@ USER = 918_273_645  # a user id that would stand out in a log line
     ],
 )
 def test_the_logs_name_the_request_never_the_user(caplog, publisher, release_answer):
-    store = fakes.Reservations([Reservation(ReserveOutcome.SUCCESS, RESERVED_AT)], release_answer=release_answer)
+    store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)], release_answer=release_answer)
 
     with caplog.at_level(logging.INFO, logger="coupon_core"):
         service(store, publisher).issue(3, USER)
@@ -215,5 +214,5 @@ def test_the_logs_name_the_request_never_the_user(caplog, publisher, release_ans
 def test_every_answer_of_reserve_but_a_missing_state_is_an_issue_outcome_of_the_same_name():
     """The service passes reserve's answer on by its name: a new answer of reserve.lua must be
     named here too, or the first request that meets it fails loudly."""
-    answers = {outcome.value for outcome in ReserveOutcome} - {ReserveOutcome.STATE_MISSING.value}
+    answers = {outcome.value for outcome in IssueOutcome} - {IssueOutcome.STATE_MISSING.value}
     assert answers <= {outcome.value for outcome in IssueOutcome}

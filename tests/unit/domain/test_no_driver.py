@@ -3,6 +3,7 @@ loads none of them (in a fresh interpreter, so that nothing another test importe
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -38,3 +39,17 @@ def test_importing_every_domain_module_loads_no_driver():
     loaded = loaded_by_the_domain()
     assert "coupon_core" in loaded
     assert not loaded & set(DRIVERS), f"the domain loads {sorted(loaded & set(DRIVERS))}"
+
+
+def test_the_domain_and_the_http_models_own_their_values_and_import_no_adapter():
+    """Goal of issue 38: the Redis adapter implements the domain's ports, never the other way."""
+    assert "lua_redis" not in loaded_by_the_domain()
+    for folder in (DOMAIN, ROOT / "functions" / "http_api"):
+        for path in folder.glob("*.py"):
+            imported = {
+                (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+                for node in ast.walk(ast.parse(path.read_text()))
+                if isinstance(node, ast.Import | ast.ImportFrom)
+                for alias in node.names
+            }
+            assert not {name for name in imported if name.split(".")[0] == "lua_redis"}, path

@@ -8,7 +8,7 @@ from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle, Verdict
 from coupon_core.domain.ports import GroupOutcome
 from coupon_core.domain.records import IssueMessage
-from lua_redis import StateUnavailableError
+from coupon_core.errors import StateUnavailableError
 from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"

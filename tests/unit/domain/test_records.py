@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coupon_core.domain.ids import MAX_BIGINT
 from coupon_core.domain.records import IssueMessage
 from coupon_core.errors import MalformedMessageError
-from lua_redis import MAX_BIGINT
 
 ids = st.integers(min_value=1, max_value=MAX_BIGINT)
 

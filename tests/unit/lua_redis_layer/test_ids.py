@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lua_redis import MAX_BIGINT, InvalidInputError, validate_id, validate_millis
+from coupon_core.domain.ids import MAX_BIGINT, validate_id, validate_millis
+from coupon_core.errors import InvalidInputError
 
 
 @given(st.integers(min_value=1, max_value=MAX_BIGINT))

@@ -3,7 +3,7 @@
     domain/             the business rules and their ports (no drivers)
     adapters/           the ports on PostgreSQL, Kafka, SQS and Lambda (Redis is the lua_redis layer)
     settings/           every environment variable, read once and validated (one module per function)
-    errors.py           every exception of this layer, in one hierarchy
+    errors.py           every exception, in one hierarchy, and the one mapping of a driver's errors
     observability.py    the one Logger and Metrics
     tracing.py          the X-Ray tracer, for the functions whose cold start can afford it
     timeutil.py         epoch milliseconds to and from aware datetimes

@@ -1,6 +1,8 @@
-"""Every exception of the coupon_core layer, in one place.
+"""Every exception of the system, in one place, and the one way a driver's errors become them.
 
     CouponError
+    ├── InvalidInputError            an id or a time is malformed; raised before any store is
+    │                                touched (ValueError)
     ├── ConfigError                  a configuration variable is missing or malformed
     ├── MalformedMessageError        a Kafka record's value is not a valid issue message (ValueError)
     ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
@@ -13,25 +15,31 @@
     │                                said; the transaction is undone
     └── UnavailableError             a server did not answer as it should; worth retrying later
         ├── DatabaseUnavailableError PostgreSQL unreachable, or it refused the transaction
+        ├── StateUnavailableError    Redis unreachable, too slow, or full (``noeviction``)
+        ├── LockUnavailableError     a coupon lock was still held by another owner when the wait ran out
         ├── PublishError             Kafka did not acknowledge a record
         │   ├── NotPublishedError    ... and it never left the producer: it is not in the log
         │   └── PublishUnconfirmedError  ... after it was sent (and once more): it may be in the log
         └── ReadBackError            records could not be read back from Kafka by offset
 
-``UnavailableError`` and all below it are also ``driver_errors.ServerUnavailableError``, as the
-Redis layer's "unavailable" errors are (``lua_redis.errors``), so that a handler answers every
-outage by catching one type. Adapters turn their driver's errors into these with
-``driver_errors.Reraise`` (a ``with`` block or a decorator), the one way errors are mapped in
-this project, so that neither the domain nor a handler ever sees a driver's types.
+A handler answers every outage (503 with ``Retry-After``) by catching ``UnavailableError``.
+Adapters turn their driver's errors into these with :class:`Reraise` (a ``with`` block or a
+decorator), the one way errors are mapped in this project, so that neither the domain nor a
+handler ever sees a driver's types. This module imports no driver.
 """
 
 from __future__ import annotations
 
-from driver_errors import ServerUnavailableError
+from contextlib import ContextDecorator
+from types import TracebackType
 
 
 class CouponError(Exception):
     """The root of this layer's exceptions."""
+
+
+class InvalidInputError(CouponError, ValueError):
+    """An id or a time is malformed; raised before any store is touched (invariant I5)."""
 
 
 class ConfigError(CouponError):
@@ -62,12 +70,20 @@ class StockMismatchError(CouponError):
     """The guarded decrement found less stock than the locked row said: the transaction is undone."""
 
 
-class UnavailableError(CouponError, ServerUnavailableError):
+class UnavailableError(CouponError):
     """A server did not answer as it should; the same call may succeed later."""
 
 
 class DatabaseUnavailableError(UnavailableError):
     """The database could not be reached or refused the transaction."""
+
+
+class StateUnavailableError(UnavailableError):
+    """Redis could not be reached, did not answer in time, or is full; the original error is ``__cause__``."""
+
+
+class LockUnavailableError(UnavailableError):
+    """A coupon lock was still held by someone else when the wait ran out."""
 
 
 class PublishError(UnavailableError):
@@ -84,3 +100,24 @@ class PublishUnconfirmedError(PublishError):
 
 class ReadBackError(UnavailableError):
     """Records could not be read back from Kafka by offset (broker down, range gone or too large)."""
+
+
+class Reraise(ContextDecorator):
+    """Raise ``error("<context>: <cause>")``, chained, for any of ``causes`` raised in the block.
+
+    Stateless, so one instance serves as a ``with`` block and as a decorator, as often as needed.
+    """
+
+    def __init__(self, error: type[Exception], context: str, causes: tuple[type[Exception], ...]) -> None:
+        self._error = error
+        self._context = context
+        self._causes = causes
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        if isinstance(exc, self._causes):
+            raise self._error(f"{self._context}: {exc!r}") from exc

@@ -10,8 +10,7 @@ from redis.backoff import NoBackoff
 from redis.credentials import CredentialProvider
 from redis.retry import Retry
 
-from driver_errors import Reraise
-from lua_redis.errors import StateUnavailableError
+from coupon_core.errors import Reraise, StateUnavailableError
 
 # ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
 MAX_CONNECTION_AGE_S = 11 * 3600

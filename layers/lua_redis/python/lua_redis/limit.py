@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 import redis
 
+from coupon_core.errors import InvalidInputError
 from lua_redis import keys
 from lua_redis.client import redis_unavailable
-from lua_redis.errors import InvalidInputError
 from lua_redis.scripts import Scripts
 
 

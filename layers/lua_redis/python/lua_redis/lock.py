@@ -18,9 +18,9 @@ from contextlib import AbstractContextManager, contextmanager
 import redis
 import redis_lock
 
+from coupon_core.domain.ids import validate_id
+from coupon_core.errors import LockUnavailableError
 from lua_redis.client import redis_unavailable
-from lua_redis.errors import LockUnavailableError
-from lua_redis.ids import validate_id
 from lua_redis.keys import issue_lock_name, state_lock_name
 
 logger = logging.getLogger(__name__)

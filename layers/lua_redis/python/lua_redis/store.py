@@ -8,23 +8,34 @@ from itertools import islice
 
 import redis
 
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.issuing import IssueOutcome, Reservation
+from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+from coupon_core.errors import InvalidInputError
 from lua_redis import keys
 from lua_redis.client import redis_unavailable
-from lua_redis.errors import InvalidInputError
-from lua_redis.ids import validate_id, validate_millis
-from lua_redis.models import (
-    RELEASE_CODES,
-    RESERVE_CODES,
-    CouponState,
-    ReconcileChanges,
-    ReleaseOutcome,
-    Reservation,
-    ReserveOutcome,
-)
 from lua_redis.scripts import Scripts
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
+
+# The scripts' codes, each mapped once to the domain's outcome: reserve.lua answers an index of
+# RESERVE_CODES, release.lua one of RELEASE_CODES' keys.
+RESERVE_CODES: tuple[IssueOutcome, ...] = (
+    IssueOutcome.SUCCESS,
+    IssueOutcome.DUPLICATE,
+    IssueOutcome.SOLD_OUT,
+    IssueOutcome.NOT_OPEN,
+    IssueOutcome.ENDED,
+    IssueOutcome.STATE_MISSING,
+    IssueOutcome.KEY_REUSED,
+    IssueOutcome.CLOSED,
+)
+RELEASE_CODES: dict[int, ReleaseOutcome] = {
+    1: ReleaseOutcome.RELEASED,
+    0: ReleaseOutcome.NOT_HELD,
+    -1: ReleaseOutcome.STALE,
+}
 
 
 def _chunks[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
@@ -75,7 +86,7 @@ class ReservationStore:
             args=[user_id, str(request_id or uuid.uuid4()), idempotency_key],
         )
         outcome = RESERVE_CODES[code]
-        if outcome in (ReserveOutcome.SUCCESS, ReserveOutcome.DUPLICATE):
+        if outcome in (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE):
             return Reservation(outcome, int(reserved_at))
         return Reservation(outcome)
 

@@ -11,10 +11,8 @@ import pytest
 
 from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.domain.lifecycle import CancelOutcome, UseOutcome
-from coupon_core.errors import DatabaseUnavailableError
-from driver_errors import ServerUnavailableError
+from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError, UnavailableError
 from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
-from lua_redis import LockUnavailableError, StateUnavailableError
 
 OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())
 REFUSED_BY_THE_DOMAIN = (
@@ -59,5 +57,5 @@ def test_a_raised_refusal_and_any_layers_outage_are_answered():
         "error": "coupon 3 does not exist",
     }
     for outage in (StateUnavailableError("x"), LockUnavailableError("x"), DatabaseUnavailableError("x")):
-        assert isinstance(outage, ServerUnavailableError)
+        assert isinstance(outage, UnavailableError)
         assert answer_to(outage).body["status"] == "UNAVAILABLE"

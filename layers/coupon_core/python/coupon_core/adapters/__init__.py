@@ -7,5 +7,5 @@
 elasticache.py      the functions' Redis client: local as it is, or ElastiCache IAM auth over TLS
 aws_credentials.py  the execution role's credentials, found once, for the tokens signed here
 
-Each maps its driver's errors to ``coupon_core.errors`` with ``driver_errors.Reraise``.
+Each maps its driver's errors to ``coupon_core.errors`` with ``coupon_core.errors.Reraise``.
 """

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, UnavailableError
-from lua_redis import LockUnavailableError, ReserveOutcome, StateUnavailableError
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 
 if TYPE_CHECKING:
     from coupon_core.domain.ports import Publisher, Reservations, StateBuilder
@@ -31,8 +30,9 @@ IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # req
 
 
 class IssueOutcome(StrEnum):
-    """An issue request's outcome: reserve's answers (``lua_redis.ReserveOutcome``, by the same
-    names) but STATE_MISSING, which the service resolves, and the service's own."""
+    """An issue request's outcome, the one type from ``reserve.lua``'s codes (mapped to it in one
+    table, ``lua_redis.store.RESERVE_CODES``) to the HTTP answer and the metric of each: a table
+    keyed on it that misses a member fails at import (``functions/http_api/answers.py``)."""
 
     SUCCESS = "SUCCESS"
     DUPLICATE = "DUPLICATE"
@@ -44,6 +44,19 @@ class IssueOutcome(StrEnum):
     UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
     KEY_REUSED = "KEY_REUSED"  # the Idempotency-Key was used for another request of the coupon
     CLOSED = "CLOSED"  # an operator closed the coupon
+    STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The answer of one reserve (the ``Reservations`` port).
+
+    ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
+    the time of the existing reservation for DUPLICATE; ``None`` otherwise.
+    """
+
+    outcome: IssueOutcome
+    reserved_at: int | None = None
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,7 @@ class IssueService:
         )
         try:
             outcome, reserved_at = self._reserve(coupon_id, user_id, request_id, idempotency_key or "")
-        except (StateUnavailableError, LockUnavailableError, UnavailableError) as exc:
+        except UnavailableError as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return IssueResult(outcome)
@@ -128,14 +141,14 @@ class IssueService:
     ) -> tuple[IssueOutcome, int | None]:
         """One EVALSHA; on a missing state, have it built and try once more."""
         reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
-        if reservation.outcome is ReserveOutcome.STATE_MISSING:
+        if reservation.outcome is IssueOutcome.STATE_MISSING:
             initialised = self._builder.initialise(coupon_id)
             if initialised is not InitOutcome.READY:
                 return _INIT_TO_ISSUE[initialised], None
             reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
-        if reservation.outcome is ReserveOutcome.STATE_MISSING:
+        if reservation.outcome is IssueOutcome.STATE_MISSING:
             raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
-        return IssueOutcome(reservation.outcome.value), reservation.reserved_at  # the same name (see IssueOutcome)
+        return reservation.outcome, reservation.reserved_at
 
     def _replicated(self) -> bool:
         try:

@@ -20,8 +20,7 @@ from enum import StrEnum
 from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, WriteLimit
-from coupon_core.errors import DatabaseUnavailableError
-from lua_redis import LockUnavailableError, StateUnavailableError
+from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.errors import MalformedMessageError
-from lua_redis import InvalidInputError, validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.errors import InvalidInputError, MalformedMessageError
 
 VERSION = 1
 _FIELDS = ("couponId", "userId", "requestId", "reservedAt")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from coupon_core.domain.ports import InitOutcome
-from lua_redis import StateUnavailableError
+from coupon_core.errors import StateUnavailableError
 
 if TYPE_CHECKING:
     from coupon_core.domain.coupons import Coupon

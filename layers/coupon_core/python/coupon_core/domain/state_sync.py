@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
 from coupon_core.domain.state_build import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
-from lua_redis import LockUnavailableError, StateUnavailableError
+from coupon_core.errors import LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
 

@@ -9,9 +9,8 @@ from kafka.errors import KafkaError
 
 from coupon_core.adapters.kafka.publisher import producer_config
 from coupon_core.domain.outbox_relay import CouponEvent
-from coupon_core.errors import PublishError
+from coupon_core.errors import PublishError, Reraise
 from coupon_core.settings import KafkaSettings
-from driver_errors import Reraise
 
 _not_published = Reraise(PublishError, "events not acknowledged by Kafka", (KafkaError, OSError))
 

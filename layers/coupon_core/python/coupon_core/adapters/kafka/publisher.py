@@ -30,9 +30,8 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError, check_producer
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError
+from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError, Reraise
 from coupon_core.settings import KafkaSettings
-from driver_errors import Reraise
 
 logger = logging.getLogger(__name__)
 

@@ -10,9 +10,8 @@ from kafka.errors import KafkaError
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.domain.dead_letters import OffsetRange
 from coupon_core.domain.delivery import Delivered, Position
-from coupon_core.errors import ReadBackError
+from coupon_core.errors import ReadBackError, Reraise
 from coupon_core.settings import KafkaSettings
-from driver_errors import Reraise
 
 
 class KafkaRangeReader:

@@ -16,10 +16,9 @@ from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssu
 from coupon_core.adapters.postgres.outbox import event_row
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import DatabaseUnavailableError, StockMismatchError
+from coupon_core.domain.reservations import ReleaseOutcome
+from coupon_core.errors import DatabaseUnavailableError, Reraise, StockMismatchError
 from coupon_core.timeutil import from_millis
-from driver_errors import Reraise
-from lua_redis import ReleaseOutcome
 
 COUPON_ISSUED = "COUPON_ISSUED"
 

@@ -18,9 +18,8 @@ from coupon_core.domain.lifecycle import (
     UseOutcome,
     UseResult,
 )
-from coupon_core.errors import DatabaseUnavailableError
+from coupon_core.errors import DatabaseUnavailableError, Reraise
 from coupon_core.timeutil import to_millis
-from driver_errors import Reraise
 
 _database_down = Reraise(DatabaseUnavailableError, "issued coupons unavailable", DRIVER_ERRORS)
 

@@ -12,8 +12,7 @@ from sqlalchemy import Engine, func, select, update
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import OutboxEvent
 from coupon_core.domain.outbox_relay import CouponEvent, Publish
-from coupon_core.errors import DatabaseUnavailableError
-from driver_errors import Reraise
+from coupon_core.errors import DatabaseUnavailableError, Reraise
 
 # pg_try_advisory_xact_lock key of the relay: one relay at a time, whatever the Lambda concurrency
 RELAY_LOCK = 0x636F75706F6E  # "coupon"

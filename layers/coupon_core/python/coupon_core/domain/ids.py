@@ -1,12 +1,10 @@
-"""Validation of the integers that reach Redis.
-
-Ids are positive integers below 2**63 (a PostgreSQL BIGINT); times are epoch milliseconds.
-They are checked before any Redis call so that bad input never changes state (invariant I5).
-"""
+"""The domain's integers: ids are positive integers below 2**63 (a PostgreSQL BIGINT), times are
+epoch milliseconds. They are checked before any store is called, so that bad input never
+changes state (invariant I5); the HTTP models bound their ids by the same limit."""
 
 from __future__ import annotations
 
-from lua_redis.errors import InvalidInputError
+from coupon_core.errors import InvalidInputError
 
 MAX_BIGINT = 2**63 - 1
 

@@ -1,64 +1,22 @@
-"""Values exchanged with the reservation store."""
+"""What the domain keeps in its reservation store (the ``Reservations`` port, which
+``lua_redis.ReservationStore`` implements on Redis): a coupon's state, what a release did, what a
+reconcile changed. The answer of a reserve is the issuing's own (``issuing.Reservation``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
 
-from lua_redis.errors import InvalidInputError
-from lua_redis.ids import validate_id, validate_millis
-
-
-class ReserveOutcome(StrEnum):
-    """What reserve answered; the codes match ``reserve.lua``."""
-
-    SUCCESS = "SUCCESS"
-    DUPLICATE = "DUPLICATE"
-    SOLD_OUT = "SOLD_OUT"
-    NOT_OPEN = "NOT_OPEN"
-    ENDED = "ENDED"
-    STATE_MISSING = "STATE_MISSING"
-    KEY_REUSED = "KEY_REUSED"
-    CLOSED = "CLOSED"
-
-
-RESERVE_CODES: tuple[ReserveOutcome, ...] = (
-    ReserveOutcome.SUCCESS,
-    ReserveOutcome.DUPLICATE,
-    ReserveOutcome.SOLD_OUT,
-    ReserveOutcome.NOT_OPEN,
-    ReserveOutcome.ENDED,
-    ReserveOutcome.STATE_MISSING,
-    ReserveOutcome.KEY_REUSED,
-    ReserveOutcome.CLOSED,
-)
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """The answer of one reserve call.
-
-    ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
-    the time of the existing reservation for DUPLICATE; ``None`` otherwise.
-    """
-
-    outcome: ReserveOutcome
-    reserved_at: int | None = None
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.errors import InvalidInputError
 
 
 class ReleaseOutcome(StrEnum):
-    """What a fenced release did; the codes match ``release.lua``."""
+    """What a fenced release did (``release.lua``'s codes, mapped by the store)."""
 
     RELEASED = "RELEASED"
     NOT_HELD = "NOT_HELD"
     STALE = "STALE"  # the user holds a newer reservation, left alone
-
-
-RELEASE_CODES: dict[int, ReleaseOutcome] = {
-    1: ReleaseOutcome.RELEASED,
-    0: ReleaseOutcome.NOT_HELD,
-    -1: ReleaseOutcome.STALE,
-}
 
 
 @dataclass(frozen=True)
