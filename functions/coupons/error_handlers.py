@@ -3,7 +3,7 @@ success, in the one JSON shape of ``functions/http_api/answers.py``.
 
 Routes raise :class:`~functions.http_api.answers.RequestRefusedError`; the handlers registered by
 :func:`register` answer it, every ``UnavailableError`` (``answers.answer_to``, as the
-intake does), Powertools' validation errors (``answers.invalid``, as the intake describes its
+intake does), Powertools' validation errors (``answers.problems``, as the intake describes its
 own) and unknown routes, each from its entry in ``answers.REFUSALS``.
 """
 
@@ -17,7 +17,7 @@ from functions.http_api.answers import ANSWERED, Answered, answer_to, problems, 
 
 
 def register(app: APIGatewayRestResolver) -> None:
-    """Install the intake's error answers on ``app``."""
+    """Install the API's error answers on ``app``."""
 
     @app.exception_handler(list(ANSWERED))
     def _answered(exc: Answered) -> Response:
@@ -25,7 +25,7 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(RequestUnsupportedContentType)
     def _not_json(_: RequestUnsupportedContentType) -> Response:
-        # json_only refuses these before the resolver; should one pass, it is refused alike.
+        # media_type.refused refuses these before the resolver; should one pass, it is refused alike.
         return as_response(refusal("UNSUPPORTED_MEDIA_TYPE", declared=app.current_event.headers.get("content-type")))
 
     @app.exception_handler(RequestValidationError)

@@ -2,9 +2,9 @@
 
 The one route the intake serves is ``POST /coupon-issues`` (API Gateway sends it nothing else;
 anything else is answered 404 NOT_FOUND, as the coupons function answers an unknown route).
-The body is validated by the one model of it, ``schemas.IssueRequest``, which the gateway's
+The body is validated by the one model of it, ``issue_body.IssueRequest``, which the gateway's
 request model is generated from; the ``Idempotency-Key`` header by the rule the coupons
-function's routes declare (``schemas.IdempotencyKeyValue``). Errors are described as the coupons
+function's routes declare (``issue_body.IdempotencyKeyValue``). Errors are described as the coupons
 function describes its validation errors (``functions/coupons/error_handlers.py``): a 422
 INVALID_REQUEST naming each field and what is wrong with it.
 """
