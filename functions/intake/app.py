@@ -4,29 +4,33 @@ else (every other route is the coupons function's, ``functions/coupons``).
 Nearly every request of a flash sale is this one, hundreds of thousands of times a minute, so
 the handler is plain: a body declared as anything but JSON is refused (``media_type.py``), the
 request is read and validated (``issue_request.py``), the caller names the user
-(``caller.py``), the domain issues (``issue_answer.py``), and the answer goes back in the API's
-one format. Through Powertools' resolver an answer spent about twice the CPU of the reserve and
-the produce themselves, and its imports were half the cold start (docs/benchmarks.md).
+(``caller.py``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
+printed (``issue_metrics.py``), and the outcome is mapped to its answer in the API's one format:
+a success to its body, anything else to its refusal (``answers.REFUSALS``). Through
+Powertools' resolver an answer spent about twice the CPU of the reserve and the produce
+themselves, and its imports were half the cold start (docs/benchmarks.md).
 
 Logger's Lambda context is ``observability.lambda_context``: the keys and the environment
 variables of Powertools' ``inject_lambda_context``, with the API Gateway request id as
-correlation id, at a third of its cost. The answer prints its own metrics line
-(``issue_metrics.py``). In a Lambda runtime the module also opens its Redis connection and its
+correlation id, at a third of its cost. In a Lambda runtime the module also opens its Redis connection and its
 Kafka producer while the container initialises (``dependencies.open_connections``), so that the
 first request of a new container is not the one that pays for them.
 """
 
 import os
-from typing import Any
+import time
+from http import HTTPStatus
+from typing import Any, assert_never
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.observability import lambda_context
+from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
+from coupon_core.observability import lambda_context, logger
+from coupon_core.timeutil import from_millis
 from functions.http_api import media_type
-from functions.http_api.answers import ANSWERED, Answer, answer_to
+from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
 from functions.http_api.caller import caller_of
-from functions.intake import dependencies
-from functions.intake.issue_answer import answer_issue
+from functions.intake import dependencies, issue_metrics
 from functions.intake.issue_request import issue_ask
 
 
@@ -38,10 +42,10 @@ def request_id_of(event: dict[str, Any]) -> str | None:
 
 @lambda_context(correlation_id=request_id_of)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return (media_type.refused(event) or _answer(event)).proxy_result()
+    return (media_type.refused(event) or _respond(event)).proxy_result()
 
 
-def _answer(event: dict[str, Any]) -> Answer:
+def _respond(event: dict[str, Any]) -> Answer:
     try:
         ask = issue_ask(event)
         parts = dependencies.wiring()
@@ -49,6 +53,47 @@ def _answer(event: dict[str, Any]) -> Answer:
         return answer_issue(parts.service, ask.coupon_id, user_id, ask.idempotency_key)
     except ANSWERED as exc:
         return answer_to(exc)
+
+
+def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotency_key: str | None) -> Answer:
+    """Issue one copy of ``coupon_id`` to ``user_id``, and the answer to it."""
+    started = time.perf_counter()
+    result = service.issue(coupon_id, user_id, idempotency_key)
+    latency_ms = (time.perf_counter() - started) * 1000
+    issue_metrics.count(result.outcome, latency_ms, release_failed=result.release_failed)
+    # No user id in the logs: the request id names the request, and the database maps it to its
+    # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
+    logger.append_keys(couponId=coupon_id, requestId=str(result.message.request_id) if result.message else None)
+    return _mapped(result, coupon_id, user_id)
+
+
+def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
+    """The answer to each outcome: a new one that is not handled here is mypy's error (``assert_never``)."""
+    message, outcome = result.message, result.outcome
+    match outcome:
+        case IssueOutcome.SUCCESS if message is not None:
+            reserved_at = from_millis(message.reserved_at).isoformat(timespec="milliseconds")
+            body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
+            return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
+        case IssueOutcome.UNCONFIRMED if message is not None:
+            return refusal(outcome, coupon=coupon_id, user=user_id, request=message.request_id)
+        case (
+            IssueOutcome.DUPLICATE
+            | IssueOutcome.SOLD_OUT
+            | IssueOutcome.NOT_OPEN
+            | IssueOutcome.ENDED
+            | IssueOutcome.CLOSED
+            | IssueOutcome.KEY_REUSED
+            | IssueOutcome.COUPON_NOT_FOUND
+        ):
+            return refusal(outcome, coupon=coupon_id, user=user_id)
+        case IssueOutcome.SUCCESS | IssueOutcome.UNCONFIRMED | IssueOutcome.UNAVAILABLE | IssueOutcome.STATE_MISSING:
+            # without its record a success is not one: nothing the client may rely on was done
+            logger.warning("issue request unavailable", extra={"detail": result.detail,
+                                                               "releaseFailed": result.release_failed})  # fmt: skip
+            return refusal(IssueOutcome.UNAVAILABLE)
+        case _:
+            assert_never(outcome)
 
 
 if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE"):  # set by Lambda during INIT: connect now

@@ -1,0 +1,55 @@
+"""How far a reader walks: the project files one warm SUCCESS of ``POST /coupon-issues`` executes,
+traced with a profiler hook through ``functions.intake.app.handler`` on the real servers (issue
+38's measure; the Lambda context the test passes, ``local/testkit``, is not the project's path).
+Issue 38 aims at 8, the handler cookbook's split: the handler, the request's model, the domain
+service, the reservation store with its Lua, the publisher, the record, the answers,
+observability. The bound is a ratchet: today's count, lowered as the path is shortened, so that
+the walk never grows back."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from local.testkit.lambda_events import InProcessContext, api_event
+from tests.services.intake_support import create_coupon, issue
+
+ROOT = Path(__file__).resolve().parents[2]
+AT_MOST = 17  # issue 38's goal: 8
+
+
+def executed_files(call: Any) -> set[str]:
+    """The project's files (not the tests', not a library's) whose code runs during ``call()``."""
+    seen: set[str] = set()
+
+    def hook(frame: FrameType, event: str, _: Any) -> None:
+        if event == "call":
+            seen.add(frame.f_code.co_filename)
+
+    sys.setprofile(hook)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    project = {Path(name).resolve() for name in seen if name.startswith(str(ROOT))}
+    return {
+        str(path.relative_to(ROOT))
+        for path in project
+        if ".venv" not in path.parts and path.parts[len(ROOT.parts)] != "tests" and "testkit" not in path.parts
+    }
+
+
+def test_a_warm_success_walks_no_more_project_files_than_the_bound(pipeline):
+    from functions.intake.app import handler  # noqa: PLC0415 - after the pipeline set the environment
+
+    coupon_id = create_coupon(10)
+    assert issue(coupon_id, 1).status == "SUCCESS"  # the container is warm: wired, connected
+    event = api_event("POST", "/coupon-issues", {"couponId": coupon_id, "userId": 2})
+    answers: list[dict[str, Any]] = []
+
+    files = executed_files(lambda: answers.append(handler(event, InProcessContext())))
+
+    assert answers[0]["statusCode"] == 202
+    assert len(files) <= AT_MOST, "\n".join(sorted(files))
