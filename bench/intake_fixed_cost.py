@@ -27,10 +27,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
 from bench.intake import ANSWERS, create_coupon, emit, intake_servers, printed_to
+from coupon_core import observability
 from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.observability import logger, metrics
 from functions.intake import app as intake_app
-from functions.intake import issue_metrics
 from local.testkit.lambda_events import InProcessContext, api_event
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
@@ -38,10 +38,10 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 def _powertools_count(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
     """The issue metrics through Powertools' ``Metrics``, as the intake counted them before."""
-    metrics.add_metric(name=issue_metrics.LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
-    metrics.add_metric(name=issue_metrics.COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=observability.ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
+    metrics.add_metric(name=observability.ISSUE_COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
     if release_failed:
-        metrics.add_metric(name=issue_metrics.RELEASE_FAILED, unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=observability.RELEASE_FAILED, unit=MetricUnit.Count, value=1)
 
 
 def _uncounted(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
@@ -51,12 +51,12 @@ def _uncounted(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool
 @contextlib.contextmanager
 def _counting(count: Callable[..., None]) -> Iterator[None]:
     """Issue answers counted by ``count`` meanwhile."""
-    original = issue_metrics.count
-    issue_metrics.count = count
+    original = observability.count_issue
+    observability.count_issue = count
     try:
         yield
     finally:
-        issue_metrics.count = original
+        observability.count_issue = original
 
 
 def variants() -> dict[str, tuple[Handler, Callable[..., None]]]:
@@ -69,13 +69,16 @@ def variants() -> dict[str, tuple[Handler, Callable[..., None]]]:
     before = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
     return {
         "bare": (bare_intake.handler, _uncounted),
-        "the intake": (intake_app.handler, issue_metrics.count),
+        "the intake": (intake_app.handler, observability.count_issue),
         "the intake as before: Powertools' Metrics, JMESPath's correlation id": (
             before(metrics.log_metrics(lanes)),
             _powertools_count,
         ),
-        "with Powertools' inject_lambda_context instead of its Logger context": (before(lanes), issue_metrics.count),
-        "without its Logger context": (lanes, issue_metrics.count),
+        "with Powertools' inject_lambda_context instead of its Logger context": (
+            before(lanes),
+            observability.count_issue,
+        ),
+        "without its Logger context": (lanes, observability.count_issue),
         "without metrics": (intake_app.handler, _uncounted),
         "without its Logger context or metrics": (lanes, _uncounted),
     }

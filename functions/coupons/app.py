@@ -5,7 +5,7 @@ The operators' routes, a request's status, use and cancel, the reconcile route a
 ``APIGatewayRestResolver`` with its validation, one router per resource (``routes/``), the error
 answers in one place (``error_handlers.py``), Logger's ``inject_lambda_context`` with the API
 Gateway request id as correlation id, and Metrics' ``log_metrics``. A body declared as anything
-but JSON is refused before the resolver reads it (``functions/http_api/media_type.py`` says why).
+but JSON is refused before the resolver reads it (``functions/http_api/request.py`` says why).
 
 Route modules and providers keep their annotations as objects (no ``from __future__ import
 annotations``): Powertools reads ``Depends`` from the signatures on every request, and string
@@ -22,7 +22,7 @@ from coupon_core import untrusted_json
 from coupon_core.observability import logger, metrics
 from functions.coupons import error_handlers
 from functions.coupons.routes import coupons, issues, lifecycle, operations
-from functions.http_api import media_type
+from functions.http_api import request
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=untrusted_json.loads)
 error_handlers.register(app)
@@ -35,5 +35,5 @@ app.include_router(operations.router)
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    refused = media_type.refused(event)
+    refused = request.refused(event)
     return refused.proxy_result() if refused else app.resolve(event, context)

@@ -25,7 +25,7 @@ from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
-from functions.http_api.caller import Caller, caller_of
+from functions.http_api.request import Caller, caller_of
 from lua_redis import CouponLocks, ReservationStore
 
 

@@ -25,7 +25,7 @@ def register(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(RequestUnsupportedContentType)
     def _not_json(_: RequestUnsupportedContentType) -> Response:
-        # media_type.refused refuses these before the resolver; should one pass, it is refused alike.
+        # request.refused refuses these before the resolver; should one pass, it is refused alike.
         return as_response(refusal("UNSUPPORTED_MEDIA_TYPE", declared=app.current_event.headers.get("content-type")))
 
     @app.exception_handler(RequestValidationError)

@@ -2,8 +2,7 @@
 format, one table of refusals, one reading of the caller and of the media type, one set of bodies.
 
 answers.py          an Answer, the one table of refusals, and the answer to what a route raises
-caller.py           who is asking (the body's or the path's user id, or the token's)
-media_type.py       the rule that bodies are JSON, asked first by both functions
+request.py          what both read of an event first: the rule that bodies are JSON, and who is asking
 issue_body.py       the issue request's body and Idempotency-Key (pydantic), which the intake imports alone
 schemas.py          the other request and response bodies (pydantic)
 parameters.py       the path, query and header parameters of the routes (Powertools' OpenAPI)

@@ -3,7 +3,6 @@
 app.py              the handler: media type, request, caller, the domain's outcome mapped to its
                     answer, its metrics and log; Logger's context
 issue_request.py    the request read from the event and validated, or refused (422, 404)
-issue_metrics.py    an issue answer's metrics: one EMF line, its constant part built once
 dependencies.py     the settings, Redis, the Kafka producer and the service, built once per container
 openapi.py          the route as OpenAPI describes it (for docs/openapi.json; never served)
 """

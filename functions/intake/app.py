@@ -2,10 +2,10 @@
 else (every other route is the coupons function's, ``functions/coupons``).
 
 Nearly every request of a flash sale is this one, hundreds of thousands of times a minute, so
-the handler is plain: a body declared as anything but JSON is refused (``media_type.py``), the
+the handler is plain: a body declared as anything but JSON is refused (``request.refused``), the
 request is read and validated (``issue_request.py``), the caller names the user
-(``caller.py``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
-printed (``issue_metrics.py``), and the outcome is mapped to its answer in the API's one format:
+(``request.Caller``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
+printed (``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
 a success to its body, anything else to its refusal (``answers.REFUSALS``). Through
 Powertools' resolver an answer spent about twice the CPU of the reserve and the produce
 themselves, and its imports were half the cold start (docs/benchmarks.md).
@@ -24,13 +24,13 @@ from typing import Any, assert_never
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from coupon_core import observability
 from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
 from coupon_core.observability import lambda_context, logger
 from coupon_core.timeutil import from_millis
-from functions.http_api import media_type
+from functions.http_api import request
 from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
-from functions.http_api.caller import caller_of
-from functions.intake import dependencies, issue_metrics
+from functions.intake import dependencies
 from functions.intake.issue_request import issue_ask
 
 
@@ -42,14 +42,14 @@ def request_id_of(event: dict[str, Any]) -> str | None:
 
 @lambda_context(correlation_id=request_id_of)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return (media_type.refused(event) or _respond(event)).proxy_result()
+    return (request.refused(event) or _respond(event)).proxy_result()
 
 
 def _respond(event: dict[str, Any]) -> Answer:
     try:
         ask = issue_ask(event)
         parts = dependencies.wiring()
-        user_id = caller_of(event, parts.settings.caller).user_id(ask.user_id)
+        user_id = request.caller_of(event, parts.settings.caller).user_id(ask.user_id)
         return answer_issue(parts.service, ask.coupon_id, user_id, ask.idempotency_key)
     except ANSWERED as exc:
         return answer_to(exc)
@@ -60,7 +60,7 @@ def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotenc
     started = time.perf_counter()
     result = service.issue(coupon_id, user_id, idempotency_key)
     latency_ms = (time.perf_counter() - started) * 1000
-    issue_metrics.count(result.outcome, latency_ms, release_failed=result.release_failed)
+    observability.count_issue(result.outcome, latency_ms, release_failed=result.release_failed)
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
     logger.append_keys(couponId=coupon_id, requestId=str(result.message.request_id) if result.message else None)

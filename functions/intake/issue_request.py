@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from coupon_core import untrusted_json
 from functions.http_api.answers import RequestRefusedError, problems
 from functions.http_api.issue_body import IdempotencyKeyValue, IssueRequest
-from functions.http_api.media_type import header_values
+from functions.http_api.request import header_values
 
 METHOD, PATH = "POST", "/coupon-issues"
 _PATHS = (PATH, f"{PATH}/")  # a trailing slash is the same route, as the resolver matches routes

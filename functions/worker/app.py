@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import RecordOutcome, Verdict
-from coupon_core.observability import logger, metrics
+from coupon_core.observability import logger, metric_name, metrics
 from coupon_core.tracing import tracer
 from functions.worker.dependencies import persister
 
@@ -71,7 +71,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
     for record in records:
         verdict = verdicts[record.position]
         _log(record, verdict)
-        metrics.add_metric(name=f"Record{verdict.outcome.title().replace('_', '')}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=metric_name("Record", verdict.outcome), unit=MetricUnit.Count, value=1)
 
     def record_handler(record: KafkaEventRecord) -> None:
         verdict = verdicts[Position(record.topic, record.partition, record.offset)]

@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from coupon_core.observability import logger, metrics
+from coupon_core.observability import logger, metric_name, metrics
 from coupon_core.tracing import tracer
 from functions.worker.dependencies import failure_recorder
 
@@ -28,7 +28,7 @@ def record_handler(record: SQSRecord) -> None:
         metrics.add_metric(name="DeadLetterUnhandled", unit=MetricUnit.Count, value=1)
         raise
     for outcome in outcomes:
-        metrics.add_metric(name=f"Failure{outcome.title().replace('_', '')}", unit=MetricUnit.Count, value=1)
+        metrics.add_metric(name=metric_name("Failure", outcome), unit=MetricUnit.Count, value=1)
 
 
 @logger.inject_lambda_context(clear_state=True)

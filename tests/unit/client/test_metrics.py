@@ -12,7 +12,7 @@ from moto import mock_aws
 
 from coupon_client.environment import Target
 from coupon_client.metrics import CLOUDWATCH_EVERY_S, INTAKE_SERVICE, Answers, StackMetrics, Unavailable
-from functions.intake.issue_metrics import COUNT_OF, DIMENSION, LATENCY
+from coupon_core.observability import DIMENSION, ISSUE_COUNT_OF, ISSUE_LATENCY
 
 NAMESPACE = "CouponSystem-dev"
 
@@ -50,9 +50,9 @@ def put(session, namespace: str, name: str, dimensions: dict[str, str], value: f
 
 def test_the_intakes_metric_names_and_dimension_are_the_ones_read():
     assert DIMENSION == "service"
-    assert LATENCY == "IssueLatency"
-    assert COUNT_OF  # every outcome's count is an Issue* metric, which the view lists by prefix
-    assert all(name.startswith("Issue") and name != LATENCY for name in COUNT_OF.values())
+    assert ISSUE_LATENCY == "IssueLatency"
+    assert ISSUE_COUNT_OF  # every outcome's count is an Issue* metric, which the view lists by prefix
+    assert all(name.startswith("Issue") and name != ISSUE_LATENCY for name in ISSUE_COUNT_OF.values())
 
 
 def test_answers_per_second_by_outcome_in_the_last_minute_with_data(aws):

@@ -14,9 +14,10 @@ import pytest
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
+from coupon_core import observability
 from coupon_core.domain.issuing import IssueOutcome, IssueResult
 from coupon_core.observability import lambda_context, logger, metrics
-from functions.intake import app, issue_metrics
+from functions.intake import app
 from local.testkit.lambda_events import InProcessContext, api_event
 from tests import emf_specification
 from tests.unit.functions.intake.test_app import service  # noqa: F401 - the fixture
@@ -24,9 +25,9 @@ from tests.unit.functions.intake.test_app import service  # noqa: F401 - the fix
 
 @pytest.fixture(autouse=True)
 def fresh_lines() -> Iterator[None]:
-    issue_metrics._line.cache_clear()
+    observability._line.cache_clear()
     yield
-    issue_metrics._line.cache_clear()
+    observability._line.cache_clear()
 
 
 def _printed(action: Any) -> list[str]:
@@ -38,7 +39,7 @@ def _printed(action: Any) -> list[str]:
 def _powertools_document(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> dict[str, Any]:
     """The document Powertools' Metrics prints for the same metrics (how the intake counted before)."""
     metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=latency_ms)
-    metrics.add_metric(name=issue_metrics.COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
+    metrics.add_metric(name=observability.ISSUE_COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
     if release_failed:
         metrics.add_metric(name="ReleaseFailed", unit=MetricUnit.Count, value=1)
     (line,) = _printed(metrics.flush_metrics)
@@ -48,13 +49,13 @@ def _powertools_document(outcome: IssueOutcome, latency_ms: float, *, release_fa
 @pytest.mark.parametrize("release_failed", [False, True])
 @pytest.mark.parametrize("outcome", list(IssueOutcome))
 def test_an_answers_metrics_line_follows_the_emf_specification(outcome, release_failed):
-    (line,) = _printed(lambda: issue_metrics.count(outcome, 12.345678, release_failed=release_failed))
+    (line,) = _printed(lambda: observability.count_issue(outcome, 12.345678, release_failed=release_failed))
     assert emf_specification.problems(line) == []
 
 
 def test_the_emf_checker_finds_what_breaks_the_specification():
     """The checker of the test above fails on lines that break the specification."""
-    (line,) = _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.5, release_failed=False))
+    (line,) = _printed(lambda: observability.count_issue(IssueOutcome.SOLD_OUT, 1.5, release_failed=False))
     document = json.loads(line)
     broken = [
         {**document, "IssueSoldOut": "one"},  # a metric's value that is no number
@@ -75,14 +76,14 @@ def test_the_emf_checker_finds_what_breaks_the_specification():
 @pytest.mark.parametrize("outcome", list(IssueOutcome))
 def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, release_failed):
     before = int(time.time() * 1000)
-    (line,) = _printed(lambda: issue_metrics.count(outcome, 12.345678, release_failed=release_failed))
+    (line,) = _printed(lambda: observability.count_issue(outcome, 12.345678, release_failed=release_failed))
     after = int(time.time() * 1000)
     ours, theirs = json.loads(line), _powertools_document(outcome, 12.345678, release_failed=release_failed)
     assert before <= ours["_aws"].pop("Timestamp") <= after
     theirs["_aws"].pop("Timestamp")
     assert ours == theirs
     assert ours["IssueLatency"] == [12.345678]
-    assert ours[issue_metrics.COUNT_OF[outcome]] == [1.0]
+    assert ours[observability.ISSUE_COUNT_OF[outcome]] == [1.0]
 
 
 @pytest.mark.parametrize(
@@ -101,7 +102,7 @@ def test_metrics_are_disabled_as_powertools_documents(monkeypatch, variables, pr
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    ours = _printed(lambda: issue_metrics.count(IssueOutcome.SOLD_OUT, 1.0, release_failed=False))
+    ours = _printed(lambda: observability.count_issue(IssueOutcome.SOLD_OUT, 1.0, release_failed=False))
     metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=1.0)
     theirs = _printed(metrics.flush_metrics)
     assert (bool(ours), bool(theirs)) == (printed, printed)
