@@ -28,7 +28,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from bench.intake import ANSWERS, create_coupon, emit, intake_servers, printed_to
 from coupon_core import observability
-from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import logger, metrics
 from functions.intake import app as intake_app
 from local.testkit.lambda_events import InProcessContext, api_event

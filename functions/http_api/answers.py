@@ -27,7 +27,7 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
 
-from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
 

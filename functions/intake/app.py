@@ -25,7 +25,8 @@ from typing import Any, assert_never
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core import observability
-from coupon_core.domain.issuing import IssueOutcome, IssueResult, IssueService
+from coupon_core.domain.issuing import IssueResult, IssueService
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import lambda_context, logger
 from coupon_core.timeutil import from_millis
 from functions.http_api import request

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import StateUnavailableError
 from lua_redis import ReservationStore
 from lua_redis.keys import reserved_key

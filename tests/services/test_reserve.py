@@ -8,8 +8,7 @@ import pytest
 import redis
 
 from coupon_core.domain.ids import MAX_BIGINT
-from coupon_core.domain.issuing import IssueOutcome
-from coupon_core.domain.reservations import ReleaseOutcome
+from coupon_core.domain.reservations import IssueOutcome, ReleaseOutcome
 from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands
 from lua_redis import ReservationStore, connect

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import InvalidInputError
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key, reserved_key

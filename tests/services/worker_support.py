@@ -12,8 +12,8 @@ from sqlalchemy import Engine, text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.domain.coupons import NewCoupon
-from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.lambda_events import msk_event
 from lua_redis import ReservationStore
 

@@ -15,7 +15,8 @@ import pytest
 # invocation wrapped as the intake's handler is; the fakes are the domain's unit-test ones.
 _INVOCATION = """
 from coupon_core.observability import lambda_context
-from coupon_core.domain.issuing import IssueOutcome, IssueService, Reservation
+from coupon_core.domain.issuing import IssueService
+from coupon_core.domain.reservations import IssueOutcome, Reservation
 from coupon_core.errors import PublishUnconfirmedError
 from local.testkit.lambda_events import InProcessContext
 from tests.unit.domain import fakes

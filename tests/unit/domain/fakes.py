@@ -16,10 +16,9 @@ from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.issuing import Reservation
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueMessage
-from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
 
 

@@ -9,8 +9,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
-from coupon_core.domain.issuing import IssueOutcome, IssueService, Reservation
+from coupon_core.domain.issuing import IssueService
 from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.reservations import IssueOutcome, Reservation
 from coupon_core.domain.state_build import StateInitialiser
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 from tests.unit.domain import fakes

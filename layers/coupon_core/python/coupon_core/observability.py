@@ -49,7 +49,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.formatter import BasePowertoolsFormatter
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
-from coupon_core.domain.issuing import IssueOutcome
+from coupon_core.domain.reservations import IssueOutcome
 
 logger = Logger()
 metrics = Metrics()

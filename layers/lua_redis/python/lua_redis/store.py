@@ -9,8 +9,7 @@ from itertools import islice
 import redis
 
 from coupon_core.domain.ids import validate_id, validate_millis
-from coupon_core.domain.issuing import IssueOutcome, Reservation
-from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+from coupon_core.domain.reservations import CouponState, IssueOutcome, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
 from lua_redis.client import redis_unavailable

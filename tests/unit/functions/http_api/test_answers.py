@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from coupon_core.domain.issuing import IssueOutcome
 from coupon_core.domain.lifecycle import CancelOutcome, UseOutcome
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError, UnavailableError
 from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
 

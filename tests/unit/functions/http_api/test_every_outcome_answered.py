@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[4]
-ISSUING = Path("layers/coupon_core/python/coupon_core/domain/issuing.py")
+OUTCOMES = Path("layers/coupon_core/python/coupon_core/domain/reservations.py")
 NEW = '    REFUNDED = "REFUNDED"  # an outcome added without its answer\n'
 
 
@@ -22,11 +22,11 @@ def with_a_new_outcome(tmp_path_factory) -> Path:
     copy = tmp_path_factory.mktemp("code")
     for part in ("functions", "layers"):
         shutil.copytree(ROOT / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
-    issuing = copy / ISSUING
-    text = issuing.read_text()
+    outcomes = copy / OUTCOMES
+    text = outcomes.read_text()
     anchor = '    CLOSED = "CLOSED"'
     assert anchor in text
-    issuing.write_text(text.replace(anchor, NEW + anchor, 1))
+    outcomes.write_text(text.replace(anchor, NEW + anchor, 1))
     return copy
 
 

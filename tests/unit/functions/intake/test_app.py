@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from coupon_core.domain.issuing import IssueResult
 from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.settings.intake import IntakeSettings
 from functions.intake import app as intake_app
 from functions.intake import dependencies

@@ -18,7 +18,8 @@ from tests.unit.functions.intake.test_app import ENV
 ANSWER_ONE_REQUEST = """
 import json, sys, uuid
 from dataclasses import replace
-from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from coupon_core.domain.issuing import IssueResult
+from coupon_core.domain.reservations import IssueOutcome
 from functions.intake import app, dependencies
 from local.testkit.lambda_events import InProcessContext, api_event
 

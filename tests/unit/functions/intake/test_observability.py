@@ -15,7 +15,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
 from coupon_core import observability
-from coupon_core.domain.issuing import IssueOutcome, IssueResult
+from coupon_core.domain.issuing import IssueResult
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import lambda_context, logger, metrics
 from functions.intake import app
 from local.testkit.lambda_events import InProcessContext, api_event

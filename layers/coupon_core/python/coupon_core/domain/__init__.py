@@ -4,14 +4,14 @@ Free of Lambda types and of drivers: it talks to Redis, PostgreSQL, Kafka and SQ
 the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
 
     ids.py            the ids' and times' limits, checked before any store is called
-    reservations.py   what the reservation store keeps: a coupon's state, a release's and a reconcile's outcomes
+    reservations.py   the values of the reservation store: IssueOutcome (the one outcome), a coupon's state, ...
     coupons.py        coupons and issued users as plain values, and the rules of a change
     records.py        the Kafka record of an accepted request (issue message), as produced
     delivery.py       a record as read back: its position, its decoded message
     in_flight.py      what a run of records holds in flight: accepted, not yet persisted
     dead_letters.py   the DLQ's messages: rejection letters and on-failure letters
     ports.py          what the domain needs from the outside, as protocols
-    issuing.py        the intake: reserve, publish, release if the publish fails; the one IssueOutcome
+    issuing.py        the intake: reserve, publish, release if the publish fails
     state_build.py    a coupon's missing Redis state built from its holders (the rebuild function, for the intake)
     persisting.py     the worker: a batch, grouped by coupon, one transaction per coupon
     failures.py       the DLQ handler: release the reservation, record the failure

@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 
 if TYPE_CHECKING:
@@ -27,36 +27,6 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # request ids derived from keys
-
-
-class IssueOutcome(StrEnum):
-    """An issue request's outcome, the one type from ``reserve.lua``'s codes (mapped to it in one
-    table, ``lua_redis.store.RESERVE_CODES``) to the HTTP answer and the metric of each: a table
-    keyed on it that misses a member fails at import (``functions/http_api/answers.py``)."""
-
-    SUCCESS = "SUCCESS"
-    DUPLICATE = "DUPLICATE"
-    SOLD_OUT = "SOLD_OUT"
-    NOT_OPEN = "NOT_OPEN"
-    ENDED = "ENDED"
-    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-    UNAVAILABLE = "UNAVAILABLE"  # nothing is reserved: retry
-    UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
-    KEY_REUSED = "KEY_REUSED"  # the Idempotency-Key was used for another request of the coupon
-    CLOSED = "CLOSED"  # an operator closed the coupon
-    STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
-
-
-@dataclass(frozen=True)
-class Reservation:
-    """The answer of one reserve (the ``Reservations`` port).
-
-    ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
-    the time of the existing reservation for DUPLICATE; ``None`` otherwise.
-    """
-
-    outcome: IssueOutcome
-    reserved_at: int | None = None
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,8 @@ if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's p
     from coupon_core.domain.dead_letters import OffsetRange, Rejection
     from coupon_core.domain.delivery import Delivered, Position
     from coupon_core.domain.in_flight import InFlight
-    from coupon_core.domain.issuing import Reservation
     from coupon_core.domain.records import IssueMessage
-    from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+    from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
 class Reservations(Protocol):

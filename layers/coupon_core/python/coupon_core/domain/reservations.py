@@ -1,6 +1,7 @@
-"""What the domain keeps in its reservation store (the ``Reservations`` port, which
-``lua_redis.ReservationStore`` implements on Redis): a coupon's state, what a release did, what a
-reconcile changed. The answer of a reserve is the issuing's own (``issuing.Reservation``)."""
+"""The values the domain exchanges with its reservation store (the ``Reservations`` port, which
+``lua_redis.ReservationStore`` implements on Redis): what a reserve answered (an
+``IssueOutcome``, the one outcome of an issue request from the script to the HTTP answer), a
+coupon's state, what a release did, what a reconcile changed."""
 
 from __future__ import annotations
 
@@ -9,6 +10,36 @@ from enum import StrEnum
 
 from coupon_core.domain.ids import validate_id, validate_millis
 from coupon_core.errors import InvalidInputError
+
+
+class IssueOutcome(StrEnum):
+    """An issue request's outcome, the one type from ``reserve.lua``'s codes (mapped to it in one
+    table, ``lua_redis.store.RESERVE_CODES``) to the HTTP answer and the metric of each: a table
+    keyed on it that misses a member fails at import (``functions/http_api/answers.py``)."""
+
+    SUCCESS = "SUCCESS"
+    DUPLICATE = "DUPLICATE"
+    SOLD_OUT = "SOLD_OUT"
+    NOT_OPEN = "NOT_OPEN"
+    ENDED = "ENDED"
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
+    UNAVAILABLE = "UNAVAILABLE"  # nothing is reserved: retry
+    UNCONFIRMED = "UNCONFIRMED"  # reserved, and the record may be in Kafka: ask the status route
+    KEY_REUSED = "KEY_REUSED"  # the Idempotency-Key was used for another request of the coupon
+    CLOSED = "CLOSED"  # an operator closed the coupon
+    STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """The answer of one reserve (the ``Reservations`` port).
+
+    ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
+    the time of the existing reservation for DUPLICATE; ``None`` otherwise.
+    """
+
+    outcome: IssueOutcome
+    reserved_at: int | None = None
 
 
 class ReleaseOutcome(StrEnum):
