@@ -42,6 +42,12 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any, TextIO, cast
 
+# Powertools reads these when coupon_core.observability is imported (the first project import
+# below loads it), so they are set before any of them.
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake-bench")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponBench")
+os.environ.setdefault("LOG_LEVEL", "info")  # as deployed
+
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.services import STARTERS, service_urls
@@ -51,10 +57,6 @@ from local.testkit.lambda_events import InProcessContext, api_event
 from local.testkit.redis_monitor import client_commands
 from lua_redis import connect
 
-# Powertools reads these when the handler module is imported, so they are set before that.
-os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake-bench")
-os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "CouponBench")
-os.environ.setdefault("LOG_LEVEL", "info")  # as deployed
 os.environ.setdefault("KAFKA_CONSUMER_GROUP", "coupon-worker-bench")  # whose offsets mark records in flight
 
 from coupon_core.observability import logger
