@@ -76,17 +76,9 @@ REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     "PENDING": (_CONFLICT, "PENDING", "user {user}'s copy of coupon {coupon} is not persisted yet; retry in a moment"),
     "NOT_ISSUED": (_CONFLICT, "NOT_ISSUED", "user {user} holds no copy of coupon {coupon}"),
     # The servers behind it
-    IssueOutcome.UNAVAILABLE: (
-        _UNAVAILABLE,
-        "UNAVAILABLE",
-        "temporarily unavailable; nothing was reserved, retry later",
-    ),
+    IssueOutcome.UNAVAILABLE: (_UNAVAILABLE, "UNAVAILABLE", _NOTHING_RESERVED),
     # a state the service could not have built (it has it built and reserves again): the same 503
-    IssueOutcome.STATE_MISSING: (
-        _UNAVAILABLE,
-        "UNAVAILABLE",
-        "temporarily unavailable; nothing was reserved, retry later",
-    ),
+    IssueOutcome.STATE_MISSING: (_UNAVAILABLE, "UNAVAILABLE", _NOTHING_RESERVED),
     IssueOutcome.UNCONFIRMED: (
         _UNAVAILABLE,
         "UNCONFIRMED",
@@ -99,7 +91,8 @@ def answered(outcomes: type[StrEnum], *, besides: Iterable[StrEnum]) -> None:
     """Fail at import when one of ``outcomes`` (a domain enum) has no answer in :data:`REFUSALS`,
     ``besides`` the success its route answers itself: a new outcome is never met first by a
     request (a ``KeyError``, a 502)."""
-    missing = [outcome.name for outcome in outcomes if outcome not in REFUSALS and outcome not in set(besides)]
+    answered_elsewhere = set(besides)
+    missing = [outcome.name for outcome in outcomes if outcome not in REFUSALS and outcome not in answered_elsewhere]
     if missing:
         raise ImportError(f"{outcomes.__name__} {', '.join(missing)}: no answer in functions/http_api/answers.py")
 
