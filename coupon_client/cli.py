@@ -23,6 +23,7 @@ from typing import Annotated, Any
 
 import boto3
 import typer
+from botocore.credentials import Credentials
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
@@ -57,18 +58,25 @@ class Session:
     region: str | None
     _aws: boto3.Session | None = field(default=None, init=False)
     _target: environment.Target | None = field(default=None, init=False)
+    _credentials: Credentials | None = field(default=None, init=False)
 
     def aws(self) -> boto3.Session:
         if self._aws is None:
             self._aws = environment.aws_session(self.profile, self.region)
         return self._aws
 
+    def credentials(self) -> Credentials:
+        """The operator's credentials, checked once (an expired SSO session is said before anything is sent)."""
+        if self._credentials is None:
+            self._credentials = environment.credentials(self.aws())
+        return self._credentials
+
     def target(self) -> environment.Target:
         if self._target is None:
             if self.api_url:
                 self._target = environment.Target(self.api_url.rstrip("/"), environment.region_of(self.aws()))
             elif self.env:
-                environment.credentials(self.aws())
+                self.credentials()  # before the stack lookup: a missing identity is said as such
                 self._target = environment.find(self.aws(), self.env)
             else:
                 raise UnknownEnvironmentError(
@@ -78,7 +86,7 @@ class Session:
 
     def admin(self, token: str | None = None) -> AdminApi:
         target = self.target()
-        sign = id_token(token) if token else sigv4(target.region, environment.credentials(self.aws()))
+        sign = id_token(token) if token else sigv4(target.region, self.credentials())
         return AdminApi(ApiClient(target.api_url, timeout_s=TIMEOUT_S, connections=2, sign=sign), target.api_url,
                         target.region)  # fmt: skip
 

@@ -9,6 +9,7 @@ they were for a prompt and on the way out, however the view ends.
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import sys
@@ -145,8 +146,6 @@ def watch(
 def watch_json(admin: AdminApi, metrics: StackMetrics, coupon_id: int, out: TextIO, *, interval_s: float,
                frames: int | None, sleep: Callable[[float], None]) -> None:  # fmt: skip
     """``--json``: one document a refresh, one a line, nothing else on ``out``."""
-    import json  # noqa: PLC0415 - only this mode writes JSON here
-
     frame, drawn = None, 0
     while frames is None or drawn < frames:
         if drawn:
