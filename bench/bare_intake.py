@@ -17,7 +17,7 @@ from typing import Any
 
 from kafka import KafkaProducer
 
-from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.records import MAX_BIGINT
 from local.testkit.kafka_topics import client_options
 from lua_redis import connect
 from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key

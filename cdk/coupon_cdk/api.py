@@ -16,9 +16,9 @@ from coupon_cdk.config import ApiConfig
 from coupon_cdk.nag import accept
 from coupon_cdk.request_models import gateway_schema
 from functions.http_api.issue_body import IssueRequest
+from functions.http_api.request import METHOD as ISSUE_METHOD
+from functions.http_api.request import PATH as ISSUE_PATH
 from functions.http_api.schemas import ChangeCouponRequest, CreateCouponRequest, TopUpRequest
-from functions.intake.issue_request import METHOD as ISSUE_METHOD
-from functions.intake.issue_request import PATH as ISSUE_PATH
 
 # API Gateway's own refusals in our answer format (every answer has status and error).
 GATEWAY_ERRORS = {

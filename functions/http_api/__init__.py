@@ -2,7 +2,8 @@
 format, one table of refusals, one reading of the caller and of the media type, one set of bodies.
 
 answers.py          an Answer, the one table of refusals, and the answer to what a route raises
-request.py          what both read of an event first: the rule that bodies are JSON, and who is asking
+request.py          what both read of an event first: the rule that bodies are JSON, and who is
+                    asking; and the intake's issue request, read and validated, or refused (422, 404)
 issue_body.py       the issue request's body and Idempotency-Key (pydantic), which the intake imports alone
 schemas.py          the other request and response bodies (pydantic)
 parameters.py       the path, query and header parameters of the routes (Powertools' OpenAPI)

@@ -11,7 +11,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
-from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.records import MAX_BIGINT
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 KEY_LENGTH, KEY_PATTERN = (1, 255), r"^[\x21-\x7e]+$"  # an Idempotency-Key: printable ASCII, no space

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.records import MAX_BIGINT
 from functions.schedule_events import is_scheduled
 
 __all__ = ["InvalidRebuildEventError", "is_scheduled", "on_demand_coupons", "state_missing"]

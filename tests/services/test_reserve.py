@@ -7,7 +7,7 @@ import uuid
 import pytest
 import redis
 
-from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.domain.reservations import IssueOutcome, ReleaseOutcome
 from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands

@@ -9,8 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coupon_core.domain.ids import MAX_BIGINT
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import MAX_BIGINT, IssueMessage
 from coupon_core.errors import MalformedMessageError
 
 ids = st.integers(min_value=1, max_value=MAX_BIGINT)

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coupon_core.domain.ids import MAX_BIGINT
+from coupon_core.domain.records import MAX_BIGINT
 from lua_redis.keys import (
     issue_lock_name,
     meta_key,

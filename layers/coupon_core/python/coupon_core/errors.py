@@ -106,12 +106,18 @@ class Reraise(ContextDecorator):
     """Raise ``error("<context>: <cause>")``, chained, for any of ``causes`` raised in the block.
 
     Stateless, so one instance serves as a ``with`` block and as a decorator, as often as needed.
+    The request's hot path (the reserve, the produce) catches :attr:`causes` itself and raises
+    :meth:`mapped`: the same mapping, without a context manager's calls on every request.
     """
 
     def __init__(self, error: type[Exception], context: str, causes: tuple[type[Exception], ...]) -> None:
         self._error = error
         self._context = context
-        self._causes = causes
+        self.causes = causes
+
+    def mapped(self, cause: BaseException) -> Exception:
+        """The error ``cause`` is raised as (chain it: ``raise reraise.mapped(exc) from exc``)."""
+        return self._error(f"{self._context}: {cause!r}")
 
     def __enter__(self) -> None:
         return None
@@ -119,5 +125,5 @@ class Reraise(ContextDecorator):
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        if isinstance(exc, self._causes):
-            raise self._error(f"{self._context}: {exc!r}") from exc
+        if isinstance(exc, self.causes):
+            raise self.mapped(exc) from exc

@@ -4,20 +4,19 @@ The Redis half of the contracts in docs/design.md, and the adapter of the domain
 ``ReservationStore`` implements ``Reservations`` and ``CouponLocks`` implements the locks
 (``coupon_core.domain.ports``). The values it exchanges (``IssueOutcome``, ``CouponState``, ...)
 and its errors are the domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's
-errors never leave it (``client.redis_unavailable``).
+errors never leave it (``store.redis_unavailable``).
 
     scripts/*.lua   the Lua scripts (reserve, release, install, reconcile, ...), one round trip each
     scripts.py      the scripts loaded from the package and registered on a client
-    store.py        the reservation store: reserve, release and reconcile a coupon's state; the
-                    one table of each script's codes to the domain's outcomes
+    store.py        the Redis client of the reservation path (redis-py's errors mapped), and the
+                    reservation store: reserve, release and reconcile a coupon's state; the one
+                    table of each script's codes to the domain's outcomes
     lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
     limit.py        the processing limit: database writes per second, in one Redis bucket
     keys.py         the key names
-    client.py       a Redis client suited to the reservation path, and redis-py's errors mapped
 """
 
-from lua_redis.client import MAX_CONNECTION_AGE_S, connect
 from lua_redis.lock import CouponLocks, held_lock
-from lua_redis.store import ReservationStore
+from lua_redis.store import MAX_CONNECTION_AGE_S, ReservationStore, connect
 
 __all__ = ["MAX_CONNECTION_AGE_S", "CouponLocks", "ReservationStore", "connect", "held_lock"]

@@ -8,8 +8,8 @@ import redis
 
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
-from lua_redis.client import redis_unavailable
 from lua_redis.scripts import Scripts
+from lua_redis.store import redis_unavailable
 
 
 @dataclass(frozen=True)

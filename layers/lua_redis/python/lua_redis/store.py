@@ -1,19 +1,84 @@
-"""The reservation store: reserve, release and reconcile a coupon's state in Redis."""
+"""The reservation store: the Redis client of the reservation path, and reserve, release and
+reconcile a coupon's state in Redis.
+
+``reserve`` is the intake's one Redis call per request, so its path is kept short: its four keys
+are named once per coupon (a cache), redis-py's errors are caught in place, and a refusal's
+answer is one value per code.
+"""
 
 from __future__ import annotations
 
+import functools
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
+from typing import Any
 
 import redis
+from redis.backoff import NoBackoff
+from redis.credentials import CredentialProvider
+from redis.retry import Retry
 
-from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.domain.reservations import CouponState, IssueOutcome, ReconcileChanges, ReleaseOutcome, Reservation
-from coupon_core.errors import InvalidInputError
+from coupon_core.errors import InvalidInputError, Reraise, StateUnavailableError
 from lua_redis import keys
-from lua_redis.client import redis_unavailable
 from lua_redis.scripts import Scripts
+
+# ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
+MAX_CONNECTION_AGE_S = 11 * 3600
+_clock = time.monotonic  # a connection's age; tests move it
+
+# Every call that reaches Redis runs under this (a ``with`` block, a decorator, or in place).
+redis_unavailable = Reraise(
+    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
+)
+
+
+class _RenewedConnection(redis.Connection):
+    """A connection that, past :data:`MAX_CONNECTION_AGE_S`, closes and opens again (with new
+    credentials) before its next command, instead of being closed by the server mid-request."""
+
+    _opened_at = 0.0
+
+    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        if self._sock is None:  # opening: its age counts from here, its handshake included
+            self._opened_at = _clock()
+        super().connect_check_health(*args, **kwargs)
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._sock is not None and _clock() - self._opened_at > MAX_CONNECTION_AGE_S:
+            self.disconnect()
+        super().send_packed_command(command, check_health)
+
+
+class _RenewedSSLConnection(_RenewedConnection, redis.SSLConnection):
+    """The same over TLS."""
+
+
+def connect(
+    url: str, *, socket_timeout: float = 2.0, credential_provider: CredentialProvider | None = None
+) -> redis.Redis:
+    """A client for ``url`` (``redis://``, or ``rediss://`` for TLS) that fails fast.
+
+    A broken connection (typically one that went stale while a Lambda container was frozen) is
+    retried once on a new connection, right away. A timeout is never retried: the command may
+    have run, and a reserve run twice would answer DUPLICATE for the caller's own reservation.
+    ``credential_provider`` gives the user and password of each new connection (ElastiCache's
+    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old.
+    """
+    secure = url.startswith("rediss://")
+    return redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=socket_timeout,
+        retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+        credential_provider=credential_provider,
+        connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
+    )
+
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
@@ -35,6 +100,22 @@ RELEASE_CODES: dict[int, ReleaseOutcome] = {
     0: ReleaseOutcome.NOT_HELD,
     -1: ReleaseOutcome.STALE,
 }
+
+
+# A reservation without a time (every answer but SUCCESS and DUPLICATE), one per code.
+_UNTIMED: tuple[Reservation, ...] = tuple(Reservation(outcome) for outcome in RESERVE_CODES)
+_TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
+
+
+@functools.lru_cache(maxsize=4096)
+def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str]:
+    """reserve.lua's KEYS, in its order."""
+    return (
+        keys.reserved_key(coupon_id),
+        keys.meta_key(coupon_id),
+        keys.requests_key(coupon_id),
+        keys.idempotency_key(coupon_id),
+    )
 
 
 def _chunks[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
@@ -62,7 +143,6 @@ class ReservationStore:
         self._scripts = Scripts.register(client)
         self._chunk_size = validate_id("chunk_size", chunk_size)
 
-    @redis_unavailable
     def reserve(
         self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
     ) -> Reservation:
@@ -75,19 +155,17 @@ class ReservationStore:
         """
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
-        code, reserved_at = self._scripts.reserve(
-            keys=[
-                keys.reserved_key(coupon_id),
-                keys.meta_key(coupon_id),
-                keys.requests_key(coupon_id),
-                keys.idempotency_key(coupon_id),
-            ],
-            args=[user_id, str(request_id or uuid.uuid4()), idempotency_key],
-        )
+        try:
+            code, reserved_at = self._scripts.reserve(
+                keys=_reserve_keys(coupon_id), args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
+            )
+        except redis_unavailable.causes as exc:
+            raise redis_unavailable.mapped(exc) from exc
         outcome = RESERVE_CODES[code]
-        if outcome in (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE):
+        if outcome in _TIMED:
             return Reservation(outcome, int(reserved_at))
-        return Reservation(outcome)
+        untimed: Reservation = _UNTIMED[code]
+        return untimed
 
     @redis_unavailable
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:

@@ -3,10 +3,9 @@
 Free of Lambda types and of drivers: it talks to Redis, PostgreSQL, Kafka and SQS only through
 the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
 
-    ids.py            the ids' and times' limits, checked before any store is called
     reservations.py   the values of the reservation store: IssueOutcome (the one outcome), a coupon's state, ...
     coupons.py        coupons and issued users as plain values, and the rules of a change
-    records.py        the Kafka record of an accepted request (issue message), as produced
+    records.py        the ids' and times' limits, and the Kafka record of an accepted request
     delivery.py       a record as read back: its position, its decoded message
     in_flight.py      what a run of records holds in flight: accepted, not yet persisted
     dead_letters.py   the DLQ's messages: rejection letters and on-failure letters

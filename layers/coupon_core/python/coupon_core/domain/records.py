@@ -1,6 +1,12 @@
-"""The Kafka record of an accepted request: its key and value (the issue message), as the intake
-produces it. Where a record sits and how a reader receives it are in ``delivery.py``. The wire
-format is in docs/design.md (Kafka).
+"""The domain's integers, and the Kafka record of an accepted request that carries them.
+
+**The integers.** Ids are positive integers below 2**63 (a PostgreSQL BIGINT), times are epoch
+milliseconds. They are checked before any store is called, so that bad input never changes state
+(invariant I5); the HTTP models bound their ids by the same limit (:data:`MAX_BIGINT`).
+
+**The record**: its key and value (the issue message), as the intake produces it. Where a record
+sits and how a reader receives it are in ``delivery.py``. The wire format is in docs/design.md
+(Kafka).
 
 Key: the coupon id, so that all records of one coupon land on one partition, in order.
 Value: ``{"v": 1, "couponId", "userId", "requestId", "reservedAt"}`` as compact JSON.
@@ -11,14 +17,36 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.domain.ids import validate_id, validate_millis
 from coupon_core.errors import InvalidInputError, MalformedMessageError
+from coupon_core.timeutil import EPOCH
 
+MAX_BIGINT = 2**63 - 1
 VERSION = 1
 _FIELDS = ("couponId", "userId", "requestId", "reservedAt")
+
+
+def _validate_int(name: str, value: object, low: int) -> int:
+    # bool is an int subclass but never a meaningful id; numeric strings and floats are refused
+    # too: callers parse their own wire formats and hand over real integers.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInputError(f"{name} must be an integer, got {type(value).__name__}")
+    if not low <= value <= MAX_BIGINT:
+        raise InvalidInputError(f"{name} must be between {low} and {MAX_BIGINT}, got {value}")
+    return value
+
+
+def validate_id(name: str, value: object) -> int:
+    """Return ``value`` if it is a positive integer below 2**63, else raise naming ``name``."""
+    return _validate_int(name, value, 1)
+
+
+def validate_millis(name: str, value: object) -> int:
+    """Return ``value`` if it is a non-negative integer of epoch milliseconds."""
+    return _validate_int(name, value, 0)
 
 
 @dataclass(frozen=True)
@@ -31,6 +59,11 @@ class IssueMessage:
     @property
     def key(self) -> bytes:
         return str(self.coupon_id).encode()
+
+    @property
+    def reserved_time(self) -> datetime:
+        """``reserved_at`` as an aware datetime, exactly (``timeutil.from_millis``'s arithmetic)."""
+        return EPOCH + timedelta(milliseconds=self.reserved_at)
 
     def encode(self) -> bytes:
         return json.dumps(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.errors import InvalidInputError
 
 

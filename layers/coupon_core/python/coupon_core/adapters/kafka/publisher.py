@@ -30,7 +30,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError, check_producer
 from coupon_core.domain.records import IssueMessage
-from coupon_core.errors import NotPublishedError, PublishError, PublishUnconfirmedError, Reraise
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, Reraise
 from coupon_core.settings import KafkaSettings
 
 logger = logging.getLogger(__name__)
@@ -135,23 +135,30 @@ class IssuePublisher:
                 raise PublishUnconfirmedError(f"{unconfirmed}; the resend could not be sent: {exc}") from exc
 
     def _send(self, message: IssueMessage) -> None:
+        # kafka-python's errors are mapped in place (Reraise's ``causes`` and ``mapped``), without
+        # a context manager's calls on every request; a failed send or acknowledgement discards
+        # the producer, a leader not reached in time keeps it (a new one would start over).
         deadline = time.monotonic() + self._timeout_ms / 1000
-        with _not_sent:
+        try:
             producer = self._get_producer()
             while not _leader_connected(producer, self._settings.topic, message.key):
-                if time.monotonic() >= deadline:  # the producer is kept: a new one would start over
+                if time.monotonic() >= deadline:
                     raise NotPublishedError(
                         "no connection to the partition's leader within the timeout: nothing was sent"
                     )
                 time.sleep(random.uniform(*CONNECTION_POLL_S))
+        except _not_sent.causes as exc:
+            raise _not_sent.mapped(exc) from exc
         try:
-            with _not_sent:
-                future = producer.send(self._settings.topic, key=message.key, value=message.encode())
-            with _not_acknowledged:
-                future.get(timeout=max(deadline - time.monotonic(), 0.001))
-        except PublishError:
+            future = producer.send(self._settings.topic, key=message.key, value=message.encode())
+        except _not_sent.causes as exc:
             self._discard_producer()
-            raise
+            raise _not_sent.mapped(exc) from exc
+        try:
+            future.get(timeout=max(deadline - time.monotonic(), 0.001))
+        except _not_acknowledged.causes as exc:
+            self._discard_producer()
+            raise _not_acknowledged.mapped(exc) from exc
 
     def connect(self) -> None:
         """Create the producer, fetch the topic's metadata, wait for the producer id (bounded by
