@@ -36,7 +36,7 @@ class Wiring:
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
-    client = redis_client(settings.redis)
+    client = redis_client(settings.redis, pinned=True)  # one request at a time: one connection
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
     issuing = settings.issuing
     service = IssueService(

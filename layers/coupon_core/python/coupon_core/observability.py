@@ -29,7 +29,7 @@ format specification
 one metric directive in the function's namespace (``POWERTOOLS_METRICS_NAMESPACE``) with the
 ``service`` dimension (``POWERTOOLS_SERVICE_NAME``), as the other functions' Metrics write it.
 All of it but the timestamp and the latency is encoded once per container and set of metric
-names; an answer fills those two in and prints the line, compact JSON on stdout. A test
+names; an answer fills those two in and writes the line, compact JSON on stdout, in one write. A test
 validates every line against the specification. ``POWERTOOLS_METRICS_DISABLED`` and
 ``POWERTOOLS_DEV`` are honoured as Powertools documents them, read once, with the first line.
 """
@@ -40,6 +40,7 @@ import functools
 import json
 import logging
 import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,7 +151,7 @@ def count_issue(outcome: IssueOutcome, latency_ms: float, *, release_failed: boo
     """Print the EMF line of one answer: its latency, its outcome's count, a failed release."""
     line = _line((ISSUE_COUNT_OF[outcome], RELEASE_FAILED) if release_failed else (ISSUE_COUNT_OF[outcome],))
     if line is not None:  # None: metrics disabled
-        print(f"{line.head}{int(time.time() * 1000)}{line.middle}{float(latency_ms)!r}{line.tail}")
+        sys.stdout.write(f"{line.head}{int(time.time() * 1000)}{line.middle}{float(latency_ms)!r}{line.tail}\n")
 
 
 @functools.cache

@@ -17,7 +17,7 @@ from tests.unit.functions.intake.test_app import ENV
 # the worker's write limit.
 ANSWER_ONE_REQUEST = """
 import json, sys, uuid
-from dataclasses import replace
+from coupon_core.settings.intake import IntakeSettings
 from coupon_core.domain.issuing import IssueResult
 from coupon_core.domain.reservations import IssueOutcome
 from functions.intake import app, dependencies
@@ -27,7 +27,7 @@ class Service:
     def issue(self, coupon_id, user_id, key=None):
         return IssueResult(IssueOutcome.SOLD_OUT)
 
-wiring = replace(dependencies.wiring(), service=Service())
+wiring = dependencies.Wiring(IntakeSettings.from_env(), None, None, Service())  # no server reached
 dependencies.wiring = lambda: wiring
 answer = app.handler(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}), InProcessContext())
 unneeded = ("sqlalchemy", "alembic", "pg8000", "aws_xray_sdk", "boto3",

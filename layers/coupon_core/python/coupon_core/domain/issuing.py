@@ -45,6 +45,9 @@ class IssueResult:
     release_failed: bool = False
 
 
+# A refusal carries nothing but its outcome: one value each, made once (most answers are one).
+_REFUSED = {outcome: IssueResult(outcome) for outcome in IssueOutcome}
+
 _INIT_TO_ISSUE = {
     InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
     InitOutcome.ENDED: IssueOutcome.ENDED,
@@ -91,7 +94,7 @@ class IssueService:
         except UnavailableError as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
-            return IssueResult(outcome)
+            return _REFUSED[outcome]
         message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
         if self._wait_replicas and not self._replicated():
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
