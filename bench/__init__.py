@@ -2,6 +2,8 @@
 
 intake.py                 the intake handler from N processes, against the bare handler
 bare_intake.py            that bare handler: the same Lua and produce, no framework
+intake_forked.py          the intake against it in forked containers, CPU from /proc (issue 38's method)
+intake_instructions.py    instructions per answer of each, counted by Valgrind
 cold_start.py             one cold start of the intake in a fresh interpreter
 first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
 intake_profile.py         where a warm intake request's time goes

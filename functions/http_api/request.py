@@ -21,7 +21,7 @@ which the gateway's request model is generated from; the ``Idempotency-Key`` hea
 the coupons function's routes declare (``issue_body.IdempotencyKeyValue``). Errors are described
 as the coupons function describes its validation errors (``functions/coupons/error_handlers.py``):
 a 422 INVALID_REQUEST naming each field and what is wrong with it. A body is parsed and
-validated in one call (``IssueRequest.model_validate_json``, pydantic's own JSON reader); one it
+validated in one call (``IssueRequest``'s ``model_validate_json``, pydantic's own JSON reader); one it
 refuses is read again by ``untrusted_json`` and validated as a dict, so that each problem is named
 as Python's JSON reader and Powertools name it, as the coupons function does. A test holds the
 two readings to the same answers (``tests/unit/functions/http_api/test_issue_request.py``).
