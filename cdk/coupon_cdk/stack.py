@@ -283,7 +283,7 @@ class CouponStack(Stack):
 
     def _warm_intake(self, warmup: WarmupConfig) -> lambda_.IFunction:
         """The API calls the intake through an alias whose provisioned concurrency is scheduled:
-        ``warmup.provisioned`` containers from ``starts`` to ``ends``, none otherwise."""
+        ``concurrency.warmup.provisioned`` containers from ``starts`` to ``ends``, none otherwise."""
         alias = lambda_.Alias(self, "IntakeLive", alias_name="live", version=self.intake.function.current_version)
         scaling = alias.add_auto_scaling(min_capacity=0, max_capacity=warmup.provisioned)
         scaling.scale_on_schedule(

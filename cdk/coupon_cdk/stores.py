@@ -152,7 +152,7 @@ class Kafka(Construct):
     Provisioned brokers are ``brokers`` over every AZ (MSK wants a multiple of the subnets),
     with a configuration that makes the topic's durability explicit: no topic appears by
     accident, and a write is acknowledged by ``min_insync_replicas`` of its replicas. The topic
-    itself is made by :class:`coupon_cdk.topic.KafkaTopic` (the MSK topic API and
+    itself is made by :class:`coupon_cdk.topic.KafkaTopics` (the MSK topic API and
     ``AWS::MSK::Topic`` exist for provisioned clusters only).
     """
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 import ast
 import fnmatch
 import importlib
+import io
 import re
 import subprocess
+import tokenize
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
@@ -25,6 +27,7 @@ from coupon_cdk.config import EnvironmentConfig
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ("README.md", "docs/*.md")
 SOURCE_ROOTS = ("layers/coupon_core/python", "layers/lua_redis/python", "cdk", ".")
+CODE_ROOTS = ("functions/", "layers/", "cdk/")  # their docstrings and comments are documents too
 
 # Named in backticks, and not code or a file of this repository: what each one is.
 NOT_OURS = {
@@ -42,6 +45,7 @@ NOT_OURS = {
     "localstack.lambda.runtime_executor",  # the plugin namespace of LocalStack's own environment
     "CloudWatchEMFProvider.add_metric",  # Powertools' class, named by its short name
     "alembic.ini",  # named as what the migration does without
+    "requestContext.requestId",  # a field of API Gateway's proxy event
 }  # fmt: skip
 # Where the stack writes at run time: named in the documents, never tracked.
 RUN_TIME_PLACES = (".local/", ".hypothesis/", "/proc/", "/tmp/", "<", "...", "node_modules/")
@@ -154,12 +158,31 @@ def _references() -> list[tuple[str, str]]:
     for file in _tracked():
         if file.endswith("__init__.py"):
             docstring = ast.get_docstring(ast.parse((ROOT / file).read_text())) or ""
-            found += [(file, text) for text in re.findall(r"`+([^`\n]+?)`+", docstring)]
             found += [(file, line.split()[0]) for line in docstring.splitlines() if re.match(r"\S+(\.py|/)\s", line)]
+            if not file.startswith(CODE_ROOTS):
+                found += [(file, text) for text in re.findall(r"`+([^`\n]+?)`+", docstring)]
+        if file.endswith(".py") and file.startswith(CODE_ROOTS):
+            for prose in _prose(ROOT / file):
+                found += [(file, text) for text in re.findall(r"`+([^`\n]+?)`+", prose)]
+                found += [(file, text) for text in _BARE_PATH.findall(re.sub(r"`+[^`\n]+?`+", "", prose))]
     return [(where, text) for where, text in found if _is_reference(text)]
 
 
+def _prose(file: Path) -> list[str]:
+    """Every docstring (module, class, function) and every comment of a Python file."""
+    source = file.read_text()
+    texts = [
+        ast.get_docstring(node) or ""
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return texts + [token.string for token in tokens if token.type == tokenize.COMMENT]
+
+
 _EXTENSIONS = "py|md|lua|json|toml|ini|txt|sh|pem|cfg|lock"
+# A path in prose without backticks: folders and a file name (docs/design.md, functions/intake/app.py).
+_BARE_PATH = re.compile(rf"(?<![\w/.<:-])((?:[\w-]+/)+[\w*-]+\.(?:{_EXTENSIONS}))\b")
 _PATH = re.compile(rf"[\w.*<>/-]+(/|\.({_EXTENSIONS}))")  # a file or folder: scripts/*.lua, cdk/
 _IN_FILE = re.compile(r"(?P<file>[\w./-]+\.py)(::|:)(?P<name>\w+)")  # issue_route.py:request_coupon, a test's node id
 _IN_MODULE = re.compile(r"(?P<module>[\w./-]+/\w+)\.(?P<name>\w+)")  # functions/relay/app.handler

@@ -58,7 +58,7 @@ def plan(spec: TopicSpec, existing_partitions: int | None) -> TopicChange:
 
 
 def ensure_topic(settings: KafkaSettings, spec: TopicSpec) -> TopicChange:
-    """Create the topic, or grow it to ``spec.partitions``; what was done."""
+    """Create the topic, or grow it to the partitions of ``spec``; what was done."""
     try:
         admin = KafkaAdminClient(**connection_config(settings, ADMIN_TIMEOUT_MS))
     except KafkaError as exc:
