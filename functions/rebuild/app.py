@@ -2,7 +2,7 @@
 and builds the state the intake found missing.
 
 Thin: tell the event apart (``event_parsing.py``). The intake's ``{"stateMissing": N}`` builds
-that coupon's state (``state_build.StateInitialiser``) and answers its outcome. Otherwise pick
+that coupon's state (``Reconciler.initialise``) and answers its outcome. Otherwise pick
 the coupons (near their window for the schedule, the named ones on demand, refused before
 anything changes if one does not exist), reconcile them, emit the report as metrics and return it.
 """
@@ -51,7 +51,7 @@ def _emit(report: ReconcileReport) -> None:
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     coupon_id = state_missing(event)
     if coupon_id is not None:
-        return {"couponId": coupon_id, "state": wiring().initialiser.initialise(coupon_id).value}
+        return {"couponId": coupon_id, "state": wiring().reconciler.initialise(coupon_id).value}
     report = wiring().reconciler.reconcile(coupons_to_reconcile(event))
     _emit(report)
     logger.info("reconcile finished", extra={"report": report.as_dict()})

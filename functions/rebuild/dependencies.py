@@ -11,7 +11,6 @@ from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
-from coupon_core.domain.state_build import StateInitialiser
 from coupon_core.settings.rebuild import RebuildSettings
 from lua_redis import CouponLocks, ReservationStore
 
@@ -20,7 +19,6 @@ from lua_redis import CouponLocks, ReservationStore
 class Wiring:
     settings: RebuildSettings
     reconciler: Reconciler
-    initialiser: StateInitialiser
 
 
 @functools.cache
@@ -40,6 +38,8 @@ def wiring() -> Wiring:
         SqlCouponCatalog(make_engine(settings.database)),
     )
     retention_ms, produce_bound_ms = settings.retention.state_ms, settings.reconcile.produce_bound_ms
+    # An intake waits for a state build at most STATE_BUILD_TIMEOUT_S: its read of the records in
+    # flight gets half of that, the lock's wait and two database reads the rest.
     reconciler = Reconciler(
         store,
         locks,
@@ -48,16 +48,6 @@ def wiring() -> Wiring:
         retention_ms=retention_ms,
         skew_ms=settings.reconcile.skew_ms,
         produce_bound_ms=produce_bound_ms,
+        in_flight_for_a_request=in_flight(min(settings.read_back.timeout_s, STATE_BUILD_TIMEOUT_S / 2)),
     )
-    # An intake waits for a state build at most STATE_BUILD_TIMEOUT_S: its read of the records in
-    # flight gets half of that, the lock's wait and two database reads the rest.
-    build_in_flight = in_flight(min(settings.read_back.timeout_s, STATE_BUILD_TIMEOUT_S / 2))
-    initialiser = StateInitialiser(
-        store,
-        locks,
-        lambda: catalog,
-        lambda: build_in_flight,
-        retention_ms=retention_ms,
-        produce_bound_ms=produce_bound_ms,
-    )
-    return Wiring(settings, reconciler, initialiser)
+    return Wiring(settings, reconciler)

@@ -9,7 +9,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
 from coupon_core.domain.ports import CouponCatalog, Reservations
-from coupon_core.domain.state_build import prepare
+from coupon_core.domain.reconcile import prepare
 from coupon_core.observability import logger
 from coupon_core.settings.coupons import CouponsSettings
 from functions.coupons.dependencies import catalog, reservations, settings

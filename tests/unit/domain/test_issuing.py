@@ -11,8 +11,8 @@ import pytest
 from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.issuing import IssueService
 from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.reconcile import Reconciler
 from coupon_core.domain.reservations import IssueOutcome, Reservation
-from coupon_core.domain.state_build import StateInitialiser
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 from tests.unit.domain import fakes
 
@@ -33,8 +33,8 @@ def service(
 ) -> IssueService:
     catalog = catalog or fakes.Catalog()
     reader = in_flight or fakes.InFlightReader()
-    initialiser = StateInitialiser(
-        store, locks or fakes.Locks(), lambda: catalog, lambda: reader, retention_ms=3_600_000, produce_bound_ms=2_000
+    initialiser = Reconciler(
+        store, locks or fakes.Locks(), catalog, reader, retention_ms=3_600_000, skew_ms=5_000, produce_bound_ms=2_000
     )
     return IssueService(store, publisher or fakes.Publisher(), initialiser)
 

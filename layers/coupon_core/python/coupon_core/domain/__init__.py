@@ -11,10 +11,10 @@ the protocols in :mod:`coupon_core.domain.ports`, which the adapters implement.
     dead_letters.py   the DLQ's messages: rejection letters and on-failure letters
     ports.py          what the domain needs from the outside, as protocols
     issuing.py        the intake: reserve, publish, release if the publish fails
-    state_build.py    a coupon's missing Redis state built from its holders (the rebuild function, for the intake)
     persisting.py     the worker: a batch, grouped by coupon, one transaction per coupon
     failures.py       the DLQ handler: release the reservation, record the failure
-    reconcile.py      the rebuild function: Redis made to agree with the database
+    reconcile.py      the rebuild function: Redis made to agree with the database and Kafka, in runs
+                      and for a state reserve found missing; the state lock's one lease and wait
     state_sync.py     Redis brought to a change the database already holds
     status.py         where a user's request stands
     lifecycle.py      an issued copy used once, canceled, or expired

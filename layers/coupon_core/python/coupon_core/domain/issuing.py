@@ -2,7 +2,7 @@
 
 The domain of the intake function, free of Lambda and HTTP types. A state reserve finds missing
 is built by a :class:`~coupon_core.domain.ports.StateBuilder` (the rebuild function, asked
-synchronously: ``state_build.py``), then the reserve is tried once more. SUCCESS means "reserved and
+synchronously: ``reconcile.Reconciler``), then the reserve is tried once more. SUCCESS means "reserved and
 durably queued": the worker persists the record later. A publish that fails before the record
 left the producer is UNAVAILABLE and releases the reservation; one whose acknowledgement never
 came, even for a resend, is UNCONFIRMED and keeps it: the record may be in Kafka (then the

@@ -85,7 +85,7 @@ class InitOutcome(StrEnum):
 
 
 class StateBuilder(Protocol):
-    """Builds a coupon's Redis state that reserve found missing (``state_build.StateInitialiser``,
+    """Builds a coupon's Redis state that reserve found missing (``reconcile.Reconciler``'s ``initialise``,
     which the intake reaches through the rebuild function: ``adapters.lambda_rebuild``).
 
     Raises ``UnavailableError`` (or a Redis layer's unavailable error) when it cannot.

@@ -1,5 +1,11 @@
 """Reconciling Redis with the database and Kafka, coupon by coupon: the domain of the rebuild function.
 
+One job under one name: a coupon's Redis state made to agree with who holds its copies, whether
+a run of the scheduler or an operator asks for it (:meth:`Reconciler.reconcile`), or reserve found
+the state missing and the intake waits for it (:meth:`Reconciler.initialise`), or a coupon was
+just created (:func:`prepare`). Every one of them holds the coupon's state lock, with the one lease
+and wait below.
+
 Who holds a copy of a coupon is known without Redis: the users the database has issued, and
 the users whose record is in Kafka but not yet processed by the worker (the records after the
 worker group's committed offsets, the *in-flight* tail). A run reads, in this order:
@@ -29,17 +35,38 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, Reservations
-from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
+from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, InitOutcome, Reservations
+from coupon_core.errors import ReadBackError, StateLostError, StateUnavailableError, UnknownCouponsError
+
+if TYPE_CHECKING:
+    from coupon_core.domain.coupons import Coupon
 
 logger = logging.getLogger(__name__)
 
-
+# A coupon's state lock, held by whoever builds, reconciles or rewrites its Redis state.
+# The lease outlasts the longest hold, a coupon of 100,000 holders read from the database and
+# reconciled (seconds: docs/benchmarks.md, Reconcile), many times over; it only matters when a
+# holder died, and then keeps the others out this long.
 STATE_LOCK_LEASE_S = 120
-STATE_LOCK_WAIT_S = 10
+# The wait is what an intake holds its answer for, at most, while another builds the state it
+# needs (then it answers 503 with Retry-After). A reconcile that waits in vain reports the coupon
+# failed, and the next run does it; a change's rewrite leaves Redis to that run.
+STATE_LOCK_WAIT_S = 1
+
+
+def prepare(store: Reservations, coupon: Coupon, retention_ms: int) -> None:
+    """Build a new coupon's state, empty, so that a missing state in its window means a loss.
+
+    If Redis is unreachable the coupon exists all the same: its first request in the window
+    has the state built, after the wait for a lost one.
+    """
+    try:
+        store.reconcile(coupon.state(retention_ms), {}, release_before=None)
+    except StateUnavailableError:
+        logger.warning("state of a new coupon not built; its first request will", extra={"couponId": coupon.coupon_id})
 
 
 @dataclass(frozen=True)
@@ -85,6 +112,12 @@ class Holders:
 
 
 class Reconciler:
+    """Reconciles coupons' Redis state with their holders: runs, and a state reserve found missing.
+
+    ``in_flight`` reads the records in flight for a run; ``in_flight_for_a_request`` for a
+    missing state, with a shorter bound, since an intake waits for the answer.
+    """
+
     def __init__(
         self,
         store: Reservations,
@@ -95,14 +128,62 @@ class Reconciler:
         retention_ms: int,
         skew_ms: int,
         produce_bound_ms: int,
+        in_flight_for_a_request: InFlightReader | None = None,
     ) -> None:
         self._store = store
         self._locks = locks
         self._catalog = catalog
         self._in_flight = in_flight
+        self._in_flight_for_a_request = in_flight_for_a_request or in_flight
         self._retention_ms = retention_ms
         self._skew_ms = skew_ms
         self._produce_bound_ms = produce_bound_ms
+
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        """Build the state reserve found missing, from the coupon's holders (the intake's port,
+        ``ports.StateBuilder``, reached through the rebuild function).
+
+        Missing means cold (a coupon's first request) or lost (a flush, an eviction, a failover
+        that dropped a key: reserve sees the loss of any one key). Either way the state is built
+        from every user who holds a copy: the records in flight (read first: the worker group's
+        committed offsets, then the tail after them) and then the database's issued users. So no
+        user who reserved before a loss can reserve again, and the copies sold never exceed the
+        quantity, whatever the worker had persisted when Redis lost its keys.
+
+        A state found missing while the coupon's window is open was lost (a new coupon's state is
+        built when it is created, :func:`prepare`, and a run's lookahead builds it again before
+        the window opens): reservations made just before the loss may still be on their way to
+        Kafka. The state then waits ``produce_bound_ms`` (a send and its resend), answering
+        REBUILDING meanwhile, so that the records in flight read after the wait include every one.
+
+        Under the state lock, and only if the state is still missing once the lock is held: of
+        many concurrent first requests, one reads, the others wait for the lock and find it ready.
+        """
+        with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
+            if self._store.has_state(coupon_id):
+                return InitOutcome.READY
+            coupon = self._catalog.find(coupon_id)
+            if coupon is None:
+                return InitOutcome.NOT_FOUND
+            state, now_ms = coupon.state(self._retention_ms), time.time() * 1000
+            if state.expires_at <= now_ms:
+                return InitOutcome.ENDED  # its keys would expire at once; answer from the database
+            if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
+                return InitOutcome.REBUILDING
+            in_flight = self._in_flight_for_a_request.read()  # before the snapshot: see above
+            snapshot = self._catalog.issued_users(coupon_id)
+            if snapshot is None:
+                return InitOutcome.NOT_FOUND
+            holders, request_ids = in_flight.with_issued(snapshot)
+            report = self._store.reconcile(
+                snapshot.coupon.state(self._retention_ms), holders, release_before=None, request_ids=request_ids
+            )
+            logger.info(
+                "coupon state built from its holders",
+                extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at),
+                       "inFlight": len(in_flight.of(coupon_id)), "installed": report.installed},
+            )  # fmt: skip
+            return InitOutcome.READY
 
     def coupons_near_their_window(self, lookback_ms: int, lookahead_ms: int) -> list[int]:
         """Coupons open now, ended less than ``lookback_ms`` ago, or opening within ``lookahead_ms``."""
@@ -152,7 +233,7 @@ class Reconciler:
                 return None
             state = snapshot.coupon.state(self._retention_ms)
             if state.is_open(holders.now) and not self._store.has_state(coupon_id):
-                # lost mid-sale: the same wait as a state build's, see state_build.StateInitialiser
+                # lost mid-sale: the same wait as initialise's
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")

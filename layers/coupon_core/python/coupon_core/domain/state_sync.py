@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 
 from coupon_core.domain.ports import CouponCatalog, CouponLocks, Reservations
-from coupon_core.domain.state_build import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
+from coupon_core.domain.reconcile import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
 from coupon_core.errors import LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
