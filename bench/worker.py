@@ -32,9 +32,9 @@ from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.ports import FailureOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
-from lua_redis import CouponLocks, ReservationStore, connect
+from lua_redis import RedisCouponLocks, ReservationStore, connect
 
 
 class CountingDlq:
@@ -70,7 +70,7 @@ def records_for(coupon_id: int, count: int, first_offset: int) -> list[Delivered
     return [
         Delivered(
             Position("coupon.issue.v1", 0, first_offset + i),
-            IssueMessage(coupon_id, first_offset + i + 1, uuid.uuid4(), now_ms + i),
+            IssueRecord(coupon_id, first_offset + i + 1, uuid.uuid4(), now_ms + i),
         )
         for i in range(count)
     ]
@@ -89,7 +89,7 @@ def main() -> None:
         upgrade(engine)
         client = connect(urls["REDIS_URL"], socket_timeout=10)
         dlq = CountingDlq()
-        persister = IssuePersister(SqlLedger(engine), CouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5))
+        persister = IssuePersister(SqlLedger(engine), RedisCouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5))
         catalog = SqlCouponCatalog(engine)
         now = datetime.now(UTC)
 
@@ -130,11 +130,11 @@ def main() -> None:
             )
             store.reconcile(coupon.state(3_600_000), {}, release_before=None)
             records = [
-                Delivered(Position("coupon.issue.v1", 0, i), IssueMessage(coupon.coupon_id, user, uuid.uuid4(), at))
+                Delivered(Position("coupon.issue.v1", 0, i), IssueRecord(coupon.coupon_id, user, uuid.uuid4(), at))
                 for i, user in enumerate(range(1, args.failures + 1))
                 if (at := store.reserve(coupon.coupon_id, user).reserved_at) is not None
             ]
-            recorder = FailureRecorder(SqlLedger(engine), store, CouponLocks(client), StoredRange(records))
+            recorder = FailureRecorder(SqlLedger(engine), store, RedisCouponLocks(client), StoredRange(records))
             started = time.perf_counter()
             if mode == "one letter":
                 outcomes = recorder.handle(on_failure_letter(len(records)))

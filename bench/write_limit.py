@@ -27,10 +27,10 @@ from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
-from lua_redis import CouponLocks, connect
-from lua_redis.limit import WriteLimit, WriteRate
+from lua_redis import RedisCouponLocks, connect
+from lua_redis.limit import RedisWriteLimit, WriteRate
 
 TOPIC = "coupon.issue.v1"
 
@@ -46,12 +46,12 @@ def writer(urls: dict[str, str], coupon_id: int, limit: tuple[int, int], batch: 
     per_second, burst = limit
     engine = engine_for_url(urls["DATABASE_URL"], pool_size=1)
     client = connect(urls["REDIS_URL"], socket_timeout=10)
-    throttle = Throttle(WriteLimit(client, WriteRate(per_second, burst)), budget_s=60) if per_second else None
-    persister = IssuePersister(SqlLedger(engine), CouponLocks(client), NoDeadLetters(), LockTimes(30, 5), throttle)
+    throttle = Throttle(RedisWriteLimit(client, WriteRate(per_second, burst)), budget_s=60) if per_second else None
+    persister = IssuePersister(SqlLedger(engine), RedisCouponLocks(client), NoDeadLetters(), LockTimes(30, 5), throttle)
     written, offset = 0, 0
     while time.monotonic() < until:
         records = [
-            Delivered(Position(TOPIC, 0, offset + i), IssueMessage(coupon_id, offset + i + 1, uuid.uuid4(), 1))
+            Delivered(Position(TOPIC, 0, offset + i), IssueRecord(coupon_id, offset + i + 1, uuid.uuid4(), 1))
             for i in range(batch)
         ]
         offset += batch

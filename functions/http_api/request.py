@@ -122,23 +122,15 @@ _NOT_AN_OBJECT = "Input should be a valid dictionary or object to extract fields
 Errors = list[Mapping[str, Any]]  # pydantic's, with the loc Powertools' validation gives them
 
 
-@dataclass(frozen=True)
-class IssueAsk:
-    """A valid issue request: the coupon, the user it names (if any), its Idempotency-Key."""
-
-    coupon_id: int
-    user_id: int | None
-    idempotency_key: str | None
-
-
 def is_issue_route(method: object, path: object) -> bool:
     """Whether ``method path`` is the intake's one route (API Gateway sends it nothing else)."""
     return method == METHOD and path in _PATHS
 
 
-def issue_ask(event: Mapping[str, Any]) -> IssueAsk:
-    """The request of ``event``; raises :class:`RequestRefusedError` for any other route, and for
-    a request that is not valid (every problem named, the header's first)."""
+def issue_request(event: Mapping[str, Any]) -> tuple[IssueRequest, str | None]:
+    """The issue request of ``event`` (its body) and its Idempotency-Key, if any; raises
+    :class:`RequestRefusedError` for any other route, and for a request that is not valid (every
+    problem named, the header's first)."""
     method, path = event.get("httpMethod"), event.get("path")
     if not is_issue_route(method, path):
         raise RequestRefusedError("NO_ROUTE", method=method, path=path)
@@ -150,11 +142,11 @@ def issue_ask(event: Mapping[str, Any]) -> IssueAsk:
         except ValidationError:
             pass  # read again below, to name each problem
         else:
-            return IssueAsk(valid.couponId, valid.userId, key)
+            return valid, key
     body_errors, request = _body(text)
     if key_errors or body_errors or request is None:
         raise RequestRefusedError("INVALID_REQUEST", problems=problems(key_errors + body_errors))
-    return IssueAsk(request.couponId, request.userId, key)
+    return request, key
 
 
 def _idempotency_key(event: Mapping[str, Any]) -> tuple[Errors, str | None]:

@@ -3,7 +3,7 @@ else (every other route is the coupons function's, ``functions/coupons``).
 
 Nearly every request of a flash sale is this one, hundreds of thousands of times a minute, so
 the handler is plain: a body declared as anything but JSON is refused (``request.refused``), the
-request is read and validated (``request.issue_ask``), the caller names the user
+request is read and validated (``request.issue_request``), the caller names the user
 (``request.Caller``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
 printed (``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
 a success to its body, anything else to its refusal (``answers.REFUSALS``). A warm success runs
@@ -47,10 +47,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
 
 def _respond(event: dict[str, Any]) -> Answer:
     try:
-        ask = request.issue_ask(event)
+        issue, idempotency_key = request.issue_request(event)
         parts = dependencies.wiring()
-        user_id = request.caller_of(event, parts.settings.caller).user_id(ask.user_id)
-        return answer_issue(parts.service, ask.coupon_id, user_id, ask.idempotency_key)
+        user_id = request.caller_of(event, parts.settings.caller).user_id(issue.userId)
+        return answer_issue(parts.service, issue.couponId, user_id, idempotency_key)
     except ANSWERED as exc:
         return answer_to(exc)
 

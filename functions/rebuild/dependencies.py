@@ -12,7 +12,7 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
 from coupon_core.settings.rebuild import RebuildSettings
-from lua_redis import CouponLocks, ReservationStore
+from lua_redis import RedisCouponLocks, ReservationStore
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def wiring() -> Wiring:
 
     store, locks, catalog = (
         ReservationStore(client),
-        CouponLocks(client),
+        RedisCouponLocks(client),
         SqlCouponCatalog(make_engine(settings.database)),
     )
     retention_ms, produce_bound_ms = settings.retention.state_ms, settings.reconcile.produce_bound_ms

@@ -12,8 +12,8 @@ from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.failures import RELEASE_LOCK_WAIT_S, FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
-from lua_redis import CouponLocks, ReservationStore
-from lua_redis.limit import WriteLimit, WriteRate
+from lua_redis import RedisCouponLocks, ReservationStore
+from lua_redis.limit import RedisWriteLimit, WriteRate
 
 
 @functools.cache
@@ -23,13 +23,13 @@ def persister() -> IssuePersister:
     client = redis_client(settings.redis, socket_timeout=settings.lock.wait_s + 2)  # BLPOP waits on this socket
     limit = settings.write_limit
     throttle = (
-        Throttle(WriteLimit(client, WriteRate(limit.per_second, limit.burst)), budget_s=limit.wait_s)
+        Throttle(RedisWriteLimit(client, WriteRate(limit.per_second, limit.burst)), budget_s=limit.wait_s)
         if limit.per_second
         else None
     )
     return IssuePersister(
         SqlLedger(make_engine(settings.database)),
-        CouponLocks(client),
+        RedisCouponLocks(client),
         SqsDeadLetterQueue(settings.dlq.url),
         LockTimes(lease_s=settings.lock.lease_s, wait_s=settings.lock.wait_s),
         throttle,
@@ -44,7 +44,7 @@ def failure_recorder() -> FailureRecorder:
     return FailureRecorder(
         SqlLedger(make_engine(settings.database)),
         ReservationStore(client),
-        CouponLocks(client),
+        RedisCouponLocks(client),
         KafkaRangeReader(
             settings.kafka, max_records=settings.read_back.max_records, timeout_s=settings.read_back.timeout_s
         ),

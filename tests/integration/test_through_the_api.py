@@ -23,7 +23,7 @@ from kafka import KafkaProducer
 from sqlalchemy import text
 
 from coupon_cdk.code import ROOT
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from local.stack import control as stack
 from local.testkit.kafka_topics import client_options, read_all
 from local.tools.invariants import check, observe, successes_of
@@ -226,7 +226,7 @@ def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
     first = issue(live, coupon_id, 1)
     live.redis.hset(meta_key(coupon_id), "total", 2)  # Redis believes in a copy the database has not
     reservation = ReservationStore(live.redis).reserve(coupon_id, 2)
-    poison = IssueMessage(coupon_id, 2, uuid.uuid4(), reservation.reserved_at)
+    poison = IssueRecord(coupon_id, 2, uuid.uuid4(), reservation.reserved_at)
     producer = KafkaProducer(**client_options(live.env["KAFKA_BOOTSTRAP_SERVERS"], live.env))
     producer.send(live.env["KAFKA_TOPIC"], key=poison.key, value=poison.encode()).get(timeout=10)
     producer.close()

@@ -11,7 +11,7 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import expire_all_due
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.timeutil import to_millis
 from local.testkit.kafka_topics import client_options
 from lua_redis import ReservationStore
@@ -161,7 +161,7 @@ def test_where_a_second_take_is_allowed_the_reservation_is_released_and_the_user
     assert cancel(coupon_id, 1).status_code == 200
     assert redis_view(redis_client, coupon_id) == (1, 0)
     # a replay of the canceled request stays canceled
-    original = IssueMessage(coupon_id, 1, request_id, to_millis(reserved_at))
+    original = IssueRecord(coupon_id, 1, request_id, to_millis(reserved_at))
     producer = KafkaProducer(**client_options(pipeline.bootstrap_servers))
     producer.send(pipeline.topic, key=original.key, value=original.encode()).get(timeout=10)
     producer.close()

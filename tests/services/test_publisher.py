@@ -19,7 +19,7 @@ from local.testkit.kafka_topics import create_topic, kafka_settings
 FIRST_PUBLISH = """
 import builtins, json, os, sys, time, uuid
 from coupon_core.adapters.kafka.publisher import IssuePublisher
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.settings import KafkaSettings
 
 servers, topic, connect = sys.argv[1], sys.argv[2], sys.argv[3] == "connect"
@@ -34,7 +34,7 @@ def counting_compile(source, filename, *args, **kwargs):
     return real_compile(source, filename, *args, **kwargs)
 
 builtins.compile = counting_compile  # the producer's I/O thread calls the builtin too
-publisher.publish(IssueMessage(1, 7, uuid.uuid4(), int(time.time() * 1000)))
+publisher.publish(IssueRecord(1, 7, uuid.uuid4(), int(time.time() * 1000)))
 builtins.compile = real_compile
 publisher.close()
 print(json.dumps([name for name in compiled if name.startswith("<codegen")]))

@@ -18,7 +18,7 @@ from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.outbox import SqlOutbox
 from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.outbox_relay import CouponEvent, relay
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.settings import KafkaSettings
 from functions.relay import app as relay_app
 from functions.relay import dependencies
@@ -45,7 +45,7 @@ def issue(engine, users: Sequence[int]) -> int:
     coupon = SqlCouponCatalog(engine).create(
         NewCoupon("relay test", 10, now - timedelta(hours=1), now + timedelta(hours=1))
     )
-    messages = [IssueMessage(coupon.coupon_id, user, uuid.uuid4(), int(time.time() * 1000)) for user in users]
+    messages = [IssueRecord(coupon.coupon_id, user, uuid.uuid4(), int(time.time() * 1000)) for user in users]
     SqlLedger(engine).record_group(coupon.coupon_id, messages)
     return coupon.coupon_id
 

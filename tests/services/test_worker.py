@@ -32,7 +32,7 @@ from functions.worker.dependencies import reset
 from local.stack.postgres import start_postgres
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
-from lua_redis import CouponLocks, connect, held_lock
+from lua_redis import RedisCouponLocks, connect, held_lock
 from lua_redis.keys import issue_lock_name
 from tests.services.worker_support import (
     Batch,
@@ -371,7 +371,7 @@ def test_two_workers_whose_lock_lease_runs_out_are_kept_apart_by_the_database(st
     }
     events: list[tuple[str, str]] = []
 
-    class Watched(CouponLocks):
+    class Watched(RedisCouponLocks):
         def __init__(self, name: str) -> None:
             super().__init__(connect(redis_url, socket_timeout=10))
             self._name = name

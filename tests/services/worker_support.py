@@ -12,7 +12,7 @@ from sqlalchemy import Engine, text
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.domain.coupons import NewCoupon
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.lambda_events import msk_event
 from lua_redis import ReservationStore
@@ -34,13 +34,13 @@ def open_coupon(engine: Engine, store: ReservationStore, total: int, *, redis_to
     return coupon.coupon_id
 
 
-def reserve(store: ReservationStore, coupon_id: int, users: range | list[int]) -> list[IssueMessage]:
+def reserve(store: ReservationStore, coupon_id: int, users: range | list[int]) -> list[IssueRecord]:
     """What the intake publishes for each SUCCESS."""
     messages = []
     for user in users:
         reservation = store.reserve(coupon_id, user)
         assert reservation.outcome is IssueOutcome.SUCCESS, reservation
-        messages.append(IssueMessage(coupon_id, user, uuid.uuid4(), reservation.reserved_at))
+        messages.append(IssueRecord(coupon_id, user, uuid.uuid4(), reservation.reserved_at))
     return messages
 
 
@@ -52,7 +52,7 @@ class Batch:
     next_offset: dict[int, int] = field(default_factory=dict)
     records: list[tuple[str, int, int, bytes | None]] = field(default_factory=list)
 
-    def add(self, message: IssueMessage) -> tuple[str, int]:
+    def add(self, message: IssueRecord) -> tuple[str, int]:
         return self.add_raw(message.coupon_id % self.partitions, message.encode())
 
     def add_raw(self, partition: int, value: bytes | None) -> tuple[str, int]:

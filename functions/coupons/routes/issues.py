@@ -33,11 +33,11 @@ router = Router()
 def get_issue_status(
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: CallerParam,
+    caller: CallerParam,
     coupons: Annotated[CouponCatalog, Depends(catalog)],
     store: Annotated[Reservations, Depends(reservations)],
 ) -> Response[dict[str, Any]]:
-    user_id = asker.user_id(userId)
+    user_id = caller.user_id(userId)
     status = issue_status(coupons, store, couponId, user_id)
     if status is None:
         raise RequestRefusedError("COUPON_NOT_FOUND", coupon=couponId)

@@ -39,11 +39,11 @@ def use(
     *,
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: CallerParam,
+    caller: CallerParam,
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
-    user_id = asker.user_id(userId)
+    user_id = caller.user_id(userId)
     result = service.use(couponId, user_id, key=idempotency_key)
     if result.outcome is not UseOutcome.USED or result.used_at is None:
         raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)
@@ -69,11 +69,11 @@ def cancel(
     *,
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     userId: PathId,  # noqa: N803
-    asker: CallerParam,
+    caller: CallerParam,
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
-    user_id = asker.user_id(userId)
+    user_id = caller.user_id(userId)
     result = service.cancel(couponId, user_id, key=idempotency_key)
     if result.outcome is not CancelOutcome.CANCELED or result.canceled_at is None:
         raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)

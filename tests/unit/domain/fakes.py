@@ -17,7 +17,7 @@ from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
 
@@ -97,9 +97,9 @@ class Publisher:
     """Publishes, or raises ``fails`` (NotPublishedError, PublishUnconfirmedError)."""
 
     fails: type[PublishError] | None = None
-    published: list[IssueMessage] = field(default_factory=list)
+    published: list[IssueRecord] = field(default_factory=list)
 
-    def publish(self, message: IssueMessage) -> None:
+    def publish(self, message: IssueRecord) -> None:
         if self.fails is not None:
             raise self.fails("Kafka did not acknowledge the record: test")
         self.published.append(message)
@@ -138,9 +138,9 @@ class IssueLedger:
 
     outcomes: dict[int, list[GroupOutcome]] = field(default_factory=dict)
     down: set[int] = field(default_factory=set)
-    groups: dict[int, list[IssueMessage]] = field(default_factory=dict)
+    groups: dict[int, list[IssueRecord]] = field(default_factory=dict)
 
-    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
+    def record_group(self, coupon_id: int, messages: Sequence[IssueRecord]) -> list[GroupOutcome]:
         if coupon_id in self.down:
             raise DatabaseUnavailableError("could not write to the database: test")
         self.groups[coupon_id] = list(messages)

@@ -17,10 +17,10 @@ from coupon_core.domain.dead_letters import (
     read_dead_letter,
 )
 from coupon_core.domain.delivery import Delivered, Position
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import UnreadableDeadLetterError
 
-MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
+MESSAGE = IssueRecord(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
 WHERE = Position("coupon.issue.v1", 2, 41)
 
 

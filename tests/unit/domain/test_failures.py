@@ -11,17 +11,17 @@ from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ports import FailureOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import ReleaseOutcome
 from coupon_core.errors import LockUnavailableError, UnreadableDeadLetterError
 from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"
-MESSAGE = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
+MESSAGE = IssueRecord(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
 WHERE = Position(TOPIC, 2, 41)
 
 
-def rejection_letter(message: IssueMessage = MESSAGE, reason: str = "NO_STOCK") -> str:
+def rejection_letter(message: IssueRecord = MESSAGE, reason: str = "NO_STOCK") -> str:
     return json.dumps(Rejection(Delivered(WHERE, message), reason).envelope())
 
 
@@ -84,15 +84,15 @@ def test_nothing_is_released_when_the_failure_could_not_be_recorded():
 
 
 def test_an_on_failure_letter_is_read_back_and_settled_in_one_transaction_per_coupon():
-    other = IssueMessage(3, 8, uuid.uuid4(), 1_700_000_000_200)
-    elsewhere = IssueMessage(4, 7, uuid.uuid4(), 1_700_000_000_300)
+    other = IssueRecord(3, 8, uuid.uuid4(), 1_700_000_000_200)
+    elsewhere = IssueRecord(4, 7, uuid.uuid4(), 1_700_000_000_300)
     reader = fakes.RangeReader(
         [
             Delivered(Position(TOPIC, 2, 10), MESSAGE),
             Delivered(Position(TOPIC, 2, 11), None, "value is not JSON"),
             Delivered(Position(TOPIC, 2, 12), other),
             Delivered(Position(TOPIC, 2, 13), elsewhere),
-            Delivered(Position(TOPIC, 2, 14), IssueMessage(3, 9, uuid.uuid4(), 1)),  # outside the range
+            Delivered(Position(TOPIC, 2, 14), IssueRecord(3, 9, uuid.uuid4(), 1)),  # outside the range
         ]
     )
     ledger, store = fakes.FailureLedger(issued={(3, 8)}), fakes.Reservations()

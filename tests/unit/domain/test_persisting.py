@@ -7,7 +7,7 @@ import uuid
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle, Verdict
 from coupon_core.domain.ports import GroupOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import StateUnavailableError
 from tests.unit.domain import fakes
 
@@ -15,7 +15,7 @@ TOPIC = "coupon.issue.v1"
 
 
 def record(partition: int, offset: int, coupon_id: int, user_id: int, reserved_at: int) -> Delivered:
-    return Delivered(Position(TOPIC, partition, offset), IssueMessage(coupon_id, user_id, uuid.uuid4(), reserved_at))
+    return Delivered(Position(TOPIC, partition, offset), IssueRecord(coupon_id, user_id, uuid.uuid4(), reserved_at))
 
 
 def malformed(partition: int, offset: int) -> Delivered:

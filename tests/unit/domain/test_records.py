@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coupon_core.domain.records import MAX_BIGINT, IssueMessage
+from coupon_core.domain.records import MAX_BIGINT, IssueRecord
 from coupon_core.errors import MalformedMessageError
 
 ids = st.integers(min_value=1, max_value=MAX_BIGINT)
@@ -17,13 +17,13 @@ ids = st.integers(min_value=1, max_value=MAX_BIGINT)
 
 @given(ids, ids, st.uuids(), st.integers(min_value=0, max_value=2**53))
 def test_round_trip(coupon_id, user_id, request_id, reserved_at):
-    message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
-    assert IssueMessage.decode(message.encode()) == message
+    message = IssueRecord(coupon_id, user_id, request_id, reserved_at)
+    assert IssueRecord.decode(message.encode()) == message
     assert message.key == str(coupon_id).encode()
 
 
 def test_the_agreed_format():
-    message = IssueMessage(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000001"), 1_700_000_000_000)
+    message = IssueRecord(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000001"), 1_700_000_000_000)
     assert json.loads(message.encode()) == {
         "v": 1,
         "couponId": 3,
@@ -57,4 +57,4 @@ GOOD = {"v": 1, "couponId": 3, "userId": 7, "requestId": "00000000-0000-4000-800
 )
 def test_malformed_values_are_refused_with_a_reason(raw, reason):
     with pytest.raises(MalformedMessageError, match=reason):
-        IssueMessage.decode(raw)
+        IssueRecord.decode(raw)

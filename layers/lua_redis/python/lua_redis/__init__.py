@@ -1,7 +1,7 @@
 """Coupon reservations in Redis: the Lua scripts, the reservation store and the coupon locks.
 
 The Redis half of the contracts in docs/design.md, and the adapter of the domain's ports on it:
-``ReservationStore`` implements ``Reservations`` and ``CouponLocks`` implements the locks
+``ReservationStore`` implements ``Reservations`` and ``RedisCouponLocks`` implements the locks
 (``coupon_core.domain.ports``). The values it exchanges (``IssueOutcome``, ``CouponState``, ...)
 and its errors are the domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's
 errors never leave it (``store.redis_unavailable``).
@@ -16,7 +16,7 @@ errors never leave it (``store.redis_unavailable``).
     keys.py         the key names
 """
 
-from lua_redis.lock import CouponLocks, held_lock
+from lua_redis.lock import RedisCouponLocks, held_lock
 from lua_redis.store import MAX_CONNECTION_AGE_S, ReservationStore, connect
 
-__all__ = ["MAX_CONNECTION_AGE_S", "CouponLocks", "ReservationStore", "connect", "held_lock"]
+__all__ = ["MAX_CONNECTION_AGE_S", "RedisCouponLocks", "ReservationStore", "connect", "held_lock"]

@@ -22,7 +22,7 @@ class WriteRate:
             raise InvalidInputError(f"a write rate needs per_second > 0 and burst >= 1, got {self}")
 
 
-class WriteLimit:
+class RedisWriteLimit:
     """``take(writes, max_wait_s)``: the seconds to wait before writing (the writes are then
     counted), or None when the wait would pass ``max_wait_s`` (nothing counted)."""
 

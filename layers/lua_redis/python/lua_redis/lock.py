@@ -5,7 +5,7 @@ Lua compare-and-delete that also pushes onto a signal list, and waiters block on
 that list instead of polling. The database constraints remain the last guard should a lease
 run out while its holder still works.
 
-:class:`CouponLocks` is what the domain holds (its ``CouponLocks`` port): the two locks of a
+:class:`RedisCouponLocks` is what the domain holds (its ``CouponLocks`` port): the two locks of a
 coupon by purpose, so that no caller builds a lock name or touches the client.
 """
 
@@ -53,7 +53,7 @@ def held_lock(client: redis.Redis, name: str, *, lease_s: int, wait_s: int) -> I
             logger.warning("could not release lock %s; its lease will expire", name, exc_info=True)
 
 
-class CouponLocks:
+class RedisCouponLocks:
     """The two locks of a coupon.
 
     The *state* lock serialises building and reconciling a coupon's Redis state; the *issue*

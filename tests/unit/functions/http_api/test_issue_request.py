@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from functions.http_api.answers import RequestRefusedError, problems
 from functions.http_api.issue_body import IssueRequest
-from functions.http_api.request import _body, issue_ask
+from functions.http_api.request import _body, issue_request
 from local.testkit.lambda_events import api_event
 
 MAX = 2**63 - 1
@@ -78,9 +78,9 @@ def test_a_refused_body_is_answered_with_the_problems_the_slow_reading_names(tex
     errors, request = _body(text)
     if errors:
         with pytest.raises(RequestRefusedError) as refused:
-            issue_ask(event)
+            issue_request(event)
         assert refused.value.answer.body["error"] == problems(errors)
     else:
         assert request is not None
-        ask = issue_ask(event)
-        assert (ask.coupon_id, ask.user_id) == (request.couponId, request.userId)
+        issue, _ = issue_request(event)
+        assert (issue.couponId, issue.userId) == (request.couponId, request.userId)

@@ -15,7 +15,7 @@ from typing import Any
 
 from coupon_core import untrusted_json
 from coupon_core.domain.delivery import Delivered, Position
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import UnreadableDeadLetterError
 
 REJECTED_KIND = "coupon.issue.rejected"
@@ -55,7 +55,7 @@ class Rejection:
 class RejectionLetter:
     """A rejection letter of a well-formed record, as read back: all it takes to release and record."""
 
-    message: IssueMessage
+    message: IssueRecord
     reason: str
     source: Position
 
@@ -95,7 +95,7 @@ def read_dead_letter(body: str) -> RejectionLetter | OnFailureLetter:
     if kind != REJECTED_KIND or document.get("v") != ENVELOPE_VERSION:
         raise UnreadableDeadLetterError(f"unknown dead letter kind {kind!r} version {document.get('v')!r}")
     try:
-        message = IssueMessage.from_fields(document)
+        message = IssueRecord.from_fields(document)
         source = document["source"]
         position = Position(str(source["topic"]), int(source["partition"]), int(source["offset"]))
         reason = str(document["reason"])

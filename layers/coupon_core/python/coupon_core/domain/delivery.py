@@ -12,7 +12,7 @@ import base64
 import binascii
 from dataclasses import dataclass
 
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import MalformedMessageError
 
 
@@ -33,7 +33,7 @@ class Delivered:
     """One record of a batch: its message, or why it has none (``problem``)."""
 
     position: Position
-    message: IssueMessage | None
+    message: IssueRecord | None
     problem: str = ""
     raw_value: str = ""  # the base64 value, kept for the dead letter of a malformed record
 
@@ -55,6 +55,6 @@ class Delivered:
             return cls(position, None, "record has no value")
         encoded = base64.b64encode(raw).decode()
         try:
-            return cls(position, IssueMessage.decode(raw), raw_value=encoded)
+            return cls(position, IssueRecord.decode(raw), raw_value=encoded)
         except MalformedMessageError as exc:
             return cls(position, None, str(exc), encoded)

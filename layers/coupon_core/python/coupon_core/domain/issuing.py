@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from coupon_core.domain.ports import InitOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 
@@ -40,7 +40,7 @@ class IssueResult:
     """
 
     outcome: IssueOutcome
-    message: IssueMessage | None = None
+    message: IssueRecord | None = None
     detail: str = ""
     release_failed: bool = False
 
@@ -95,7 +95,7 @@ class IssueService:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return _REFUSED[outcome]
-        message = IssueMessage(coupon_id, user_id, request_id, reserved_at)
+        message = IssueRecord(coupon_id, user_id, request_id, reserved_at)
         if self._wait_replicas and not self._replicated():
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(message))
@@ -129,7 +129,7 @@ class IssueService:
         except StateUnavailableError:
             return False
 
-    def _release(self, message: IssueMessage) -> bool:
+    def _release(self, message: IssueRecord) -> bool:
         """Undo the reservation of a record that did not reach Kafka; False if Redis is gone too."""
         try:
             self._store.release(message.coupon_id, message.user_id, message.reserved_at)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's p
     from coupon_core.domain.dead_letters import OffsetRange, Rejection
     from coupon_core.domain.delivery import Delivered, Position
     from coupon_core.domain.in_flight import InFlight
-    from coupon_core.domain.records import IssueMessage
+    from coupon_core.domain.records import IssueRecord
     from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 
 
@@ -64,7 +64,7 @@ class Reservations(Protocol):
 
 
 class CouponLocks(Protocol):
-    """The per-coupon locks (``lua_redis.CouponLocks``).
+    """The per-coupon locks (``lua_redis.RedisCouponLocks``).
 
     Entering raises ``LockUnavailableError`` when another owner still holds the lock after
     ``wait_s``, and ``StateUnavailableError`` when Redis cannot be reached.
@@ -119,7 +119,7 @@ class CouponCatalog(Protocol):
 class Publisher(Protocol):
     """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
 
-    def publish(self, message: IssueMessage) -> None: ...
+    def publish(self, message: IssueRecord) -> None: ...
 
 
 class GroupOutcome(StrEnum):
@@ -135,11 +135,11 @@ class GroupOutcome(StrEnum):
 class IssueLedger(Protocol):
     """The worker's writes; raises ``DatabaseUnavailableError``."""
 
-    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]: ...
+    def record_group(self, coupon_id: int, messages: Sequence[IssueRecord]) -> list[GroupOutcome]: ...
 
 
 class WriteLimit(Protocol):
-    """The processing limit on database writes (``lua_redis.limit.WriteLimit``), shared by every worker.
+    """The processing limit on database writes (``lua_redis.limit.RedisWriteLimit``), shared by every worker.
 
     ``take`` answers how many seconds to wait before writing ``writes`` records (then counted),
     or None when that would pass ``max_wait_s`` (nothing counted); ``StateUnavailableError``
@@ -158,7 +158,7 @@ class DeadLetterQueue(Protocol):
 class Failure:
     """A request that ended without an issue: its record, why, and where the record sits in Kafka."""
 
-    message: IssueMessage
+    message: IssueRecord
     reason: str
     source: Position
 

@@ -50,7 +50,7 @@ def validate_millis(name: str, value: object) -> int:
 
 
 @dataclass(frozen=True)
-class IssueMessage:
+class IssueRecord:
     coupon_id: int
     user_id: int
     request_id: uuid.UUID
@@ -78,7 +78,7 @@ class IssueMessage:
         ).encode()
 
     @classmethod
-    def decode(cls, raw: bytes) -> IssueMessage:
+    def decode(cls, raw: bytes) -> IssueRecord:
         """Parse a record value, raising :class:`MalformedMessageError` with the reason."""
         try:
             document: Any = untrusted_json.loads(raw)
@@ -91,7 +91,7 @@ class IssueMessage:
         return cls.from_fields(document)
 
     @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> IssueMessage:
+    def from_fields(cls, fields: dict[str, Any]) -> IssueRecord:
         """Build from couponId, userId, requestId and reservedAt, validating each."""
         missing = [name for name in _FIELDS if name not in fields]
         if missing:

@@ -29,7 +29,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError, check_producer
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, Reraise
 from coupon_core.settings import KafkaSettings
 
@@ -105,7 +105,7 @@ def _compile_produce_codecs(producer: KafkaProducer) -> None:
 
 
 class IssuePublisher:
-    """Sends :class:`IssueMessage` records and waits for their acknowledgement."""
+    """Sends :class:`IssueRecord` records and waits for their acknowledgement."""
 
     def __init__(self, settings: KafkaSettings, *, timeout_ms: int) -> None:
         self._settings = settings
@@ -113,7 +113,7 @@ class IssuePublisher:
         self._producer: KafkaProducer | None = None
         self._lock = threading.Lock()
 
-    def publish(self, message: IssueMessage) -> None:
+    def publish(self, message: IssueRecord) -> None:
         """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise.
 
         An acknowledgement that never came (lost, or late) leaves the record possibly written:
@@ -134,7 +134,7 @@ class IssuePublisher:
             except NotPublishedError as exc:
                 raise PublishUnconfirmedError(f"{unconfirmed}; the resend could not be sent: {exc}") from exc
 
-    def _send(self, message: IssueMessage) -> None:
+    def _send(self, message: IssueRecord) -> None:
         # kafka-python's errors are mapped in place (Reraise's ``causes`` and ``mapped``), without
         # a context manager's calls on every request; a failed send or acknowledgement discards
         # the producer, a leader not reached in time keeps it (a new one would start over).

@@ -15,7 +15,7 @@ from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
 from coupon_core.adapters.postgres.outbox import event_row
 from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
-from coupon_core.domain.records import IssueMessage
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import ReleaseOutcome
 from coupon_core.errors import DatabaseUnavailableError, Reraise, StockMismatchError
 from coupon_core.timeutil import from_millis
@@ -43,7 +43,7 @@ class _Held:
     requests: frozenset[uuid.UUID]
 
     @classmethod
-    def of(cls, connection: Any, coupon_id: int, messages: Sequence[IssueMessage], *, reissue: bool) -> _Held:
+    def of(cls, connection: Any, coupon_id: int, messages: Sequence[IssueRecord], *, reissue: bool) -> _Held:
         rows = connection.execute(
             select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
                 CouponIssue.coupon_id == coupon_id,
@@ -55,7 +55,7 @@ class _Held:
             frozenset(row.request_id for row in rows),
         )
 
-    def by(self, message: IssueMessage) -> bool:
+    def by(self, message: IssueRecord) -> bool:
         """Whether ``message``'s user holds an issue its request must not take again."""
         return message.user_id in self.users or message.request_id in self.requests
 
@@ -70,7 +70,7 @@ class SqlLedger:
         self._engine = engine
 
     @_database_down
-    def record_group(self, coupon_id: int, messages: Sequence[IssueMessage]) -> list[GroupOutcome]:
+    def record_group(self, coupon_id: int, messages: Sequence[IssueRecord]) -> list[GroupOutcome]:
         """Persist one coupon's records, in Kafka order, in one transaction; an outcome per record.
 
         The coupon row is locked (``FOR UPDATE``) for the transaction. A request with a recorded
@@ -117,10 +117,10 @@ class SqlLedger:
 
     @staticmethod
     def _decide(
-        messages: Sequence[IssueMessage], issued: set[int], failed: set[uuid.UUID], remaining: int
-    ) -> tuple[list[GroupOutcome], list[IssueMessage]]:
+        messages: Sequence[IssueRecord], issued: set[int], failed: set[uuid.UUID], remaining: int
+    ) -> tuple[list[GroupOutcome], list[IssueRecord]]:
         outcomes: list[GroupOutcome] = []
-        fresh: list[IssueMessage] = []
+        fresh: list[IssueRecord] = []
         taken = set(issued)
         for message in messages:
             if message.request_id in failed:
@@ -137,7 +137,7 @@ class SqlLedger:
 
     @staticmethod
     def _insert(
-        connection: Any, coupon_id: int, fresh: list[IssueMessage], expiry: Any, *, again_after_cancel: bool
+        connection: Any, coupon_id: int, fresh: list[IssueRecord], expiry: Any, *, again_after_cancel: bool
     ) -> set[int]:
         statement = insert(CouponIssue).values(
             [
