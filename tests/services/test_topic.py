@@ -9,7 +9,7 @@ import pytest
 from kafka import KafkaAdminClient
 
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicChange, TopicSpec, ensure_topic
-from coupon_core.errors import ConfigError, UnavailableError
+from coupon_core.errors import ConfigError, TopicShrinkError, UnavailableError
 from coupon_core.settings import KafkaSettings
 from functions.topic.app import handler
 from local.testkit.kafka_topics import client_options, kafka_settings
@@ -40,7 +40,7 @@ def test_the_topic_is_created_once_and_then_left_as_it_is(settings):
 
 def test_a_topic_is_never_shrunk(settings):
     ensure_topic(settings, TopicSpec(settings.topic, 4, CLUSTER_DEFAULT))
-    with pytest.raises(ConfigError, match="has 4 partitions; asked for 2, but a topic's partitions can only grow"):
+    with pytest.raises(TopicShrinkError, match="has 4 partitions; asked for 2, but a topic's partitions can only grow"):
         ensure_topic(settings, TopicSpec(settings.topic, 2, CLUSTER_DEFAULT))
     assert partitions(settings) == 4
 

@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from coupon_core.adapters.postgres.engine import engine_for_url, url_from_secret
-from coupon_core.errors import ConfigError
+from coupon_core.errors import SecretContentsError
 
 
 @pytest.fixture
@@ -33,13 +33,13 @@ def test_an_rds_secret_becomes_a_pg8000_url(secrets):
 
 def test_a_secret_without_the_fields_names_them(secrets):
     arn = secrets.create_secret(Name="half", SecretString=json.dumps({"host": "db", "port": 5432}))["ARN"]
-    with pytest.raises(ConfigError, match="lacks username, password, dbname"):
+    with pytest.raises(SecretContentsError, match="lacks username, password, dbname"):
         url_from_secret(arn, secrets)
 
 
 def test_a_secret_that_is_not_json_is_refused(secrets):
     arn = secrets.create_secret(Name="text", SecretString="postgres://x")["ARN"]
-    with pytest.raises(ConfigError, match="is not JSON"):
+    with pytest.raises(SecretContentsError, match="is not JSON"):
         url_from_secret(arn, secrets)
 
 

@@ -14,7 +14,7 @@ from botocore.model import ServiceId
 from botocore.signers import RequestSigner
 
 from coupon_core.adapters.elasticache import TOKEN_LIFETIME_S, ElastiCacheIamCredentials, redis_client
-from coupon_core.errors import ConfigError
+from coupon_core.errors import NoCredentialsError
 from coupon_core.settings import RedisSettings
 
 REGION, USER, CACHE = "eu-west-1", "coupons-dev-app", "coupons-dev"
@@ -78,7 +78,7 @@ def test_every_new_connection_gets_a_token_of_its_own_and_the_chain_is_walked_on
 def test_without_credentials_the_error_names_the_setting(monkeypatch):
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.delenv(name)
-    with pytest.raises(ConfigError, match="REDIS_AUTH=iam, but no AWS credentials were found"):
+    with pytest.raises(NoCredentialsError, match="REDIS_AUTH=iam, but no AWS credentials were found"):
         ElastiCacheIamCredentials(USER, CACHE, REGION, serverless=True).get_credentials()
 
 

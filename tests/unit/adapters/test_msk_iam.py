@@ -9,7 +9,7 @@ import pytest
 from aws_msk_iam_sasl_signer import MSKAuthTokenProvider
 
 from coupon_core.adapters.kafka.connection import MskIamTokenProvider
-from coupon_core.errors import ConfigError
+from coupon_core.errors import NoCredentialsError
 
 REGION = "eu-west-1"
 
@@ -48,7 +48,7 @@ def test_without_credentials_the_error_says_so_and_the_next_token_looks_again(mo
         monkeypatch.delenv(name)
     provider = MskIamTokenProvider(REGION)
 
-    with pytest.raises(ConfigError, match="KAFKA_AUTH=iam, but no AWS credentials were found"):
+    with pytest.raises(NoCredentialsError, match="KAFKA_AUTH=iam, but no AWS credentials were found"):
         provider.token()
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "ASIALATERKEY")

@@ -3,7 +3,7 @@
 import pytest
 
 from coupon_core.adapters.kafka.topics import TopicChange, TopicSpec, plan
-from coupon_core.errors import ConfigError
+from coupon_core.errors import TopicShrinkError
 
 SPEC = TopicSpec("coupon.issue.v1", 6, 3)
 
@@ -17,5 +17,5 @@ def test_a_missing_topic_is_created_a_smaller_one_grown_an_equal_one_left(existi
 
 
 def test_a_larger_topic_is_refused_not_shrunk():
-    with pytest.raises(ConfigError, match="has 12 partitions; asked for 6"):
+    with pytest.raises(TopicShrinkError, match="has 12 partitions; asked for 6"):
         plan(SPEC, 12)

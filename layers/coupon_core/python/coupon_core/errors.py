@@ -3,8 +3,11 @@
     CouponError
     ├── InvalidInputError            an id or a time is malformed; raised before any store is
     │                                touched (ValueError)
-    ├── ConfigError                  a configuration variable is missing or malformed
-    ├── MalformedMessageError        a Kafka record's value is not a valid issue message (ValueError)
+    ├── ConfigError                  a configuration variable is missing or malformed, or ...
+    │   ├── SecretContentsError      ... the database secret lacks the fields the functions read
+    │   ├── NoCredentialsError       ... IAM authentication finds no AWS credentials to sign with
+    │   └── TopicShrinkError         ... a topic was asked for fewer partitions than it has
+    ├── MalformedMessageError        a Kafka record's value is not a valid issue record (ValueError)
     ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
     │                                on-failure letter, or is incomplete (ValueError)
     ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
@@ -24,8 +27,9 @@
 
 A handler answers every outage (503 with ``Retry-After``) by catching ``UnavailableError``.
 Adapters turn their driver's errors into these with :class:`Reraise` (a ``with`` block or a
-decorator), the one way errors are mapped in this project, so that neither the domain nor a
-handler ever sees a driver's types. This module imports no driver.
+decorator, or its ``causes`` and ``mapped`` on the request's hot path), the one way errors are
+mapped in this project, so that neither the domain nor a handler ever sees a driver's types.
+This module imports no driver.
 """
 
 from __future__ import annotations
@@ -43,7 +47,20 @@ class InvalidInputError(CouponError, ValueError):
 
 
 class ConfigError(CouponError):
-    """A configuration variable is missing or malformed; the text names it."""
+    """The function is configured wrongly: a variable missing or malformed (this class; the text
+    names it), or what a variable points at (the subclasses). Nothing works until it is fixed."""
+
+
+class SecretContentsError(ConfigError):
+    """The database secret's value is not the JSON object of connection fields the functions read."""
+
+
+class NoCredentialsError(ConfigError):
+    """No AWS credentials where IAM authentication needs them to sign a token."""
+
+
+class TopicShrinkError(ConfigError):
+    """A topic was asked for fewer partitions than it has: Kafka's partitions only grow."""
 
 
 class MalformedMessageError(CouponError, ValueError):

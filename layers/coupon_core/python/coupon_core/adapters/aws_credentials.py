@@ -14,7 +14,7 @@ import functools
 import botocore.session
 from botocore.credentials import CredentialProvider, Credentials
 
-from coupon_core.errors import ConfigError
+from coupon_core.errors import NoCredentialsError
 
 
 class ResolvedOnce(CredentialProvider):
@@ -26,7 +26,7 @@ class ResolvedOnce(CredentialProvider):
         super().__init__()
         credentials = botocore.session.Session().get_credentials()
         if credentials is None:
-            raise ConfigError(f"{needed_by}, but no AWS credentials were found to sign its token")
+            raise NoCredentialsError(f"{needed_by}, but no AWS credentials were found to sign its token")
         self._credentials = credentials
 
     def load(self) -> Credentials:

@@ -16,7 +16,7 @@ from kafka.admin import NewPartitions, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from coupon_core.adapters.kafka.connection import connection_config
-from coupon_core.errors import ConfigError, UnavailableError
+from coupon_core.errors import ConfigError, TopicShrinkError, UnavailableError
 from coupon_core.settings import KafkaSettings
 
 CLUSTER_DEFAULT = -1  # replication factor: the cluster's own (MSK Serverless fixes it at 3)
@@ -50,7 +50,7 @@ def plan(spec: TopicSpec, existing_partitions: int | None) -> TopicChange:
     if existing_partitions is None:
         return TopicChange.CREATED
     if existing_partitions > spec.partitions:
-        raise ConfigError(
+        raise TopicShrinkError(
             f"topic {spec.name} has {existing_partitions} partitions; asked for {spec.partitions}, "
             "but a topic's partitions can only grow"
         )

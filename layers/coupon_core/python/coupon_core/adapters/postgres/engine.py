@@ -10,7 +10,7 @@ import boto3
 from sqlalchemy import URL, Engine, create_engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from coupon_core.errors import ConfigError
+from coupon_core.errors import SecretContentsError
 from coupon_core.settings import DatabaseSettings
 
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
@@ -30,10 +30,10 @@ def url_from_secret(secret_arn: str, secretsmanager: Any = None, *, host: str | 
     try:
         secret = json.loads(raw)
     except json.JSONDecodeError:
-        raise ConfigError(f"secret {secret_arn} is not JSON") from None
+        raise SecretContentsError(f"secret {secret_arn} is not JSON") from None
     missing = [field for field in _SECRET_FIELDS if not isinstance(secret, dict) or field not in secret]
     if missing:
-        raise ConfigError(f"secret {secret_arn} lacks {', '.join(missing)}")
+        raise SecretContentsError(f"secret {secret_arn} lacks {', '.join(missing)}")
     return URL.create(
         "postgresql+pg8000",
         username=secret["username"],
