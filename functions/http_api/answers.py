@@ -6,7 +6,7 @@ The vocabulary, used the same way in both HTTP functions:
   The intake turns one into API Gateway's proxy result (:meth:`Answer.proxy_result`), the
   coupons function's routes into a Powertools ``Response`` (``functions/coupons/routes/responses.py``).
 - A **refusal** is an answer other than success. :data:`REFUSALS` is the one table from an
-  outcome (the domain's ``IssueOutcome``, ``UseOutcome`` and ``CancelOutcome`` members, and the
+  outcome (the domain's ``IssueOutcome`` and ``CopyOutcome`` members, and the
   API's own) to its HTTP status, the body's ``status`` and its ``error`` message;
   :func:`refusal` makes the answer, and :class:`RequestRefusedError` carries one from where it is
   found (a route, the caller, the request's parsing) to where it is answered. A domain outcome
@@ -67,7 +67,7 @@ REFUSALS: dict[str, tuple[HTTPStatus, str, str]] = {
     IssueOutcome.NOT_OPEN: (_CONFLICT, "NOT_OPEN", "the issue window of coupon {coupon} has not opened yet"),
     IssueOutcome.ENDED: (_CONFLICT, "ENDED", "the issue window of coupon {coupon} has ended"),
     IssueOutcome.CLOSED: (_CONFLICT, "CLOSED", "coupon {coupon} is closed by its operators"),
-    # Using or canceling an issued copy (UseOutcome, CancelOutcome)
+    # Using or canceling an issued copy (CopyOutcome)
     "ALREADY_USED": (_CONFLICT, "ALREADY_USED", "user {user}'s copy of coupon {coupon} is already used"),
     "ALREADY_CANCELED": (_CONFLICT, "ALREADY_CANCELED", "user {user}'s copy of coupon {coupon} is already canceled"),
     "USED": (_CONFLICT, "USED", "user {user}'s copy of coupon {coupon} is used: it cannot be canceled"),

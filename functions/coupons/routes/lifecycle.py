@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
-from coupon_core.domain.lifecycle import CancelOutcome, LifecycleService, UseOutcome
+from coupon_core.domain.lifecycle import Change, CopyOutcome, LifecycleService
 from functions.coupons.dependencies import CallerParam, lifecycle
 from functions.coupons.routes.responses import from_model
 from functions.http_api.answers import RequestRefusedError, answered
@@ -16,8 +16,7 @@ from functions.http_api.parameters import IdempotencyKey, PathId
 from functions.http_api.schemas import CancelBody, UseBody
 
 router = Router()
-answered(UseOutcome, besides={UseOutcome.USED})
-answered(CancelOutcome, besides={CancelOutcome.CANCELED})
+answered(CopyOutcome, besides=())  # USED and CANCELED are each the other change's refusal too
 
 Service = Annotated[LifecycleService, Depends(lifecycle)]
 
@@ -43,13 +42,7 @@ def use(
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
-    user_id = caller.user_id(userId)
-    result = service.use(couponId, user_id, key=idempotency_key)
-    if result.outcome is not UseOutcome.USED or result.used_at is None:
-        raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)
-    return from_model(
-        HTTPStatus.OK, UseBody(status="USED", couponId=couponId, userId=user_id, usedAt=result.used_at.isoformat())
-    )
+    return _changed(Change.USE, couponId, caller.user_id(userId), service, idempotency_key)
 
 
 @router.post(
@@ -73,9 +66,18 @@ def cancel(
     service: Service,
     idempotency_key: IdempotencyKey = None,
 ) -> Response[dict[str, Any]]:
-    user_id = caller.user_id(userId)
-    result = service.cancel(couponId, user_id, key=idempotency_key)
-    if result.outcome is not CancelOutcome.CANCELED or result.canceled_at is None:
-        raise RequestRefusedError(result.outcome.value, coupon=couponId, user=user_id)
-    body = CancelBody(status="CANCELED", couponId=couponId, userId=user_id, canceledAt=result.canceled_at.isoformat())
+    return _changed(Change.CANCEL, couponId, caller.user_id(userId), service, idempotency_key)
+
+
+def _changed(
+    change: Change, coupon_id: int, user_id: int, service: LifecycleService, key: str | None
+) -> Response[dict[str, Any]]:
+    """The answer to a use or a cancel: its body with the change's time, or its refusal."""
+    result = service.change(change, coupon_id, user_id, key=key)
+    if result.outcome is not change.done or result.at is None:
+        raise RequestRefusedError(result.outcome.value, coupon=coupon_id, user=user_id)
+    at = result.at.isoformat()
+    if change is Change.USE:
+        return from_model(HTTPStatus.OK, UseBody(status="USED", couponId=coupon_id, userId=user_id, usedAt=at))
+    body = CancelBody(status="CANCELED", couponId=coupon_id, userId=user_id, canceledAt=at)
     return from_model(HTTPStatus.OK, body)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from coupon_core.domain.lifecycle import CancelOutcome, UseOutcome
+from coupon_core.domain.lifecycle import CopyOutcome
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError, UnavailableError
 from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
@@ -17,8 +17,7 @@ from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedEr
 OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())
 REFUSED_BY_THE_DOMAIN = (
     {outcome.value for outcome in IssueOutcome} - {"SUCCESS"}
-    | {outcome.value for outcome in UseOutcome} - {"USED"}
-    | {outcome.value for outcome in CancelOutcome} - {"CANCELED"}
+    | {outcome.value for outcome in CopyOutcome}  # USED and CANCELED refuse the other change
 )
 
 

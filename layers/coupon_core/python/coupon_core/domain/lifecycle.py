@@ -23,40 +23,47 @@ COUPON_CANCELED = "COUPON_CANCELED"
 COUPON_EXPIRED = "COUPON_EXPIRED"
 
 
-class UseOutcome(StrEnum):
-    USED = "USED"  # used now, or the same use again (same Idempotency-Key)
-    ALREADY_USED = "ALREADY_USED"
+class CopyOutcome(StrEnum):
+    """How a use or a cancel of a user's copy ended. A change's own status (USED for a use,
+    CANCELED for a cancel) is its success, or the same change again with the same
+    Idempotency-Key; every other member refuses it (``functions/http_api/answers.py``), a use of
+    a canceled copy answering CANCELED and a cancel of a used one USED."""
+
+    USED = "USED"
     CANCELED = "CANCELED"
+    ALREADY_USED = "ALREADY_USED"
+    ALREADY_CANCELED = "ALREADY_CANCELED"
     EXPIRED = "EXPIRED"
     PENDING = "PENDING"  # reserved, not persisted yet: retry shortly
     NOT_ISSUED = "NOT_ISSUED"
     COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
 
 
+class Change(StrEnum):
+    """What a user may do to an issued copy, by the status it moves the copy to."""
+
+    USE = "USED"
+    CANCEL = "CANCELED"
+
+    @property
+    def done(self) -> CopyOutcome:
+        return CopyOutcome(self.value)
+
+    @property
+    def already(self) -> CopyOutcome:
+        """The copy had this change already, by another request (another key, or none)."""
+        return CopyOutcome(f"ALREADY_{self.value}")
+
+
 @dataclass(frozen=True)
-class UseResult:
-    outcome: UseOutcome
-    used_at: datetime | None = None
+class ChangeResult:
+    """``at`` is when the change was made (the first time, for a repeat). ``now`` marks a change
+    made by this call; a cancel's copy must then go back to Redis's stock, by releasing the
+    reservation (``reserved_at``, ms) when the coupon allows a second take (``reissue``), else by
+    one more copy in Redis's total (the reservation stays, blocking)."""
 
-
-class CancelOutcome(StrEnum):
-    CANCELED = "CANCELED"  # canceled now, or the same cancel again (same Idempotency-Key)
-    ALREADY_CANCELED = "ALREADY_CANCELED"
-    USED = "USED"
-    EXPIRED = "EXPIRED"
-    PENDING = "PENDING"
-    NOT_ISSUED = "NOT_ISSUED"
-    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-
-
-@dataclass(frozen=True)
-class CancelResult:
-    """``now`` marks a cancel made by this call: its copy must go back to Redis's stock, by
-    releasing the reservation (``reserved_at``, ms) when the coupon allows a second take
-    (``reissue``), else by one more copy in Redis's total (the reservation stays, blocking)."""
-
-    outcome: CancelOutcome
-    canceled_at: datetime | None = None
+    outcome: CopyOutcome
+    at: datetime | None = None
     now: bool = False
     reserved_at: int | None = None
     reissue: bool = False
@@ -65,12 +72,9 @@ class CancelResult:
 class IssueLifecycle(Protocol):
     """The issued copies in the database (``coupon_core.adapters.postgres.lifecycle``)."""
 
-    def use(self, coupon_id: int, user_id: int, key: str | None) -> UseResult:
-        """Mark the user's copy USED; NOT_ISSUED when the database has no copy for the user."""
-        ...
-
-    def cancel(self, coupon_id: int, user_id: int, key: str | None) -> CancelResult:
-        """Mark the user's copy CANCELED and put it back in the database's stock."""
+    def change(self, change: Change, coupon_id: int, user_id: int, key: str | None) -> ChangeResult:
+        """Move the user's copy to ``change``'s status (a cancel puts it back in the database's
+        stock); NOT_ISSUED when the database has no copy for the user."""
         ...
 
     def expire_due(self, limit: int) -> int:
@@ -88,27 +92,23 @@ class LifecycleService:
         self._store = store
         self._sync = sync
 
-    def use(self, coupon_id: int, user_id: int, *, key: str | None) -> UseResult:
-        result = self._issues.use(coupon_id, user_id, key)
-        if result.outcome is UseOutcome.NOT_ISSUED:
-            return UseResult(UseOutcome(self._missing(coupon_id, user_id)))
-        return result
-
-    def cancel(self, coupon_id: int, user_id: int, *, key: str | None) -> CancelResult:
-        """Cancel the user's copy and return it to stock, in the database and then in Redis."""
-        result = self._issues.cancel(coupon_id, user_id, key)
-        if result.outcome is CancelOutcome.NOT_ISSUED:
-            return CancelResult(CancelOutcome(self._missing(coupon_id, user_id)))
-        if result.now:
+    def change(self, change: Change, coupon_id: int, user_id: int, *, key: str | None) -> ChangeResult:
+        """Use or cancel the user's copy, in the database; a cancel returns it to stock, in the
+        database and then in Redis."""
+        result = self._issues.change(change, coupon_id, user_id, key)
+        if result.outcome is CopyOutcome.NOT_ISSUED:
+            return ChangeResult(self._missing(coupon_id, user_id))
+        if result.now and change is Change.CANCEL:
             self._return_to_stock(coupon_id, user_id, result)
         return result
 
-    def _missing(self, coupon_id: int, user_id: int) -> str:
+    def _missing(self, coupon_id: int, user_id: int) -> CopyOutcome:
         if self._catalog.find(coupon_id) is None:
-            return "COUPON_NOT_FOUND"
-        return "PENDING" if self._store.reservation_time(coupon_id, user_id) is not None else "NOT_ISSUED"
+            return CopyOutcome.COUPON_NOT_FOUND
+        pending = self._store.reservation_time(coupon_id, user_id) is not None
+        return CopyOutcome.PENDING if pending else CopyOutcome.NOT_ISSUED
 
-    def _return_to_stock(self, coupon_id: int, user_id: int, result: CancelResult) -> None:
+    def _return_to_stock(self, coupon_id: int, user_id: int, result: ChangeResult) -> None:
         """A second take allowed: release the reservation. Not allowed: the reservation stays and
         blocks the user, and Redis's total becomes the database's count (``StateSync``)."""
         if result.reissue and result.reserved_at is not None:

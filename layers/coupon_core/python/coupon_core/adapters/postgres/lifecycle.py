@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, func, insert, select, text, update
@@ -9,15 +10,7 @@ from sqlalchemy import Engine, func, insert, select, text, update
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, OutboxEvent
 from coupon_core.adapters.postgres.outbox import event_row
-from coupon_core.domain.lifecycle import (
-    COUPON_CANCELED,
-    COUPON_EXPIRED,
-    COUPON_USED,
-    CancelOutcome,
-    CancelResult,
-    UseOutcome,
-    UseResult,
-)
+from coupon_core.domain.lifecycle import COUPON_CANCELED, COUPON_EXPIRED, COUPON_USED, Change, ChangeResult, CopyOutcome
 from coupon_core.errors import DatabaseUnavailableError, Reraise
 from coupon_core.timeutil import to_millis
 
@@ -54,75 +47,78 @@ def _locked_copy(connection: Any, coupon_id: int, user_id: int, *columns: Any) -
     ).one_or_none()
 
 
+@dataclass(frozen=True)
+class _Written:
+    """Where a change is written: its time's and its key's columns, its event and the event's time field."""
+
+    at: Any
+    key: Any
+    event: str
+    event_time: str
+
+
+_WRITTEN = {
+    Change.USE: _Written(CouponIssue.used_at, CouponIssue.use_key, COUPON_USED, "usedAt"),
+    Change.CANCEL: _Written(CouponIssue.canceled_at, CouponIssue.cancel_key, COUPON_CANCELED, "canceledAt"),
+}
+_CHANGED = (Change.USE.value, Change.CANCEL.value)  # a copy used or canceled takes no other change
+
+
 class SqlIssueLifecycle:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
 
     @_database_down
-    def use(self, coupon_id: int, user_id: int, key: str | None) -> UseResult:
+    def change(self, change: Change, coupon_id: int, user_id: int, key: str | None) -> ChangeResult:
+        """A cancel locks the coupon row first (as the worker does), then the copy's: the stock
+        and the status change together."""
+        written = _WRITTEN[change]
         with self._engine.begin() as connection:
-            row = _locked_copy(connection, coupon_id, user_id, CouponIssue.used_at, CouponIssue.use_key)
-            if row is None:
-                return UseResult(UseOutcome.NOT_ISSUED)
-            if row.status == "USED":
-                repeat = key is not None and key == row.use_key
-                return UseResult(UseOutcome.USED if repeat else UseOutcome.ALREADY_USED, row.used_at)
-            if row.status == "CANCELED":
-                return UseResult(UseOutcome.CANCELED)
-            if row.status == "EXPIRED" or row.past_validity:
-                return UseResult(UseOutcome.EXPIRED)
-            used_at = connection.scalar(
-                update(CouponIssue)
-                .where(CouponIssue.id == row.id)
-                .values(status="USED", used_at=func.now(), use_key=key)
-                .returning(CouponIssue.used_at)
-            )
-            assert used_at is not None
-            event = event_row(COUPON_USED, issue_id=row.id, coupon_id=coupon_id, user_id=user_id,
-                              request_id=row.request_id, usedAt=used_at)  # fmt: skip
-            connection.execute(insert(OutboxEvent).values(event))
-            return UseResult(UseOutcome.USED, used_at)
-
-    @_database_down
-    def cancel(self, coupon_id: int, user_id: int, key: str | None) -> CancelResult:
-        """The coupon row is locked first (as the worker does), then the copy's: the stock and
-        the status change together."""
-        with self._engine.begin() as connection:
-            reissue = connection.scalar(
-                select(Coupon.reissue_after_cancel).where(Coupon.id == coupon_id).with_for_update()
-            )
-            if reissue is None:
-                return CancelResult(CancelOutcome.NOT_ISSUED)
-            row = _locked_copy(
-                connection, coupon_id, user_id, CouponIssue.reserved_at, CouponIssue.canceled_at, CouponIssue.cancel_key
-            )
-            if row is None:
-                return CancelResult(CancelOutcome.NOT_ISSUED)
-            if row.status == "CANCELED":
-                repeat = key is not None and key == row.cancel_key
-                return CancelResult(
-                    CancelOutcome.CANCELED if repeat else CancelOutcome.ALREADY_CANCELED, row.canceled_at
+            reissue = False
+            if change is Change.CANCEL:
+                found = connection.scalar(
+                    select(Coupon.reissue_after_cancel).where(Coupon.id == coupon_id).with_for_update()
                 )
-            if row.status == "USED":
-                return CancelResult(CancelOutcome.USED)
+                if found is None:
+                    return ChangeResult(CopyOutcome.NOT_ISSUED)
+                reissue = found
+            row = _locked_copy(
+                connection,
+                coupon_id,
+                user_id,
+                CouponIssue.reserved_at,
+                written.at.label("changed_at"),
+                written.key.label("change_key"),
+            )
+            if row is None:
+                return ChangeResult(CopyOutcome.NOT_ISSUED)
+            if row.status == change.value:
+                repeat = key is not None and key == row.change_key
+                return ChangeResult(change.done if repeat else change.already, row.changed_at)
+            if row.status in _CHANGED:
+                return ChangeResult(CopyOutcome(row.status))
             if row.status == "EXPIRED" or row.past_validity:
-                return CancelResult(CancelOutcome.EXPIRED)
-            canceled_at = connection.scalar(
+                return ChangeResult(CopyOutcome.EXPIRED)
+            changed_at = connection.scalar(
                 update(CouponIssue)
                 .where(CouponIssue.id == row.id)
-                .values(status="CANCELED", canceled_at=func.now(), cancel_key=key)
-                .returning(CouponIssue.canceled_at)
+                .values({CouponIssue.status: change.value, written.at: func.now(), written.key: key})
+                .returning(written.at)
             )
-            assert canceled_at is not None
-            connection.execute(
-                update(Coupon).where(Coupon.id == coupon_id).values(remaining_quantity=Coupon.remaining_quantity + 1)
-            )
-            event = event_row(COUPON_CANCELED, issue_id=row.id, coupon_id=coupon_id, user_id=user_id,
-                              request_id=row.request_id, canceledAt=canceled_at, mayTakeAgain=reissue)  # fmt: skip
+            assert changed_at is not None
+            facts: dict[str, Any] = {written.event_time: changed_at}
+            if change is Change.CANCEL:
+                connection.execute(
+                    update(Coupon)
+                    .where(Coupon.id == coupon_id)
+                    .values(remaining_quantity=Coupon.remaining_quantity + 1)
+                )
+                facts["mayTakeAgain"] = reissue
+            event = event_row(written.event, issue_id=row.id, coupon_id=coupon_id, user_id=user_id,
+                              request_id=row.request_id, **facts)  # fmt: skip
             connection.execute(insert(OutboxEvent).values(event))
-            return CancelResult(
-                CancelOutcome.CANCELED, canceled_at, now=True, reserved_at=to_millis(row.reserved_at), reissue=reissue
-            )
+            reserved_at = to_millis(row.reserved_at)
+            return ChangeResult(change.done, changed_at, now=True, reserved_at=reserved_at, reissue=reissue)
 
     @_database_down
     def expire_due(self, limit: int) -> int:
