@@ -62,7 +62,7 @@ def test_a_missing_state_is_built_by_the_rebuild_and_its_outcome_read_back(lambd
 def test_a_reply_that_is_not_a_state_build_is_unavailable(lambda_client, reply):
     client, stubber = lambda_client
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload(reply)})
-    with pytest.raises(UnavailableError, match="rebuild function answered"):
+    with pytest.raises(UnavailableError, match="rebuild function replied"):
         RebuildInvoker("rebuild", client).initialise(1)
 
 

@@ -33,11 +33,11 @@ class RebuildInvoker:
 
     def initialise(self, coupon_id: int) -> InitOutcome:
         """The rebuild function's build of a missing state (``{"stateMissing": coupon_id}``)."""
-        answer = self._invoke({"stateMissing": coupon_id})
+        reply = self._invoke({"stateMissing": coupon_id})
         try:
-            return InitOutcome(answer["state"])
+            return InitOutcome(reply["state"])
         except (KeyError, ValueError, TypeError) as exc:
-            raise UnavailableError(f"rebuild function answered {answer!r}, not a state build") from exc
+            raise UnavailableError(f"rebuild function replied {reply!r}, not a state build") from exc
 
     def reconcile(self, coupon_id: int) -> dict[str, Any]:
         """The rebuild function's report for ``{"couponId": coupon_id}``."""
@@ -47,15 +47,15 @@ class RebuildInvoker:
         if self._function_name is None:
             raise UnavailableError("REBUILD_FUNCTION is not set: this environment has no rebuild function to invoke")
         try:
-            answer = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
-            reply = json.loads(answer["Payload"].read())
+            invoked = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
+            reply = json.loads(invoked["Payload"].read())
         except Exception as exc:  # botocore's errors, a payload that is not JSON: the rebuild is unreachable
             raise UnavailableError(f"rebuild function unreachable: {exc!r}") from exc
-        if answer.get("FunctionError"):
+        if invoked.get("FunctionError"):
             detail = reply.get("errorMessage", reply) if isinstance(reply, dict) else reply
             raise UnavailableError(f"rebuild function failed: {detail}")
         if not isinstance(reply, dict):
-            raise UnavailableError(f"rebuild function answered {reply!r}, not an object")
+            raise UnavailableError(f"rebuild function replied {reply!r}, not an object")
         return reply
 
     def _lambda(self) -> Any:
