@@ -49,7 +49,7 @@ class IssueResult:
 _REFUSED = {outcome: IssueResult(outcome) for outcome in IssueOutcome}
 
 _INIT_TO_ISSUE = {
-    InitOutcome.NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
+    InitOutcome.COUPON_NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
     InitOutcome.ENDED: IssueOutcome.ENDED,
     InitOutcome.REBUILDING: IssueOutcome.UNAVAILABLE,  # nothing reserved: retry after Retry-After
 }

@@ -79,7 +79,7 @@ class InitOutcome(StrEnum):
     """What building a missing state came to (``StateBuilder.initialise``)."""
 
     READY = "READY"
-    NOT_FOUND = "NOT_FOUND"
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
     ENDED = "ENDED"
     REBUILDING = "REBUILDING"
 

@@ -164,7 +164,7 @@ class Reconciler:
                 return InitOutcome.READY
             coupon = self._catalog.find(coupon_id)
             if coupon is None:
-                return InitOutcome.NOT_FOUND
+                return InitOutcome.COUPON_NOT_FOUND
             state, now_ms = coupon.state(self._retention_ms), time.time() * 1000
             if state.expires_at <= now_ms:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
@@ -173,7 +173,7 @@ class Reconciler:
             in_flight = self._in_flight_for_a_request.read()  # before the snapshot: see above
             snapshot = self._catalog.issued_users(coupon_id)
             if snapshot is None:
-                return InitOutcome.NOT_FOUND
+                return InitOutcome.COUPON_NOT_FOUND
             holders, request_ids = in_flight.with_issued(snapshot)
             report = self._store.reconcile(
                 snapshot.coupon.state(self._retention_ms), holders, release_before=None, request_ids=request_ids
