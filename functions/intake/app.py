@@ -63,20 +63,20 @@ def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotenc
     observability.count_issue(result.outcome, latency_ms, release_failed=result.release_failed)
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
-    logger.append_keys(couponId=coupon_id, requestId=str(result.message.request_id) if result.message else None)
+    logger.append_keys(couponId=coupon_id, requestId=str(result.record.request_id) if result.record else None)
     return _mapped(result, coupon_id, user_id)
 
 
 def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
     """The answer to each outcome: a new one that is not handled here is mypy's error (``assert_never``)."""
-    message, outcome = result.message, result.outcome
+    record, outcome = result.record, result.outcome
     match outcome:
-        case IssueOutcome.SUCCESS if message is not None:
-            reserved_at = message.reserved_time.isoformat(timespec="milliseconds")
+        case IssueOutcome.SUCCESS if record is not None:
+            reserved_at = record.reserved_time.isoformat(timespec="milliseconds")
             body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
-            return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(message.request_id), "reservedAt": reserved_at})
-        case IssueOutcome.UNCONFIRMED if message is not None:
-            return refusal(outcome, coupon=coupon_id, user=user_id, request=message.request_id)
+            return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(record.request_id), "reservedAt": reserved_at})
+        case IssueOutcome.UNCONFIRMED if record is not None:
+            return refusal(outcome, coupon=coupon_id, user=user_id, request=record.request_id)
         case (
             IssueOutcome.DUPLICATE
             | IssueOutcome.SOLD_OUT

@@ -45,16 +45,16 @@ def _delivered(event: dict[str, Any]) -> list[Delivered]:
     return delivered
 
 
-def _log(record: Delivered, verdict: Verdict) -> None:
-    message = record.message
+def _log(delivered: Delivered, verdict: Verdict) -> None:
+    record = delivered.record
     context = {
         "outcome": verdict.outcome.value,
         "reason": verdict.reason,
-        "partition": f"{record.position.topic}-{record.position.partition}",
-        "offset": record.position.offset,
-        "couponId": message.coupon_id if message else None,
-        "userId": message.user_id if message else None,
-        "requestId": str(message.request_id) if message else None,
+        "partition": f"{delivered.position.topic}-{delivered.position.partition}",
+        "offset": delivered.position.offset,
+        "couponId": record.coupon_id if record else None,
+        "userId": record.user_id if record else None,
+        "requestId": str(record.request_id) if record else None,
     }
     if verdict.outcome in (RecordOutcome.ISSUED, RecordOutcome.ALREADY_ISSUED):
         logger.debug("record persisted", extra=context)
@@ -66,11 +66,11 @@ def _log(record: Delivered, verdict: Verdict) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    records = _delivered(event)
-    verdicts = persister().persist(records)
-    for record in records:
-        verdict = verdicts[record.position]
-        _log(record, verdict)
+    batch = _delivered(event)
+    verdicts = persister().persist(batch)
+    for delivered in batch:
+        verdict = verdicts[delivered.position]
+        _log(delivered, verdict)
         metrics.add_metric(name=metric_name("Record", verdict.outcome), unit=MetricUnit.Count, value=1)
 
     def record_handler(record: KafkaEventRecord) -> None:

@@ -153,8 +153,8 @@ class DeadLetterQueue:
     sent: list[Rejection] = field(default_factory=list)
 
     def send(self, rejections: Sequence[Rejection]) -> set[Position]:
-        self.sent.extend(r for r in rejections if r.record.position not in self.refuses)
-        return {r.record.position for r in rejections} & self.refuses
+        self.sent.extend(r for r in rejections if r.delivered.position not in self.refuses)
+        return {r.delivered.position for r in rejections} & self.refuses
 
 
 @dataclass
@@ -170,8 +170,8 @@ class FailureLedger:
         self.transactions.append(coupon_id)
         outcomes = []
         for failure in failures:
-            request_id = failure.message.request_id
-            if (coupon_id, failure.message.user_id) in self.issued:
+            request_id = failure.record.request_id
+            if (coupon_id, failure.record.user_id) in self.issued:
                 outcomes.append(FailureOutcome.ALREADY_ISSUED)
             elif request_id in self.failures:
                 outcomes.append(FailureOutcome.ALREADY_RECORDED)

@@ -52,7 +52,7 @@ def test_a_rejection_is_recorded_then_released_fenced_and_the_release_kept():
 
     assert store.releases == [(3, 7, MESSAGE.reserved_at)]
     failure = ledger.failures[MESSAGE.request_id]
-    assert (failure.message, failure.reason, failure.source) == (MESSAGE, "NO_STOCK", WHERE)
+    assert (failure.record, failure.reason, failure.source) == (MESSAGE, "NO_STOCK", WHERE)
     assert ledger.releases == {MESSAGE.request_id: ReleaseOutcome.STALE}
 
 

@@ -45,9 +45,9 @@ def test_a_success_publishes_the_reservation_with_its_time():
     result = service(store, publisher).issue(3, 7)
 
     assert result.outcome is IssueOutcome.SUCCESS
-    assert publisher.published == [result.message]
-    assert result.message is not None
-    assert (result.message.coupon_id, result.message.user_id, result.message.reserved_at) == (3, 7, RESERVED_AT)
+    assert publisher.published == [result.record]
+    assert result.record is not None
+    assert (result.record.coupon_id, result.record.user_id, result.record.reserved_at) == (3, 7, RESERVED_AT)
     assert store.releases == []
 
 
@@ -87,7 +87,7 @@ def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation(
     result = service(store, fakes.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
 
     assert result.outcome is IssueOutcome.UNCONFIRMED
-    assert result.message is not None
+    assert result.record is not None
     assert store.releases == []  # the worker issues it if it is in Kafka; reconcile releases it if not
 
 

@@ -47,7 +47,7 @@ def test_each_group_outcome_becomes_its_verdict_and_rejections_go_to_the_dlq():
         Verdict(RecordOutcome.REJECTED, "NO_STOCK"),
         Verdict(RecordOutcome.REJECTED, "COUPON_NOT_FOUND"),
     ]
-    assert [(r.record.position, r.reason) for r in dlq.sent] == [
+    assert [(r.delivered.position, r.reason) for r in dlq.sent] == [
         (batch[3].position, "NO_STOCK"),
         (batch[4].position, "COUPON_NOT_FOUND"),
     ]
@@ -61,7 +61,7 @@ def test_a_malformed_record_is_rejected_alone_and_the_others_persist():
 
     assert verdicts[batch[0].position] == Verdict(RecordOutcome.REJECTED, "MALFORMED: value is not JSON")
     assert verdicts[batch[1].position] == Verdict(RecordOutcome.ISSUED)
-    assert [r.record.position for r in dlq.sent] == [batch[0].position]
+    assert [r.delivered.position for r in dlq.sent] == [batch[0].position]
 
 
 def test_a_group_goes_to_the_ledger_in_kafka_order():

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coupon_core.domain.records import MAX_BIGINT, IssueRecord
-from coupon_core.errors import MalformedMessageError
+from coupon_core.errors import MalformedRecordError
 
 ids = st.integers(min_value=1, max_value=MAX_BIGINT)
 
@@ -56,5 +56,5 @@ GOOD = {"v": 1, "couponId": 3, "userId": 7, "requestId": "00000000-0000-4000-800
     ],
 )
 def test_malformed_values_are_refused_with_a_reason(raw, reason):
-    with pytest.raises(MalformedMessageError, match=reason):
+    with pytest.raises(MalformedRecordError, match=reason):
         IssueRecord.decode(raw)

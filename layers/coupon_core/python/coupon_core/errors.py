@@ -7,7 +7,7 @@
     │   ├── SecretContentsError      ... the database secret lacks the fields the functions read
     │   ├── NoCredentialsError       ... IAM authentication finds no AWS credentials to sign with
     │   └── TopicShrinkError         ... a topic was asked for fewer partitions than it has
-    ├── MalformedMessageError        a Kafka record's value is not a valid issue record (ValueError)
+    ├── MalformedRecordError         a Kafka record's value is not a valid issue record (ValueError)
     ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
     │                                on-failure letter, or is incomplete (ValueError)
     ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
@@ -63,8 +63,8 @@ class TopicShrinkError(ConfigError):
     """A topic was asked for fewer partitions than it has: Kafka's partitions only grow."""
 
 
-class MalformedMessageError(CouponError, ValueError):
-    """A record is not a valid version-1 issue message; the text says what is wrong."""
+class MalformedRecordError(CouponError, ValueError):
+    """A Kafka record's value is not a valid version-1 issue record; the text says what is wrong."""
 
 
 class UnreadableDeadLetterError(CouponError, ValueError):

@@ -71,7 +71,7 @@ def _issue(body: Any = None, *, raw_body: str | None = None, headers: dict[str, 
     return api_event("POST", "/coupon-issues", body, raw_body=raw_body, headers=headers) | changes
 
 
-SUCCESS = IssueResult(IssueOutcome.SUCCESS, message=IssueRecord(3, 7, uuid.UUID(int=1), reserved_at=1_764_590_400_123))
+SUCCESS = IssueResult(IssueOutcome.SUCCESS, record=IssueRecord(3, 7, uuid.UUID(int=1), reserved_at=1_764_590_400_123))
 ENCODED = base64.b64encode(json.dumps({"couponId": 3, "userId": 7}).encode()).decode()
 
 
@@ -185,7 +185,7 @@ def test_a_request_that_is_not_well_formed_is_refused_with_what_is_wrong_and_nev
 
 def test_success_is_202_with_the_request_id_and_reservation_time(service):
     message = IssueRecord(3, 7, uuid.UUID("6f1c1f9e-0000-4000-8000-000000000001"), 1_764_590_400_123)
-    service.result = IssueResult(IssueOutcome.SUCCESS, message=message)
+    service.result = IssueResult(IssueOutcome.SUCCESS, record=message)
 
     status, body, _ = call(api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7}))
 

@@ -24,7 +24,7 @@ WHERE = Position("coupon.issue.v1", 0, 1)
 )
 def test_undecodable_values_carry_their_problem(value, problem):
     delivered = Delivered.decode(WHERE, value)
-    assert delivered.message is None
+    assert delivered.record is None
     assert problem in delivered.problem
 
 

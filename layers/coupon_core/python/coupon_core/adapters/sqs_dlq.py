@@ -33,9 +33,9 @@ class SqsDeadLetterQueue:
                 answer = self._sqs.send_message_batch(QueueUrl=self._queue_url, Entries=entries)
             except (BotoCoreError, ClientError):
                 logger.exception("could not send dead letters", extra={"count": len(chunk)})
-                unsent.update(r.record.position for r in chunk)
+                unsent.update(r.delivered.position for r in chunk)
                 continue
             for failed in answer.get("Failed", []):
                 logger.error("SQS refused a dead letter", extra={"failure": failed})
-                unsent.add(chunk[int(failed["Id"])].record.position)
+                unsent.add(chunk[int(failed["Id"])].delivered.position)
         return unsent

@@ -27,24 +27,24 @@ ENVELOPE_VERSION = 1
 class Rejection:
     """A record the worker rejected for good (verdict REJECTED): sent as one rejection letter."""
 
-    record: Delivered
+    delivered: Delivered
     reason: str
 
     def envelope(self, failed_at: datetime | None = None) -> dict[str, Any]:
         moment = (failed_at or datetime.now(UTC)).isoformat(timespec="milliseconds")
-        source = {"topic": self.record.position.topic, "partition": self.record.position.partition,
-                  "offset": self.record.position.offset}  # fmt: skip
-        message = self.record.message
-        if message is None:
+        position = self.delivered.position
+        source = {"topic": position.topic, "partition": position.partition, "offset": position.offset}
+        record = self.delivered.record
+        if record is None:
             return {"kind": MALFORMED_KIND, "v": ENVELOPE_VERSION, "reason": self.reason, "source": source,
-                    "value": self.record.raw_value, "failedAt": moment}  # fmt: skip
+                    "value": self.delivered.raw_value, "failedAt": moment}  # fmt: skip
         return {
             "kind": REJECTED_KIND,
             "v": ENVELOPE_VERSION,
-            "couponId": message.coupon_id,
-            "userId": message.user_id,
-            "requestId": str(message.request_id),
-            "reservedAt": message.reserved_at,
+            "couponId": record.coupon_id,
+            "userId": record.user_id,
+            "requestId": str(record.request_id),
+            "reservedAt": record.reserved_at,
             "reason": self.reason,
             "source": source,
             "failedAt": moment,
@@ -55,7 +55,7 @@ class Rejection:
 class RejectionLetter:
     """A rejection letter of a well-formed record, as read back: all it takes to release and record."""
 
-    message: IssueRecord
+    record: IssueRecord
     reason: str
     source: Position
 
@@ -95,13 +95,13 @@ def read_dead_letter(body: str) -> RejectionLetter | OnFailureLetter:
     if kind != REJECTED_KIND or document.get("v") != ENVELOPE_VERSION:
         raise UnreadableDeadLetterError(f"unknown dead letter kind {kind!r} version {document.get('v')!r}")
     try:
-        message = IssueRecord.from_fields(document)
+        record = IssueRecord.from_fields(document)
         source = document["source"]
         position = Position(str(source["topic"]), int(source["partition"]), int(source["offset"]))
         reason = str(document["reason"])
-    except (KeyError, TypeError, ValueError) as exc:  # MalformedMessageError is a ValueError
+    except (KeyError, TypeError, ValueError) as exc:  # MalformedRecordError is a ValueError
         raise UnreadableDeadLetterError(f"incomplete envelope: {exc}") from None
-    return RejectionLetter(message, reason, position)
+    return RejectionLetter(record, reason, position)
 
 
 def _on_failure(document: dict[str, Any]) -> OnFailureLetter:

@@ -1,4 +1,4 @@
-"""A Kafka record as a reader receives it: where it sits (``Position``), and its decoded message
+"""A Kafka record as a reader receives it: where it sits (``Position``), and its issue record
 or why it has none (``Delivered``).
 
 The worker, the DLQ handler, the rebuild and the intake's first request of a coupon read
@@ -13,7 +13,7 @@ import binascii
 from dataclasses import dataclass
 
 from coupon_core.domain.records import IssueRecord
-from coupon_core.errors import MalformedMessageError
+from coupon_core.errors import MalformedRecordError
 
 
 @dataclass(frozen=True, order=True)
@@ -30,10 +30,10 @@ class Position:
 
 @dataclass(frozen=True)
 class Delivered:
-    """One record of a batch: its message, or why it has none (``problem``)."""
+    """One record of a batch: its issue record, or why it has none (``problem``)."""
 
     position: Position
-    message: IssueRecord | None
+    record: IssueRecord | None
     problem: str = ""
     raw_value: str = ""  # the base64 value, kept for the dead letter of a malformed record
 
@@ -56,5 +56,5 @@ class Delivered:
         encoded = base64.b64encode(raw).decode()
         try:
             return cls(position, IssueRecord.decode(raw), raw_value=encoded)
-        except MalformedMessageError as exc:
+        except MalformedRecordError as exc:
             return cls(position, None, str(exc), encoded)

@@ -48,24 +48,22 @@ class FailureRecorder:
         """Settle one DLQ message; raises if it cannot be read or settled (SQS then redelivers it)."""
         letter = read_dead_letter(body)
         if isinstance(letter, RejectionLetter):
-            failures = [Failure(letter.message, letter.reason, letter.source)]
+            failures = [Failure(letter.record, letter.reason, letter.source)]
         else:
             failures = self._read_back(letter)
         by_coupon: dict[int, list[Failure]] = defaultdict(list)
         for failure in failures:
-            by_coupon[failure.message.coupon_id].append(failure)
+            by_coupon[failure.record.coupon_id].append(failure)
         return [outcome for coupon_id, group in by_coupon.items() for outcome in self._settle(coupon_id, group)]
 
     def _read_back(self, letter: OnFailureLetter) -> list[Failure]:
         failures = []
         for offsets in letter.ranges:
             for delivered in self._reader.read(offsets):
-                if delivered.message is None:  # the worker sent it to the DLQ itself, as malformed
+                if delivered.record is None:  # the worker sent it to the DLQ itself, as malformed
                     logger.warning("skipping a malformed record", extra={"position": str(delivered.position)})
                     continue
-                failures.append(
-                    Failure(delivered.message, f"RETRIES_EXHAUSTED: {letter.condition}", delivered.position)
-                )
+                failures.append(Failure(delivered.record, f"RETRIES_EXHAUSTED: {letter.condition}", delivered.position))
         return failures
 
     def _settle(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
@@ -75,11 +73,9 @@ class FailureRecorder:
         ]
         if settled:
             with self._locks.state(coupon_id, lease_s=RELEASE_LOCK_LEASE_S, wait_s=RELEASE_LOCK_WAIT_S):
-                found = self._store.release_all(
-                    coupon_id, [(f.message.user_id, f.message.reserved_at) for f in settled]
-                )
+                found = self._store.release_all(coupon_id, [(f.record.user_id, f.record.reserved_at) for f in settled])
             self._ledger.note_releases(
-                {f.message.request_id: release for f, release in zip(settled, found, strict=True)}
+                {f.record.request_id: release for f, release in zip(settled, found, strict=True)}
             )
         logger.info(
             "dead letters settled",

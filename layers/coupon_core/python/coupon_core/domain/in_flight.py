@@ -51,12 +51,12 @@ class InFlight:
         """The holders in a run of records, each with its latest record; a malformed record holds nothing."""
         holders: dict[int, dict[int, int]] = {}
         request_ids: dict[int, dict[int, str]] = {}
-        for record in records:
-            message = record.message
-            if message is None:
+        for delivered in records:
+            record = delivered.record
+            if record is None:
                 continue
-            users = holders.setdefault(message.coupon_id, {})
-            if message.reserved_at >= users.get(message.user_id, 0):
-                users[message.user_id] = message.reserved_at
-                request_ids.setdefault(message.coupon_id, {})[message.user_id] = str(message.request_id)
+            users = holders.setdefault(record.coupon_id, {})
+            if record.reserved_at >= users.get(record.user_id, 0):
+                users[record.user_id] = record.reserved_at
+                request_ids.setdefault(record.coupon_id, {})[record.user_id] = str(record.request_id)
         return cls(holders, request_ids)

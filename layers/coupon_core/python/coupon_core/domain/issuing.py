@@ -33,14 +33,14 @@ IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # req
 class IssueResult:
     """The answer to one request.
 
-    ``message`` is the record put on Kafka (SUCCESS), or possibly put (UNCONFIRMED). ``detail``
+    ``record`` is the issue record put on Kafka (SUCCESS), or possibly put (UNCONFIRMED). ``detail``
     says why a request is UNAVAILABLE or UNCONFIRMED. ``release_failed`` marks a reservation
     that could not be released after a failed publish: it is left for reconcile, and the caller
     counts it.
     """
 
     outcome: IssueOutcome
-    message: IssueRecord | None = None
+    record: IssueRecord | None = None
     detail: str = ""
     release_failed: bool = False
 
@@ -95,19 +95,19 @@ class IssueService:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return _REFUSED[outcome]
-        message = IssueRecord(coupon_id, user_id, request_id, reserved_at)
+        record = IssueRecord(coupon_id, user_id, request_id, reserved_at)
         if self._wait_replicas and not self._replicated():
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
-            return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(message))
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(record))
         try:
-            self._publisher.publish(message)
+            self._publisher.publish(record)
         except NotPublishedError as exc:  # known not to be in Kafka: the copy goes back at once
-            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(message))
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(record))
         except PublishUnconfirmedError as exc:  # maybe in Kafka: releasing could make a SUCCESS into a lie
             logger.warning("publish unconfirmed: the reservation is left to the worker or to reconcile",
                            extra={"couponId": coupon_id, "requestId": str(request_id)})  # fmt: skip
-            return IssueResult(IssueOutcome.UNCONFIRMED, message=message, detail=str(exc))
-        return IssueResult(IssueOutcome.SUCCESS, message=message)
+            return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=str(exc))
+        return IssueResult(IssueOutcome.SUCCESS, record=record)
 
     def _reserve(
         self, coupon_id: int, user_id: int, request_id: uuid.UUID, idempotency_key: str
@@ -129,14 +129,14 @@ class IssueService:
         except StateUnavailableError:
             return False
 
-    def _release(self, message: IssueRecord) -> bool:
+    def _release(self, record: IssueRecord) -> bool:
         """Undo the reservation of a record that did not reach Kafka; False if Redis is gone too."""
         try:
-            self._store.release(message.coupon_id, message.user_id, message.reserved_at)
+            self._store.release(record.coupon_id, record.user_id, record.reserved_at)
         except StateUnavailableError:
             logger.exception(
                 "could not release a reservation after a failed publish; reconcile will",
-                extra={"couponId": message.coupon_id, "requestId": str(message.request_id)},
+                extra={"couponId": record.coupon_id, "requestId": str(record.request_id)},
             )
             return False
         return True

@@ -87,38 +87,39 @@ class IssuePersister:
         verdicts: dict[Position, Verdict] = {}
         rejections: list[Rejection] = []
         groups: dict[int, list[Delivered]] = defaultdict(list)
-        for record in sorted(batch, key=lambda delivered: delivered.position):  # Kafka order
-            if record.message is None:
-                reason = f"MALFORMED: {record.problem}"
-                verdicts[record.position] = Verdict(RecordOutcome.REJECTED, reason)
-                rejections.append(Rejection(record, reason))
+        for delivered in sorted(batch, key=lambda delivered: delivered.position):  # Kafka order
+            if delivered.record is None:
+                reason = f"MALFORMED: {delivered.problem}"
+                verdicts[delivered.position] = Verdict(RecordOutcome.REJECTED, reason)
+                rejections.append(Rejection(delivered, reason))
             else:
-                groups[record.message.coupon_id].append(record)
+                groups[delivered.record.coupon_id].append(delivered)
         for coupon_id, group in groups.items():
             group_verdicts = self._persist_group(coupon_id, group)
             verdicts.update(group_verdicts)
             rejections.extend(
-                Rejection(record, group_verdicts[record.position].reason)
-                for record in group
-                if group_verdicts[record.position].outcome is RecordOutcome.REJECTED
+                Rejection(delivered, group_verdicts[delivered.position].reason)
+                for delivered in group
+                if group_verdicts[delivered.position].outcome is RecordOutcome.REJECTED
             )
         for position in self._dlq.send(rejections) if rejections else set():
             verdicts[position] = Verdict(RecordOutcome.TRANSIENT, "dead letter not accepted by the DLQ")
         return verdicts
 
     def _persist_group(self, coupon_id: int, group: list[Delivered]) -> dict[Position, Verdict]:
-        messages = [record.message for record in group if record.message is not None]
+        records = [delivered.record for delivered in group if delivered.record is not None]
         try:
-            if not self._admitted(len(messages)):
+            if not self._admitted(len(records)):
                 reason = "the processing limit admits no more writes within this batch's wait"
                 logger.info("coupon group deferred by the processing limit", extra={"couponId": coupon_id})
-                return {record.position: Verdict(RecordOutcome.TRANSIENT, reason) for record in group}
+                return {delivered.position: Verdict(RecordOutcome.TRANSIENT, reason) for delivered in group}
             with self._locks.issue(coupon_id, lease_s=self._lock.lease_s, wait_s=self._lock.wait_s):
-                outcomes = self._ledger.record_group(coupon_id, messages)
+                outcomes = self._ledger.record_group(coupon_id, records)
         except (LockUnavailableError, StateUnavailableError, DatabaseUnavailableError) as exc:
             logger.warning("coupon group will be retried", extra={"couponId": coupon_id, "detail": str(exc)})
-            return {record.position: Verdict(RecordOutcome.TRANSIENT, str(exc)) for record in group}
-        return {record.position: _GROUP_VERDICTS[outcome] for record, outcome in zip(group, outcomes, strict=True)}
+            return {delivered.position: Verdict(RecordOutcome.TRANSIENT, str(exc)) for delivered in group}
+        verdicts = zip(group, outcomes, strict=True)
+        return {delivered.position: _GROUP_VERDICTS[outcome] for delivered, outcome in verdicts}
 
     def _admitted(self, writes: int) -> bool:
         """Wait until the processing limit admits ``writes`` (at once without a limit)."""

@@ -119,7 +119,7 @@ class CouponCatalog(Protocol):
 class Publisher(Protocol):
     """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
 
-    def publish(self, message: IssueRecord) -> None: ...
+    def publish(self, record: IssueRecord) -> None: ...
 
 
 class GroupOutcome(StrEnum):
@@ -158,7 +158,7 @@ class DeadLetterQueue(Protocol):
 class Failure:
     """A request that ended without an issue: its record, why, and where the record sits in Kafka."""
 
-    message: IssueRecord
+    record: IssueRecord
     reason: str
     source: Position
 

@@ -4,7 +4,7 @@
 milliseconds. They are checked before any store is called, so that bad input never changes state
 (invariant I5); the HTTP models bound their ids by the same limit (:data:`MAX_BIGINT`).
 
-**The record**: its key and value (the issue message), as the intake produces it. Where a record
+**The record** (``IssueRecord``): its key and value, as the intake produces it. Where a record
 sits and how a reader receives it are in ``delivery.py``. The wire format is in docs/design.md
 (Kafka).
 
@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.errors import InvalidInputError, MalformedMessageError
+from coupon_core.errors import InvalidInputError, MalformedRecordError
 from coupon_core.timeutil import EPOCH
 
 MAX_BIGINT = 2**63 - 1
@@ -79,15 +79,15 @@ class IssueRecord:
 
     @classmethod
     def decode(cls, raw: bytes) -> IssueRecord:
-        """Parse a record value, raising :class:`MalformedMessageError` with the reason."""
+        """Parse a record value, raising :class:`MalformedRecordError` with the reason."""
         try:
             document: Any = untrusted_json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MalformedMessageError(f"value is not JSON: {exc}") from None
+            raise MalformedRecordError(f"value is not JSON: {exc}") from None
         if not isinstance(document, dict):
-            raise MalformedMessageError(f"value must be a JSON object, got {type(document).__name__}")
+            raise MalformedRecordError(f"value must be a JSON object, got {type(document).__name__}")
         if document.get("v") != VERSION:
-            raise MalformedMessageError(f"unsupported version {document.get('v')!r}, expected {VERSION}")
+            raise MalformedRecordError(f"unsupported version {document.get('v')!r}, expected {VERSION}")
         return cls.from_fields(document)
 
     @classmethod
@@ -95,13 +95,13 @@ class IssueRecord:
         """Build from couponId, userId, requestId and reservedAt, validating each."""
         missing = [name for name in _FIELDS if name not in fields]
         if missing:
-            raise MalformedMessageError(f"missing fields: {', '.join(missing)}")
+            raise MalformedRecordError(f"missing fields: {', '.join(missing)}")
         try:
             request_id = uuid.UUID(fields["requestId"]) if isinstance(fields["requestId"], str) else None
         except ValueError:
             request_id = None
         if request_id is None:
-            raise MalformedMessageError(f"requestId must be a UUID string, got {fields['requestId']!r}")
+            raise MalformedRecordError(f"requestId must be a UUID string, got {fields['requestId']!r}")
         try:
             return cls(
                 coupon_id=validate_id("couponId", fields["couponId"]),
@@ -110,4 +110,4 @@ class IssueRecord:
                 reserved_at=validate_millis("reservedAt", fields["reservedAt"]),
             )
         except InvalidInputError as exc:
-            raise MalformedMessageError(str(exc)) from None
+            raise MalformedRecordError(str(exc)) from None

@@ -113,7 +113,7 @@ class IssuePublisher:
         self._producer: KafkaProducer | None = None
         self._lock = threading.Lock()
 
-    def publish(self, message: IssueRecord) -> None:
+    def publish(self, record: IssueRecord) -> None:
         """Return once the broker has the record (acks=all); raise :class:`PublishError` otherwise.
 
         An acknowledgement that never came (lost, or late) leaves the record possibly written:
@@ -124,24 +124,24 @@ class IssuePublisher:
         at most twice the timeout, which the settings keep shorter than the reconcile skew.
         """
         try:
-            self._send(message)
+            self._send(record)
         except PublishUnconfirmedError as unconfirmed:
             logger.warning(
                 "no acknowledgement: the same record again, on a fresh producer", extra={"detail": str(unconfirmed)}
             )
             try:
-                self._send(message)
+                self._send(record)
             except NotPublishedError as exc:
                 raise PublishUnconfirmedError(f"{unconfirmed}; the resend could not be sent: {exc}") from exc
 
-    def _send(self, message: IssueRecord) -> None:
+    def _send(self, record: IssueRecord) -> None:
         # kafka-python's errors are mapped in place (Reraise's ``causes`` and ``mapped``), without
         # a context manager's calls on every request; a failed send or acknowledgement discards
         # the producer, a leader not reached in time keeps it (a new one would start over).
         deadline = time.monotonic() + self._timeout_ms / 1000
         try:
             producer = self._get_producer()
-            while not _leader_connected(producer, self._settings.topic, message.key):
+            while not _leader_connected(producer, self._settings.topic, record.key):
                 if time.monotonic() >= deadline:
                     raise NotPublishedError(
                         "no connection to the partition's leader within the timeout: nothing was sent"
@@ -150,7 +150,7 @@ class IssuePublisher:
         except _not_sent.causes as exc:
             raise _not_sent.mapped(exc) from exc
         try:
-            future = producer.send(self._settings.topic, key=message.key, value=message.encode())
+            future = producer.send(self._settings.topic, key=record.key, value=record.encode())
         except _not_sent.causes as exc:
             self._discard_producer()
             raise _not_sent.mapped(exc) from exc

@@ -43,11 +43,11 @@ class _Held:
     requests: frozenset[uuid.UUID]
 
     @classmethod
-    def of(cls, connection: Any, coupon_id: int, messages: Sequence[IssueRecord], *, reissue: bool) -> _Held:
+    def of(cls, connection: Any, coupon_id: int, records: Sequence[IssueRecord], *, reissue: bool) -> _Held:
         rows = connection.execute(
             select(CouponIssue.user_id, CouponIssue.request_id, CouponIssue.status).where(
                 CouponIssue.coupon_id == coupon_id,
-                CouponIssue.user_id.in_({message.user_id for message in messages}),
+                CouponIssue.user_id.in_({record.user_id for record in records}),
             )
         ).all()
         return cls(
@@ -55,9 +55,9 @@ class _Held:
             frozenset(row.request_id for row in rows),
         )
 
-    def by(self, message: IssueRecord) -> bool:
-        """Whether ``message``'s user holds an issue its request must not take again."""
-        return message.user_id in self.users or message.request_id in self.requests
+    def by(self, record: IssueRecord) -> bool:
+        """Whether ``record``'s user holds an issue its request must not take again."""
+        return record.user_id in self.users or record.request_id in self.requests
 
 
 _database_down = Reraise(DatabaseUnavailableError, "could not write to the database", DRIVER_ERRORS)
@@ -70,7 +70,7 @@ class SqlLedger:
         self._engine = engine
 
     @_database_down
-    def record_group(self, coupon_id: int, messages: Sequence[IssueRecord]) -> list[GroupOutcome]:
+    def record_group(self, coupon_id: int, records: Sequence[IssueRecord]) -> list[GroupOutcome]:
         """Persist one coupon's records, in Kafka order, in one transaction; an outcome per record.
 
         The coupon row is locked (``FOR UPDATE``) for the transaction. A request with a recorded
@@ -91,47 +91,47 @@ class SqlLedger:
                 .with_for_update()
             ).one_or_none()
             if coupon is None:
-                return [GroupOutcome.COUPON_NOT_FOUND] * len(messages)
+                return [GroupOutcome.COUPON_NOT_FOUND] * len(records)
             remaining = coupon.remaining_quantity
             reissue = coupon.reissue_after_cancel
-            held = _Held.of(connection, coupon_id, messages, reissue=reissue)
-            issued = {message.user_id for message in messages if held.by(message)}
+            held = _Held.of(connection, coupon_id, records, reissue=reissue)
+            issued = {record.user_id for record in records if held.by(record)}
             failed = set(
                 connection.scalars(
                     select(CouponIssueFailure.request_id).where(
-                        CouponIssueFailure.request_id.in_({message.request_id for message in messages})
+                        CouponIssueFailure.request_id.in_({record.request_id for record in records})
                     )
                 )
             )
-            outcomes, fresh = self._decide(messages, issued, failed, remaining)
+            outcomes, fresh = self._decide(records, issued, failed, remaining)
             if fresh:
                 expiry = _expiry(coupon.valid_until, coupon.valid_days)
                 inserted = self._insert(connection, coupon_id, fresh, expiry, again_after_cancel=reissue)
                 outcomes = [
                     GroupOutcome.ALREADY_ISSUED
-                    if outcome is GroupOutcome.ISSUED and message.user_id not in inserted
+                    if outcome is GroupOutcome.ISSUED and record.user_id not in inserted
                     else outcome
-                    for message, outcome in zip(messages, outcomes, strict=True)
+                    for record, outcome in zip(records, outcomes, strict=True)
                 ]
             return outcomes
 
     @staticmethod
     def _decide(
-        messages: Sequence[IssueRecord], issued: set[int], failed: set[uuid.UUID], remaining: int
+        records: Sequence[IssueRecord], issued: set[int], failed: set[uuid.UUID], remaining: int
     ) -> tuple[list[GroupOutcome], list[IssueRecord]]:
         outcomes: list[GroupOutcome] = []
         fresh: list[IssueRecord] = []
         taken = set(issued)
-        for message in messages:
-            if message.request_id in failed:
+        for record in records:
+            if record.request_id in failed:
                 outcomes.append(GroupOutcome.ALREADY_FAILED)
-            elif message.user_id in taken:
+            elif record.user_id in taken:
                 outcomes.append(GroupOutcome.ALREADY_ISSUED)
             elif len(fresh) >= remaining:
                 outcomes.append(GroupOutcome.NO_STOCK)
             else:
-                taken.add(message.user_id)
-                fresh.append(message)
+                taken.add(record.user_id)
+                fresh.append(record)
                 outcomes.append(GroupOutcome.ISSUED)
         return outcomes, fresh
 
@@ -143,12 +143,12 @@ class SqlLedger:
             [
                 {
                     "coupon_id": coupon_id,
-                    "user_id": message.user_id,
-                    "request_id": message.request_id,
-                    "reserved_at": from_millis(message.reserved_at),
+                    "user_id": record.user_id,
+                    "request_id": record.request_id,
+                    "reserved_at": from_millis(record.reserved_at),
                     "expires_at": expiry,
                 }
-                for message in fresh
+                for record in fresh
             ]
         )
         if again_after_cancel:  # the canceled row of the user becomes this request's issue
@@ -209,13 +209,13 @@ class SqlLedger:
             reissue = connection.scalar(
                 select(Coupon.reissue_after_cancel).where(Coupon.id == coupon_id).with_for_update()
             )
-            held = _Held.of(connection, coupon_id, [f.message for f in failures], reissue=bool(reissue))
-            to_record = {f.message.request_id: f for f in failures if not held.by(f.message)}
+            held = _Held.of(connection, coupon_id, [f.record for f in failures], reissue=bool(reissue))
+            to_record = {f.record.request_id: f for f in failures if not held.by(f.record)}
             inserted = self._insert_failures(connection, list(to_record.values())) if to_record else set()
         outcomes: list[FailureOutcome] = []
         for failure in failures:
-            request_id = failure.message.request_id
-            if held.by(failure.message):
+            request_id = failure.record.request_id
+            if held.by(failure.record):
                 outcomes.append(FailureOutcome.ALREADY_ISSUED)
             elif request_id in inserted:
                 outcomes.append(FailureOutcome.RECORDED)
@@ -228,15 +228,15 @@ class SqlLedger:
     def _insert_failures(connection: Any, failures: list[Failure]) -> set[uuid.UUID]:
         rows = [
             {
-                "coupon_id": f.message.coupon_id,
-                "user_id": f.message.user_id,
-                "request_id": f.message.request_id,
+                "coupon_id": f.record.coupon_id,
+                "user_id": f.record.user_id,
+                "request_id": f.record.request_id,
                 "reason": f.reason,
                 "source": {
                     "topic": f.source.topic,
                     "partition": f.source.partition,
                     "offset": f.source.offset,
-                    "reservedAt": f.message.reserved_at,
+                    "reservedAt": f.record.reserved_at,
                 },
                 "released": True,
             }
