@@ -94,6 +94,13 @@ def printed_to(sink: TextIO) -> Iterator[None]:
         handler.setStream(stream or sys.stdout)
 
 
+def quiet_intake_servers(stack: ExitStack, prefix: str) -> None:
+    """:func:`intake_servers`, with the handlers' logs and metrics written to /dev/null until
+    ``stack`` closes (their cost stays, their text goes)."""
+    stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))  # noqa: SIM115 - closed by stack
+    intake_servers(stack, prefix)
+
+
 def intake_servers(stack: ExitStack, prefix: str) -> None:
     """Embedded servers for the intake in this process, stopped with ``stack`` (or those the
     environment names): their URLs in the environment, the schema migrated, a new topic, and the
@@ -393,8 +400,7 @@ def per_answer(pools: dict[str, Containers], args: argparse.Namespace) -> None:
 def against_live_servers(args: argparse.Namespace, bytecode: str) -> None:
     """The rounds of both handlers, the accounting run and the cold starts, on embedded servers."""
     with ExitStack() as stack:
-        stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        intake_servers(stack, "bench-intake-")
+        quiet_intake_servers(stack, "bench-intake-")
 
         pools = {name: Containers(module, args.processes) for name, module in HANDLERS.items()}
         for pool in pools.values():

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
-import os
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -26,7 +25,7 @@ from typing import Any
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 
-from bench.intake import ANSWERS, create_coupon, emit, intake_servers, printed_to
+from bench.intake import ANSWERS, create_coupon, emit, quiet_intake_servers
 from coupon_core import observability
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import logger, metrics
@@ -101,8 +100,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     with ExitStack() as stack:
-        stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        intake_servers(stack, "bench-fixed-cost-")
+        quiet_intake_servers(stack, "bench-fixed-cost-")
         coupon_id = create_coupon(total=ANSWERS["SOLD_OUT"].copies(args.requests) + 1)  # the warm-up takes it
         events = [
             api_event("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user})

@@ -87,12 +87,11 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
-    from bench.intake import create_coupon, emit, intake_servers, printed_to  # noqa: PLC0415 - sets the environment
+    from bench.intake import create_coupon, emit, quiet_intake_servers  # noqa: PLC0415 - sets the environment
     from local.testkit.lambda_events import api_event  # noqa: PLC0415
 
     with ExitStack() as stack:
-        stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        intake_servers(stack, "bench-forked-")
+        quiet_intake_servers(stack, "bench-forked-")
         pools = {name: Containers(module, args.containers) for name, module in HANDLERS.items()}
         for pool in pools.values():
             stack.callback(pool.close)

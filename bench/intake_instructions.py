@@ -63,11 +63,10 @@ def main() -> None:
         module, coupon_id, requests, first_user = args.answer
         _answer(module, int(coupon_id), int(requests), int(first_user))
         return
-    from bench.intake import create_coupon, emit, intake_servers, printed_to  # noqa: PLC0415 - sets the environment
+    from bench.intake import create_coupon, emit, quiet_intake_servers  # noqa: PLC0415 - sets the environment
 
     with ExitStack() as stack:
-        stack.enter_context(printed_to(stack.enter_context(open(os.devnull, "w"))))
-        intake_servers(stack, "bench-instructions-")
+        quiet_intake_servers(stack, "bench-instructions-")
         coupon_id = create_coupon(total=1)  # its warm-up takes the one copy: every answer is SOLD_OUT
         emit(f"\nSOLD_OUT, instructions per answer ({args.requests:,} answers, Valgrind)\n")
         emit("| handler | instructions/answer |\n|---|---:|")
