@@ -13,6 +13,7 @@ import os
 import pty
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -100,6 +101,9 @@ class Watch:
         env = operator_env(live)
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: the command, with the pseudo-terminal as its terminal
+            # Ctrl-C interrupts, as from a shell: a runner that started the tests in the background
+            # without job control had SIGINT ignored, which the command inherited (the view never ended).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             os.execve(str(COUPONS), [str(COUPONS), "watch", str(coupon_id), "--interval", "0.5"], env)
         ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         self.seen = ""
