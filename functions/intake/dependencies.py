@@ -2,7 +2,10 @@
 the Kafka producer and the issue service over them.
 
 Cached per container (``functools.cache``), so the Redis client and the Kafka producer stay
-alive across invocations; :func:`open_connections` opens them during INIT. A missing state is
+alive across invocations; :func:`open_connections` opens them during INIT. The Redis client is
+one pinned connection (a container answers one request at a time), opened when the wiring is
+built: while Redis cannot be reached the wiring is not cached, a request answers 503, and the
+next one builds it again. A missing state is
 built by the rebuild function (``adapters.lambda_rebuild.RebuildInvoker``): the intake has no
 database credential and no path to the database.
 """
