@@ -27,6 +27,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core import observability
 from coupon_core.domain.issuing import IssueResult, IssueService
+from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import lambda_context, logger
 from functions.http_api import request
@@ -72,7 +73,7 @@ def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
     record, outcome = result.record, result.outcome
     match outcome:
         case IssueOutcome.SUCCESS if record is not None:
-            reserved_at = record.reserved_time.isoformat(timespec="milliseconds")
+            reserved_at = from_millis(record.reserved_at).isoformat(timespec="milliseconds")
             body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
             return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(record.request_id), "reservedAt": reserved_at})
         case IssueOutcome.UNCONFIRMED if record is not None:

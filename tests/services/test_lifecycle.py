@@ -11,8 +11,7 @@ from sqlalchemy import text
 
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import expire_all_due
-from coupon_core.domain.records import IssueRecord
-from coupon_core.timeutil import to_millis
+from coupon_core.domain.records import IssueRecord, to_millis
 from local.testkit.kafka_topics import client_options
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key

@@ -6,7 +6,6 @@
     errors.py           every exception, in one hierarchy, and the one mapping of a driver's errors
     observability.py    the one Logger and Metrics
     tracing.py          the X-Ray tracer, for the functions whose cold start can afford it
-    timeutil.py         epoch milliseconds to and from aware datetimes
     untrusted_json.py   JSON from outside, parsed without crashing
 
 Kept free of Lambda types so that it runs, and is tested, outside Lambda. Only

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
+from coupon_core.domain.records import to_millis
 from coupon_core.domain.reservations import CouponState
 from coupon_core.errors import InvalidChangeError
-from coupon_core.timeutil import to_millis
 
 
 @dataclass(frozen=True)

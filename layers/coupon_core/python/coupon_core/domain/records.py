@@ -2,7 +2,9 @@
 
 **The integers.** Ids are positive integers below 2**63 (a PostgreSQL BIGINT), times are epoch
 milliseconds. They are checked before any store is called, so that bad input never changes state
-(invariant I5); the HTTP models bound their ids by the same limit (:data:`MAX_BIGINT`).
+(invariant I5); the HTTP models bound their ids by the same limit (:data:`MAX_BIGINT`). Epoch
+milliseconds (Redis, Kafka) and aware datetimes (PostgreSQL, the API) convert exactly, with
+integer arithmetic (:func:`to_millis`, :func:`from_millis`).
 
 **The record** (``IssueRecord``): its key and value, as the intake produces it. Where a record
 sits and how a reader receives it are in ``delivery.py``. The wire format is in docs/design.md
@@ -17,14 +19,14 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from coupon_core import untrusted_json
 from coupon_core.errors import InvalidInputError, MalformedRecordError
-from coupon_core.timeutil import EPOCH
 
 MAX_BIGINT = 2**63 - 1
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 VERSION = 1
 _FIELDS = ("couponId", "userId", "requestId", "reservedAt")
 
@@ -37,6 +39,16 @@ def _validate_int(name: str, value: object, low: int) -> int:
     if not low <= value <= MAX_BIGINT:
         raise InvalidInputError(f"{name} must be between {low} and {MAX_BIGINT}, got {value}")
     return value
+
+
+def to_millis(moment: datetime) -> int:
+    """Epoch milliseconds of an aware datetime, truncated (integer arithmetic, no float rounding)."""
+    delta = moment - EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def from_millis(millis: int) -> datetime:
+    return EPOCH + timedelta(milliseconds=millis)
 
 
 def validate_id(name: str, value: object) -> int:
@@ -59,11 +71,6 @@ class IssueRecord:
     @property
     def key(self) -> bytes:
         return str(self.coupon_id).encode()
-
-    @property
-    def reserved_time(self) -> datetime:
-        """``reserved_at`` as an aware datetime, exactly (``timeutil.from_millis``'s arithmetic)."""
-        return EPOCH + timedelta(milliseconds=self.reserved_at)
 
     def encode(self) -> bytes:
         return json.dumps(

@@ -19,8 +19,8 @@ from coupon_core.domain.coupons import (
     UserRecord,
     Validity,
 )
+from coupon_core.domain.records import to_millis
 from coupon_core.errors import DatabaseUnavailableError, Reraise
-from coupon_core.timeutil import to_millis
 
 _database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
 
