@@ -27,7 +27,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from bench.intake import ANSWERS, create_coupon, emit, quiet_intake_servers
 from coupon_core import observability
-from coupon_core.domain.reservations import IssueOutcome
+from coupon_core.domain.issuing import IssueResult
 from coupon_core.observability import logger, metrics
 from functions.intake import app as intake_app
 from local.testkit.lambda_events import InProcessContext, api_event
@@ -35,15 +35,15 @@ from local.testkit.lambda_events import InProcessContext, api_event
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-def _powertools_count(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
+def _powertools_count(result: IssueResult, latency_ms: float) -> None:
     """The issue metrics through Powertools' ``Metrics``, as the intake counted them before."""
     metrics.add_metric(name=observability.ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
-    metrics.add_metric(name=observability.ISSUE_COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
-    if release_failed:
+    metrics.add_metric(name=observability.ISSUE_COUNT_OF[result.outcome], unit=MetricUnit.Count, value=1)
+    if result.release_failed:
         metrics.add_metric(name=observability.RELEASE_FAILED, unit=MetricUnit.Count, value=1)
 
 
-def _uncounted(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
+def _uncounted(result: IssueResult, latency_ms: float) -> None:
     """No metrics at all: what they cost."""
 
 

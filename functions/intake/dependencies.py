@@ -1,5 +1,5 @@
 """The intake's collaborators, built once per Lambda container: the settings, the Redis client,
-the Kafka producer and the issue service over them.
+the Kafka producer, and the issue service over them with the container's memory of refusals.
 
 Cached per container (``functools.cache``), so the Redis client and the Kafka producer stay
 alive across invocations; :func:`open_connections` opens them during INIT. The Redis client is
@@ -21,7 +21,7 @@ from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.adapters.lambda_rebuild import RebuildInvoker
-from coupon_core.domain.issuing import IssueService
+from coupon_core.domain.issuing import IssueService, RefusalMemory
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
 from lua_redis import ReservationStore
@@ -46,6 +46,7 @@ def wiring() -> Wiring:
         ReservationStore(client),
         publisher,
         RebuildInvoker(settings.rebuild_function.name),
+        memory=RefusalMemory(issuing.memory_ms) if issuing.memory_ms else None,
         wait_replicas=issuing.wait_replicas,
         wait_timeout_ms=issuing.wait_timeout_ms,
     )

@@ -16,7 +16,7 @@ from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
+from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome, InitOutcome
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
@@ -66,6 +66,18 @@ class Reservations:
         self.installed.append((state, dict(holders)))
         self.request_ids.append(dict(request_ids or {}))
         return ReconcileChanges(state.coupon_id, True, len(holders), 0, 0, 0, len(holders))
+
+
+@dataclass
+class Builder:
+    """Builds a missing state: answers ``answer`` and records which coupons it was asked for."""
+
+    answer: InitOutcome = InitOutcome.READY
+    asked: list[int] = field(default_factory=list)
+
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        self.asked.append(coupon_id)
+        return self.answer
 
 
 @dataclass

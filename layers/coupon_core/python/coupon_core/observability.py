@@ -44,13 +44,16 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.formatter import BasePowertoolsFormatter
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 
 from coupon_core.domain.reservations import IssueOutcome
+
+if TYPE_CHECKING:
+    from coupon_core.domain.issuing import IssueResult
 
 logger = Logger()
 metrics = Metrics()
@@ -132,6 +135,8 @@ def lambda_context(correlation_id: Callable[[dict[str, Any]], str | None]) -> Ca
 
 ISSUE_LATENCY = "IssueLatency"
 RELEASE_FAILED = "ReleaseFailed"
+FROM_MEMORY = "IssueFromMemory"  # a refusal answered from the container's memory, not Redis
+MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its refresh)
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
 DIMENSION = "service"
 
@@ -147,9 +152,15 @@ class _Line:
     tail: str  # after the latency
 
 
-def count_issue(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> None:
-    """Print the EMF line of one answer: its latency, its outcome's count, a failed release."""
-    line = _line((ISSUE_COUNT_OF[outcome], RELEASE_FAILED) if release_failed else (ISSUE_COUNT_OF[outcome],))
+def count_issue(result: IssueResult, latency_ms: float) -> None:
+    """Print the EMF line of one answer: its latency, its outcome's count, a failed release, an
+    answer from the memory or a refresh of it."""
+    line = _line(
+        (ISSUE_COUNT_OF[result.outcome], FROM_MEMORY) if result.remembered
+        else (ISSUE_COUNT_OF[result.outcome], MEMORY_REFRESH) if result.learned
+        else (ISSUE_COUNT_OF[result.outcome], RELEASE_FAILED) if result.release_failed
+        else (ISSUE_COUNT_OF[result.outcome],)
+    )  # fmt: skip
     if line is not None:  # None: metrics disabled
         sys.stdout.write(f"{line.head}{int(time.time() * 1000)}{line.middle}{float(latency_ms)!r}{line.tail}\n")
 

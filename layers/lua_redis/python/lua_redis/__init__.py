@@ -11,6 +11,8 @@ errors never leave it (``store.redis_unavailable``).
     store.py        the Redis client of the reservation path (redis-py's errors mapped), and the
                     reservation store: reserve, release and reconcile a coupon's state; the one
                     table of each script's codes to the domain's outcomes
+    holders.py      the holders' filter: who took a copy of a coupon, for the intake's memory of
+                    its sold-out refusals (a Bloom filter the scripts keep beside the set)
     lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
     limit.py        the processing limit: database writes per second, in one Redis bucket
     keys.py         the key names

@@ -31,6 +31,11 @@ def idempotency_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:idempotency"
 
 
+def holders_key(coupon_id: int) -> str:
+    """The holders' filter: a Bloom filter of the users who took a copy and their keys (``lua_redis.holders``)."""
+    return f"{_tag(coupon_id)}:holders"
+
+
 def rebuild_key(coupon_id: int) -> str:
     """The server time from which a lost state may be rebuilt (see ``rebuild_gate.lua``)."""
     return f"{_tag(coupon_id)}:rebuild"
@@ -39,6 +44,11 @@ def rebuild_key(coupon_id: int) -> str:
 def staging_key(coupon_id: int, token: str) -> str:
     """Temporary set a state is built in before it is swapped in."""
     return f"{_tag(coupon_id)}:staging:{token}"
+
+
+def staging_holders_key(coupon_id: int, token: str) -> str:
+    """Temporary filter of the same holders, swapped in with the set."""
+    return f"{staging_key(coupon_id, token)}:holders"
 
 
 def write_limit_key() -> str:

@@ -17,6 +17,11 @@ def _source(name: str) -> str:
     return files("lua_redis").joinpath("scripts", f"{name}.lua").read_text(encoding="utf-8")
 
 
+def _adding_holders(name: str) -> str:
+    """A script that adds holders, after ``holders.lua``'s function (Lua has no import here)."""
+    return _source("holders") + _source(name)
+
+
 @dataclass(frozen=True)
 class Scripts:
     """One registered ``Script`` per Lua file."""
@@ -33,9 +38,9 @@ class Scripts:
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
         return cls(
-            reserve=client.register_script(_source("reserve")),
+            reserve=client.register_script(_adding_holders("reserve")),
             release=client.register_script(_source("release")),
-            add_holders=client.register_script(_source("add_holders")),
+            add_holders=client.register_script(_adding_holders("add_holders")),
             restore_requests=client.register_script(_source("restore_requests")),
             install=client.register_script(_source("install")),
             rebuild_gate=client.register_script(_source("rebuild_gate")),

@@ -17,13 +17,14 @@ from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
+from redis.client import NEVER_DECODE
 from redis.credentials import CredentialProvider
 from redis.retry import Retry
 
 from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.domain.reservations import CouponState, IssueOutcome, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import InvalidInputError, Reraise, StateUnavailableError
-from lua_redis import keys
+from lua_redis import holders, keys
 from lua_redis.scripts import Scripts
 
 # ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
@@ -119,16 +120,23 @@ RELEASE_CODES: dict[int, ReleaseOutcome] = {
 # A reservation without a time (every answer but SUCCESS and DUPLICATE), one per code.
 _UNTIMED: tuple[Reservation, ...] = tuple(Reservation(outcome) for outcome in RESERVE_CODES)
 _TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
+NO_EDGE_MS = 2**31  # reserve.lua's -1: a refusal no edge of the window ends (ENDED, CLOSED)
+FILTERS_KEPT = 64  # the holders' filters a store keeps, one per sold-out coupon (300 KB at 100,000 copies)
+
+# NEVER_DECODE is redis-py's own option for a reply read as bytes on a decoding client (DUMP,
+# SLOWLOG): the filter is binary. redis is pinned, and a services test reads a filter through it.
+_AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
 
 
 @functools.lru_cache(maxsize=4096)
-def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str]:
+def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str, str]:
     """reserve.lua's KEYS, in its order."""
     return (
         keys.reserved_key(coupon_id),
         keys.meta_key(coupon_id),
         keys.requests_key(coupon_id),
         keys.idempotency_key(coupon_id),
+        keys.holders_key(coupon_id),
     )
 
 
@@ -156,6 +164,8 @@ class ReservationStore:
         self._client = client
         self._scripts = Scripts.register(client)
         self._chunk_size = validate_id("chunk_size", chunk_size)
+        # coupon -> the version of its holders' filter last read, and the filter (None: none to read)
+        self._filters: dict[int, tuple[tuple[str, int], holders.BloomHoldersFilter | None]] = {}
 
     def reserve(
         self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
@@ -166,11 +176,15 @@ class ReservationStore:
         connection dropped once the script had run) gets its own SUCCESS back, same time.
         Without one, the call is a request of its own. An ``idempotency_key`` already used for
         another user of the coupon answers KEY_REUSED and changes nothing.
+
+        A refusal every other caller would hear says how long it stands (``stands_ms``); a
+        SOLD_OUT comes with the coupon's holders' filter, read again (one GET more) only when
+        the script reports a version this store has not read.
         """
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
         try:
-            code, reserved_at = self._scripts.reserve(
+            code, reserved_at, *standing = self._scripts.reserve(
                 keys=_reserve_keys(coupon_id), args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
             )
         except redis_unavailable.causes as exc:
@@ -178,8 +192,39 @@ class ReservationStore:
         outcome = RESERVE_CODES[code]
         if outcome in _TIMED:
             return Reservation(outcome, int(reserved_at))
+        if standing:
+            return self._standing(coupon_id, outcome, standing)
         untimed: Reservation = _UNTIMED[code]
         return untimed
+
+    def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
+        """A refusal that stands for others: ``[ms until the window's edge (-1: none)]``, and for
+        SOLD_OUT the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
+        stands_ms = NO_EDGE_MS if standing[0] < 0 else int(standing[0])
+        if outcome is not IssueOutcome.SOLD_OUT:
+            return Reservation(outcome, stands_ms=stands_ms)
+        epoch, added = standing[1], int(standing[2])
+        filter_ = self._holders_filter(coupon_id, (epoch, added)) if epoch else None
+        if filter_ is None:  # nobody's refusal but this caller's
+            return Reservation(outcome)
+        return Reservation(outcome, stands_ms=stands_ms, holders=filter_)
+
+    def _holders_filter(self, coupon_id: int, version: tuple[str, int]) -> holders.BloomHoldersFilter | None:
+        """The coupon's filter at ``version`` or later (bits are only ever added within an epoch);
+        ``None`` if Redis has none, or cannot be asked now (the refusal is then not remembered)."""
+        kept = self._filters.get(coupon_id)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        try:
+            data = self._client.execute_command("GET", keys.holders_key(coupon_id), **_AS_BYTES)
+        except redis_unavailable.causes:
+            return None
+        filter_ = None if data is None else holders.BloomHoldersFilter(data)
+        self._filters.pop(coupon_id, None)
+        if len(self._filters) >= FILTERS_KEPT:
+            del self._filters[next(iter(self._filters))]
+        self._filters[coupon_id] = (version, filter_)
+        return filter_
 
     @redis_unavailable
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
@@ -237,6 +282,7 @@ class ReservationStore:
             keys.reserved_key(coupon_id),
             keys.requests_key(coupon_id),
             keys.idempotency_key(coupon_id),
+            keys.holders_key(coupon_id),
         ]
         return bool(self._scripts.update_state(keys=coupon_keys, args=[*_meta_args(state)]))
 
@@ -295,7 +341,7 @@ class ReservationStore:
         requests = [(validate_id("userId", user), _request_id(rid)) for user, rid in (request_ids or {}).items()]
         if release_before is not None:
             validate_millis("releaseBefore", release_before)
-        if self._install(state, [] if self.has_state(state.coupon_id) else holder_pairs):
+        if self._install(state, None if self.has_state(state.coupon_id) else holder_pairs):
             self._restore_requests(state.coupon_id, requests)
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
@@ -329,24 +375,39 @@ class ReservationStore:
         validate_id("couponId", coupon_id)
         return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in holders.items()]
 
-    def _install(self, state: CouponState, holders: list[tuple[int, int]]) -> bool:
-        """Build the set from ``holders`` and swap it in, unless a set exists; either way write the
-        meta hash, the sentinels and the expiry. True if the set was built here."""
-        staging = keys.staging_key(state.coupon_id, uuid.uuid4().hex)
-        for chunk in _chunks(holders, self._chunk_size):
+    def _install(self, state: CouponState, holder_pairs: list[tuple[int, int]] | None) -> bool:
+        """Build the set from ``holder_pairs`` and swap it in, unless a set exists; either way write
+        the meta hash, the sentinels and the expiry. True if the set was built here.
+
+        A new set gets a new holders' filter: its holders and the keys the idempotency hash still
+        has (a reserve adds none while the state is missing). ``None``: the state was whole when
+        looked at, nothing is staged (a set lost since then is made empty, without a filter)."""
+        coupon_id = state.coupon_id
+        token = uuid.uuid4().hex
+        staging, staging_filter = keys.staging_key(coupon_id, token), keys.staging_holders_key(coupon_id, token)
+        bits = holders.size_bits(state.total)
+        for chunk in _chunks(holder_pairs or [], self._chunk_size):
             pipe = self._client.pipeline(transaction=False)
             pipe.zadd(staging, {str(user): at for user, at in chunk})
             pipe.pexpire(staging, STAGING_TTL_MS)
             pipe.execute()
+        if holder_pairs is not None:
+            used_keys = (
+                key for key, _ in self._client.hscan_iter(keys.idempotency_key(coupon_id), count=self._chunk_size)
+            )
+            members = [*(str(user) for user, _ in holder_pairs), *used_keys]
+            self._client.set(staging_filter, holders.build(members, bits), px=STAGING_TTL_MS)
         installed = self._scripts.install(
             keys=[
-                keys.meta_key(state.coupon_id),
-                keys.reserved_key(state.coupon_id),
+                keys.meta_key(coupon_id),
+                keys.reserved_key(coupon_id),
                 staging,
-                keys.requests_key(state.coupon_id),
-                keys.rebuild_key(state.coupon_id),
+                keys.requests_key(coupon_id),
+                keys.rebuild_key(coupon_id),
+                keys.holders_key(coupon_id),
+                staging_filter,
             ],
-            args=[*_meta_args(state)],
+            args=[*_meta_args(state), token, bits],
         )
         return bool(installed)
 
@@ -366,7 +427,8 @@ class ReservationStore:
         added = deferred = 0
         for chunk in _chunks(pairs, self._chunk_size):
             chunk_added, chunk_deferred = self._scripts.add_holders(
-                keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id)], args=_flatten(chunk)
+                keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id), keys.holders_key(coupon_id)],
+                args=_flatten(chunk),
             )
             added += chunk_added
             deferred += chunk_deferred

@@ -37,26 +37,39 @@ def _printed(action: Any) -> list[str]:
     return out.getvalue().splitlines()
 
 
-def _powertools_document(outcome: IssueOutcome, latency_ms: float, *, release_failed: bool) -> dict[str, Any]:
+# What else an answer may count beside its outcome: the flag of IssueResult, and its metric.
+ALSO_COUNTED = {
+    None: None,
+    "release_failed": "ReleaseFailed",
+    "remembered": "IssueFromMemory",
+    "learned": "IssueMemoryRefresh",
+}
+
+
+def _result(outcome: IssueOutcome, flag: str | None) -> IssueResult:
+    return IssueResult(outcome, **({flag: True} if flag else {}))
+
+
+def _powertools_document(outcome: IssueOutcome, latency_ms: float, flag: str | None) -> dict[str, Any]:
     """The document Powertools' Metrics prints for the same metrics (how the intake counted before)."""
     metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=latency_ms)
     metrics.add_metric(name=observability.ISSUE_COUNT_OF[outcome], unit=MetricUnit.Count, value=1)
-    if release_failed:
-        metrics.add_metric(name="ReleaseFailed", unit=MetricUnit.Count, value=1)
+    if (name := ALSO_COUNTED[flag]) is not None:
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
     (line,) = _printed(metrics.flush_metrics)
     return json.loads(line)
 
 
-@pytest.mark.parametrize("release_failed", [False, True])
+@pytest.mark.parametrize("flag", list(ALSO_COUNTED))
 @pytest.mark.parametrize("outcome", list(IssueOutcome))
-def test_an_answers_metrics_line_follows_the_emf_specification(outcome, release_failed):
-    (line,) = _printed(lambda: observability.count_issue(outcome, 12.345678, release_failed=release_failed))
+def test_an_answers_metrics_line_follows_the_emf_specification(outcome, flag):
+    (line,) = _printed(lambda: observability.count_issue(_result(outcome, flag), 12.345678))
     assert emf_specification.problems(line) == []
 
 
 def test_the_emf_checker_finds_what_breaks_the_specification():
     """The checker of the test above fails on lines that break the specification."""
-    (line,) = _printed(lambda: observability.count_issue(IssueOutcome.SOLD_OUT, 1.5, release_failed=False))
+    (line,) = _printed(lambda: observability.count_issue(IssueResult(IssueOutcome.SOLD_OUT), 1.5))
     document = json.loads(line)
     broken = [
         {**document, "IssueSoldOut": "one"},  # a metric's value that is no number
@@ -73,13 +86,13 @@ def test_the_emf_checker_finds_what_breaks_the_specification():
     assert emf_specification.problems(line[:-1])  # not one JSON document
 
 
-@pytest.mark.parametrize("release_failed", [False, True])
+@pytest.mark.parametrize("flag", list(ALSO_COUNTED))
 @pytest.mark.parametrize("outcome", list(IssueOutcome))
-def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, release_failed):
+def test_an_answers_metrics_line_is_the_document_powertools_prints(outcome, flag):
     before = int(time.time() * 1000)
-    (line,) = _printed(lambda: observability.count_issue(outcome, 12.345678, release_failed=release_failed))
+    (line,) = _printed(lambda: observability.count_issue(_result(outcome, flag), 12.345678))
     after = int(time.time() * 1000)
-    ours, theirs = json.loads(line), _powertools_document(outcome, 12.345678, release_failed=release_failed)
+    ours, theirs = json.loads(line), _powertools_document(outcome, 12.345678, flag)
     assert before <= ours["_aws"].pop("Timestamp") <= after
     theirs["_aws"].pop("Timestamp")
     assert ours == theirs
@@ -103,7 +116,7 @@ def test_metrics_are_disabled_as_powertools_documents(monkeypatch, variables, pr
         monkeypatch.delenv(name, raising=False)
     for name, value in variables.items():
         monkeypatch.setenv(name, value)
-    ours = _printed(lambda: observability.count_issue(IssueOutcome.SOLD_OUT, 1.0, release_failed=False))
+    ours = _printed(lambda: observability.count_issue(IssueResult(IssueOutcome.SOLD_OUT), 1.0))
     metrics.add_metric(name="IssueLatency", unit=MetricUnit.Milliseconds, value=1.0)
     theirs = _printed(metrics.flush_metrics)
     assert (bool(ours), bool(theirs)) == (printed, printed)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.errors import InvalidInputError
@@ -30,16 +31,32 @@ class IssueOutcome(StrEnum):
     STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
 
 
+class HoldersFilter(Protocol):
+    """Who may hold a copy of a sold-out coupon, read in the container (``lua_redis.holders``)."""
+
+    def may_hold(self, user_id: int, idempotency_key: str) -> bool:
+        """False only if the user holds no copy and the key (``""``: none) took none; a false
+        True is allowed (the request then asks Redis), a false False never."""
+        ...
+
+
 @dataclass(frozen=True)
 class Reservation:
     """The answer of one reserve (the ``Reservations`` port).
 
     ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
     the time of the existing reservation for DUPLICATE; ``None`` otherwise.
+
+    ``stands_ms`` > 0: a refusal that every other caller would hear too, for that long as the
+    state stands (until the window's next edge): NOT_OPEN, ENDED, CLOSED, and SOLD_OUT for the
+    callers ``holders`` clears. 0: it is this caller's alone. The intake's memory keeps such a
+    refusal for at most a second (``issuing.RefusalMemory``).
     """
 
     outcome: IssueOutcome
     reserved_at: int | None = None
+    stands_ms: int = 0
+    holders: HoldersFilter | None = None
 
 
 class ReleaseOutcome(StrEnum):

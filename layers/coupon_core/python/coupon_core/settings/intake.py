@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.settings import FunctionSettings, KafkaSettings, RedisSettings, produce_bounds
 from coupon_core.settings import variables as var
 from coupon_core.settings.http_api import CallerSettings, RebuildFunctionSettings
@@ -14,11 +15,13 @@ from coupon_core.settings.variables import Environ
 
 @dataclass(frozen=True)
 class IssuingSettings:
-    """The bound on every produce, and whether a success waits for Redis replicas."""
+    """The bound on every produce, whether a success waits for Redis replicas, and how long a
+    container remembers a refusal that stands for every caller."""
 
     produce_timeout_ms: int
     wait_replicas: int  # 0: answer SUCCESS without waiting for Redis replicas (the default)
     wait_timeout_ms: int
+    memory_ms: int  # 0: every request asks Redis; at most the contract's second (issuing.MEMORY_MS)
 
     @classmethod
     def from_env(cls, environ: Environ) -> IssuingSettings:
@@ -26,6 +29,7 @@ class IssuingSettings:
             produce_timeout_ms=produce_bounds(environ)[0],
             wait_replicas=var.integer(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
             wait_timeout_ms=var.integer(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),
+            memory_ms=var.integer(environ, "REFUSAL_MEMORY_MS", MEMORY_MS, low=0, high=MEMORY_MS),
         )
 
 

@@ -3,6 +3,7 @@
 -- KEYS[2] coupon:{id}:meta      hash: total, startsAt, endsAt, expiresAt (epoch ms), closed
 -- KEYS[3] coupon:{id}:requests  hash: user id -> the request id that holds its reservation
 -- KEYS[4] coupon:{id}:idempotency  hash: Idempotency-Key -> the user it was first used for
+-- KEYS[5] coupon:{id}:holders   the holders' filter (holders.lua, put before this script)
 -- ARGV[1] user id
 -- ARGV[2] request id
 -- ARGV[3] the client's Idempotency-Key, or '' without one
@@ -10,6 +11,11 @@
 -- 5 STATE_MISSING (a key lost: the caller rebuilds the state from its holders and retries),
 -- 6 KEY_REUSED (the Idempotency-Key was used for another user of this coupon: nothing changes),
 -- 7 CLOSED (an operator closed the coupon: the kill switch).
+-- A refusal that holds for every other caller says for how long, as a third value: the ms until
+-- the window's next edge that would change it (NOT_OPEN until startsAt, SOLD_OUT until endsAt),
+-- or -1 for none (ENDED, CLOSED). SOLD_OUT holds only for a caller the holders' filter clears,
+-- and adds the filter's version: {2, 0, ms, holdersEpoch, holdersAdded} ('' and 0 without one).
+-- An intake container remembers these refusals for at most a second (docs/design.md).
 -- The reservation set and the requests hash each carry a sentinel written by install (member 0,
 -- score 0; field 0), and the meta hash is never empty, so that the loss of any of the three
 -- (eviction, a flush, a failover) is seen here, on the hot path, without another round trip: an
@@ -20,20 +26,21 @@
 -- request of a user who holds a reservation is DUPLICATE.
 -- The clock is the server's (TIME), so every reservation time of a coupon comes from one
 -- clock, whatever the skew between the callers' hosts.
-local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt', 'closed')
+local meta = redis.call('HMGET', KEYS[2], 'total', 'startsAt', 'endsAt', 'expiresAt', 'closed',
+  'holdersEpoch', 'holdersAdded', 'holdersBits')
 if not meta[1] or not redis.call('ZSCORE', KEYS[1], '0') or redis.call('HEXISTS', KEYS[3], '0') == 0 then
   return {5, 0}
 end
 if meta[5] == '1' then
-  return {7, 0}
+  return {7, 0, -1}
 end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 if now < tonumber(meta[2]) then
-  return {3, 0}
+  return {3, 0, tonumber(meta[2]) - now}
 end
 if now >= tonumber(meta[3]) then
-  return {4, 0}
+  return {4, 0, -1}
 end
 if ARGV[3] ~= '' then
   local owner = redis.call('HGET', KEYS[4], ARGV[3])
@@ -50,11 +57,12 @@ if held then
 end
 local occupied = redis.call('ZCARD', KEYS[1]) - 1  -- the sentinel holds no copy
 if occupied >= tonumber(meta[1]) then
-  return {2, 0}
+  return {2, 0, tonumber(meta[3]) - now, meta[6] or '', meta[7] or 0}
 end
 redis.call('ZADD', KEYS[1], now, ARGV[1])
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' and redis.call('HSET', KEYS[4], ARGV[3], ARGV[1]) == 1 and redis.call('PTTL', KEYS[4]) == -1 then
   redis.call('PEXPIREAT', KEYS[4], meta[4])
 end
+add_to_filter(KEYS[2], KEYS[5], meta[6] and tonumber(meta[8]), ARGV[3] ~= '' and {ARGV[1], ARGV[3]} or {ARGV[1]})
 return {0, now}

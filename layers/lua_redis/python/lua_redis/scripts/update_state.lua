@@ -2,7 +2,7 @@
 -- reservation, a new window, closed or reopened), with its keys' expiry; the reservations are
 -- left as they are.
 -- KEYS[1] coupon:{id}:meta, KEYS[2] coupon:{id}:reserved, KEYS[3] coupon:{id}:requests,
--- KEYS[4] coupon:{id}:idempotency
+-- KEYS[4] coupon:{id}:idempotency, KEYS[5] coupon:{id}:holders
 -- ARGV    total, startsAt, endsAt, expiresAt (epoch ms), closed ('1' or '0')
 -- Returns 1 if updated, 0 if the state is missing: it is then rebuilt whole from the database,
 -- and must not be half-created here (a meta hash without its reservations).
