@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from coupon_client.api_client import Reply
+from coupon_core.domain.issuing import MEMORY_MS
+from functions.intake import dependencies as intake_dependencies
 from local.testkit.http_functions import answer
 from local.testkit.lambda_events import InProcessContext, api_event
 
@@ -46,3 +48,12 @@ def create_coupon(
 def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -> Reply:
     headers = {"Idempotency-Key": idempotency_key} if idempotency_key else None
     return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers=headers)
+
+
+def after_a_second() -> None:
+    """Time passes for the intake container's memory of refusals: what it remembered is forgotten,
+    as every change is answered a second later at the latest (docs/design.md, the sold-out memory)."""
+    memory = intake_dependencies.wiring().service.memory
+    if memory is not None:
+        earlier = memory.clock
+        memory.clock = lambda: earlier() + MEMORY_MS / 1000

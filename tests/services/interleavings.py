@@ -18,6 +18,8 @@ as the code lets a crash fall between two steps:
   gate passing;
 - the copies' lifecycle: use and cancel, a copy's validity ending (time passing for it); the
   operators' top-up, close and reopen;
+- time passing for the intake container's memory of refusals (on by default, on a clock of the
+  machine's): within its second, or past it;
 - the relay's run (the sweep of what expired, then the outbox published), and a relay that
   crashes after Kafka has a batch and before it marks it published.
 
@@ -52,6 +54,7 @@ from sqlalchemy import Engine, text
 
 from coupon_client.api_client import Reply
 from coupon_core.adapters.kafka.publisher import IssuePublisher
+from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.reconcile import Holders
 from coupon_core.errors import PublishUnconfirmedError, StateLostError
@@ -119,6 +122,14 @@ class World:
 
 
 @dataclass
+class MemoryClock:
+    now: float = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@dataclass
 class Told:
     """What the clients were told: SUCCESS (request id -> user), and the keyed requests."""
 
@@ -137,6 +148,7 @@ class Interleavings(RuleBasedStateMachine):
         self.tails: list[Holders] = []
         self.coupon = 0
         self.reissue = False
+        self.clock = MemoryClock()
 
     # -- the coupon ------------------------------------------------------------------------------
 
@@ -144,6 +156,13 @@ class Interleavings(RuleBasedStateMachine):
     def open_coupon(self, copies: int, reissue: bool) -> None:
         self.coupon = create_coupon(copies, reissueAfterCancel=reissue, validDays=30)
         self.reissue = reissue
+        memory = intake_dependencies.wiring().service.memory
+        assert memory is not None, "the machine runs the intake as deployed: with its memory"
+        memory.clock = self.clock
+
+    @rule(seconds=st.sampled_from([0.5, MEMORY_MS / 1000]))
+    def time_passes_for_the_intakes_memory(self, seconds: float) -> None:
+        self.clock.now += seconds
 
     # -- requests (the intake) ---------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from coupon_core.domain.records import IssueRecord, to_millis
 from local.testkit.kafka_topics import client_options
 from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
-from tests.services.intake_support import call, create_coupon, issue
+from tests.services.intake_support import after_a_second, call, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 
 
@@ -138,6 +138,7 @@ def test_a_cancel_returns_the_copy_to_stock_and_keeps_its_user_from_a_second_tak
     assert remaining(migrated_engine, coupon_id) == 1
     assert redis_view(redis_client, coupon_id) == (3, 2)  # user 1's reservation stays, and blocks
     assert issue(coupon_id, 1).body["status"] == "DUPLICATE"
+    after_a_second()  # user 3's SOLD_OUT is remembered until then
     assert issue(coupon_id, 3).body["status"] == "SUCCESS"
     assert issue(coupon_id, 4).body["status"] == "SOLD_OUT"
     pipeline.run_worker()

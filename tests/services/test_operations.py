@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from functions.coupons import dependencies
 from lua_redis.keys import reserved_key
-from tests.services.intake_support import call, create_coupon, issue
+from tests.services.intake_support import after_a_second, call, create_coupon, issue
 
 SETTLE_S = 15  # a lost state is rebuilt once the produces under way have had their time (4 s here)
 
@@ -52,6 +52,7 @@ def test_a_moved_window_and_a_new_name_hold_at_once(pipeline):
         "PATCH", f"/coupons/{coupon_id}", {"issueStartsAt": (datetime.now(UTC) - timedelta(minutes=1)).isoformat()}
     )
     assert back.status_code == 200
+    after_a_second()  # the container remembers NOT_OPEN until then (docs/design.md)
     assert issue(coupon_id, 1).body["status"] == "SUCCESS"
 
 
@@ -74,8 +75,10 @@ def test_the_kill_switch_answers_closed_until_reopened_even_across_a_lost_state(
     assert (closed.status_code, closed.body["status"]) == (409, "CLOSED")
     redis_client.flushall()  # the state is rebuilt from the database, closed
     pipeline.run_worker()
+    after_a_second()  # past the container's memory of CLOSED: the request finds the state lost
     assert until_settled(lambda: issue(coupon_id, 2).body["status"]) == "CLOSED"
     assert call("POST", f"/coupons/{coupon_id}/reopen").body["closed"] is False
+    after_a_second()
     assert issue(coupon_id, 2).body["status"] == "SUCCESS"
 
 
@@ -87,6 +90,7 @@ def test_a_top_up_sells_exactly_the_new_copies_while_requests_race_it(pipeline):
             pool.map(lambda _: call("POST", f"/coupons/{coupon_id}/top-up", {"copies": 1}).status_code, range(4))
         )
     assert ups == [200] * 4
+    after_a_second()  # the container may remember SOLD_OUT until then
     later = [issue(coupon_id, user).body["status"] for user in range(21, 31)]
     assert (answers + later).count("SUCCESS") == 5
     pipeline.run_worker()
