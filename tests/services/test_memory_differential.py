@@ -149,11 +149,12 @@ class Sales(RuleBasedStateMachine):
     )
     def requests(self, clicks: list[tuple[int, int, str]]) -> None:
         """A burst of clicks, each from a container, with no key, a new key, or another user's."""
-        for container, user, key in clicks:
-            if key == "own":
+        for container, user, kind in clicks:
+            key = ""
+            if kind == "own":
                 key = f"key-{user}-{len(self.keys)}"
                 self.keys.append((user, key))
-            elif key == "another's":
+            elif kind == "another's":
                 key = next((k for u, k in reversed(self.keys) if u != user), "")
             self._ask(container, user, key)
 
