@@ -51,6 +51,7 @@ def test_a_valid_environment_is_read_with_defaults():
     assert settings.kafka.auth == "none"
     assert settings.caller.user_id_source == "body"
     assert settings.retention.state_ms == 7 * 24 * 3_600_000
+    assert settings.issuing.memory_ms == 1_000  # the contract's second
     assert settings.database.url == VALID["DATABASE_URL"]
 
 
@@ -86,6 +87,8 @@ def test_secret_arn_instead_of_url():
         ({"STATE_RETENTION_HOURS": "a week"}, "STATE_RETENTION_HOURS must be an integer; got 'a week'"),
         ({"STATE_RETENTION_HOURS": "0"}, "STATE_RETENTION_HOURS must be between 1 and"),
         ({"KAFKA_PRODUCE_TIMEOUT_MS": "99"}, "KAFKA_PRODUCE_TIMEOUT_MS must be between 100 and 60000"),
+        ({"REFUSAL_MEMORY_MS": "1001"}, "REFUSAL_MEMORY_MS must be between 0 and 1000"),
+        ({"REFUSAL_MEMORY_MS": "-1"}, "REFUSAL_MEMORY_MS must be between 0 and 1000"),
         ({"POWERTOOLS_METRICS_NAMESPACE": None}, "POWERTOOLS_METRICS_NAMESPACE is required"),
         ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of debug, info, warning, error, critical"),
         ({"REDIS_AUTH": "password"}, "REDIS_AUTH must be one of none, iam; got 'password'"),
