@@ -20,7 +20,7 @@ from kafka import KafkaProducer
 from coupon_core.domain.records import MAX_BIGINT
 from local.testkit.kafka_topics import client_options
 from lua_redis import connect
-from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
+from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
 
 ANSWERS = ("SUCCESS", "DUPLICATE", "SOLD_OUT", "NOT_OPEN", "ENDED", "STATE_MISSING", "KEY_REUSED", "CLOSED")
@@ -46,8 +46,14 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     if not all(type(v) is int and 1 <= v <= MAX_BIGINT for v in (coupon_id, user_id)):
         return _answer(422, {"status": "INVALID_REQUEST", "error": "ids"})
     request_id = str(uuid.uuid4())
-    keys = [reserved_key(coupon_id), meta_key(coupon_id), requests_key(coupon_id), idempotency_key(coupon_id)]
-    code, reserved_at = _reserve(keys=keys, args=[user_id, request_id, ""])
+    keys = [
+        reserved_key(coupon_id),
+        meta_key(coupon_id),
+        requests_key(coupon_id),
+        idempotency_key(coupon_id),
+        holders_key(coupon_id),
+    ]
+    code, reserved_at, *_ = _reserve(keys=keys, args=[user_id, request_id, ""])  # a refusal's standing: unused
     if code != 0:
         return _answer(409, {"status": ANSWERS[code], "couponId": coupon_id, "userId": user_id})
     record = {"v": 1, "couponId": coupon_id, "userId": user_id, "requestId": request_id, "reservedAt": reserved_at}

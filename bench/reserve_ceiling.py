@@ -29,7 +29,7 @@ import redis
 from coupon_core.domain.reservations import CouponState
 from local.stack.services import service_urls
 from lua_redis import ReservationStore, connect
-from lua_redis.keys import idempotency_key, meta_key, requests_key, reserved_key
+from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
 from lua_redis.scripts import Scripts
 
 COUPON = 1
@@ -63,8 +63,10 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
     first_user, users_step, same_user = users
     script = Scripts.register(client := connect(url)).reserve
     sha = client.script_load(script.script)  # EVALSHA on a raw socket does not load it on NOSCRIPT
-    keys = [reserved_key(COUPON), meta_key(COUPON), requests_key(COUPON), idempotency_key(COUPON)]
-    lines_per_reply = 1 if answer == "SET" else 3  # +OK, or *2, the code and the time
+    keys = [reserved_key(COUPON), meta_key(COUPON), requests_key(COUPON), idempotency_key(COUPON), holders_key(COUPON)]
+    # +OK; *2, the code and the time; SOLD_OUT's *5, its code, 0, the ms it stands, and the filter's
+    # version (an epoch of 32 hex digits and the count of adds, two bulk strings of two lines each)
+    lines_per_reply = {"SET": 1, "SOLD_OUT": 8}.get(answer, 3)
     calls, user = 0, first_user
     with _raw_socket(client) as conn:
         while time.monotonic() < until:
@@ -74,7 +76,7 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
                 if answer == "SET":
                     batch.append(_command("SET", f"probe:{{{COUPON}}}:{who}", "x"))
                 else:
-                    batch.append(_command("EVALSHA", sha, 4, *keys, who, str(uuid.uuid4()), ""))
+                    batch.append(_command("EVALSHA", sha, len(keys), *keys, who, str(uuid.uuid4()), ""))
                 user += users_step
             conn.sendall(b"".join(batch))
             lines = 0

@@ -23,6 +23,7 @@ from coupon_cdk.config import (
     EnvironmentConfig,
 )
 from local.planner.quotas import QUOTAS, Quota
+from lua_redis.holders import size_bits
 
 LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
 ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)
@@ -39,9 +40,15 @@ class Measured:
     reserve_ecpu: dict[str, float]
     redis_rtt_ms: float = 1.0  # assumed: one round trip to the cache inside the VPC
     produce_ack_ms: float = 10.0  # assumed: an acks=all produce to MSK across AZs
+    # The memory of refusals (bench/refusal_memory.py): a refusal from memory costs the intake this
+    # share of one from Redis, and no round trip; a holders' filter's false positives (a request
+    # that asks Redis needlessly), taken high: a keyed request tests its user and its key.
+    remembered_share: float = 0.18
+    false_positives: float = 0.01
+    memory_s: float = 1.0  # REFUSAL_MEMORY_MS as deployed: each container asks Redis again once a second
 
 
-MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01
+MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01 (the memory's: 2026-12-03)
     intake_cpu_ms={"SUCCESS": 2.07, "SOLD_OUT": 0.42, "DUPLICATE": 0.48},
     reserve_usec={"SUCCESS": 24.60, "SOLD_OUT": 18.47, "DUPLICATE": 21.60},
     reserve_ecpu={"SUCCESS": 2.8, "SOLD_OUT": 2.1, "DUPLICATE": 2.4},
@@ -61,18 +68,28 @@ class PlannedSale:
     opens: datetime | None = None
     success_ms: float | None = None  # the intake's latency for a SUCCESS on AWS, if measured
     other_ms: float | None = None  # for any other answer
+    holders: float | None = None  # share of the clicks after the sell-out that come from holders
+
+    @property
+    def holder_share(self) -> float:
+        """Of the clicks after the sell-out, those of users who hold a copy: given, or each winner's
+        later clicks among everyone's."""
+        if self.holders is not None:
+            return self.holders
+        winners = min(self.copies, self.users)
+        return winners * (self.clicks - 1) / max(self.users * self.clicks - winners, 1)
 
     @classmethod
     def parse(cls, text: str) -> PlannedSale:
         """``copies=5000 users=300000 peak=20000/s [clicks=2] [opens=2026-12-01T12:00Z]
-        [success_ms=12] [other_ms=3]``"""
+        [success_ms=12] [other_ms=3] [holders=0.125]``"""
         fields: dict[str, str] = {}
         for part in text.split():
             key, sep, value = part.partition("=")
             if not sep or not value:
                 raise SaleError(f"{part!r} is not key=value")
             fields[key] = value
-        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms"}
+        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms", "holders"}
         if unknown := sorted(set(fields) - known):
             raise SaleError(f"unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         if missing := sorted({"copies", "users", "peak"} - set(fields)):
@@ -85,6 +102,7 @@ class PlannedSale:
             opens=_time(fields["opens"]) if "opens" in fields else None,
             success_ms=_millis("success_ms", fields["success_ms"]) if "success_ms" in fields else None,
             other_ms=_millis("other_ms", fields["other_ms"]) if "other_ms" in fields else None,
+            holders=_share("holders", fields["holders"]) if "holders" in fields else None,
         )
 
 
@@ -98,6 +116,12 @@ def _millis(key: str, text: str) -> float:
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text.removesuffix("ms")) or float(text.removesuffix("ms")) <= 0:
         raise SaleError(f"{key} must be milliseconds above 0, got {text!r}")
     return float(text.removesuffix("ms"))
+
+
+def _share(key: str, text: str) -> float:
+    if not re.fullmatch(r"(0(\.[0-9]+)?|1(\.0+)?)", text):
+        raise SaleError(f"{key} must be a share from 0 to 1, got {text!r}")
+    return float(text)
 
 
 def _time(text: str) -> datetime:
@@ -125,6 +149,18 @@ class Limit:
 
 
 @dataclass(frozen=True)
+class SlotSecond:
+    """One second of the coupon's slot, in ECPU/s: without the memory of refusals and with it,
+    and of the latter, the containers' refreshes and their reads of the holders' filter."""
+
+    second: str
+    without_memory: float
+    with_memory: float
+    refreshes: float  # ECPU/s of the memory's own reserves: one a second per container
+    filter_reads: float  # ECPU of the containers' reads of the holders' filter
+
+
+@dataclass(frozen=True)
 class Plan:
     limits: list[Limit]
     concurrency: int  # intake environments the peak keeps busy
@@ -132,6 +168,7 @@ class Plan:
     warmup_lead_min: int  # how long before the opening the warmup must start
     drain_s: float  # how long the workers take to persist every winner
     notes: list[str] = field(default_factory=list)
+    slot: list[SlotSecond] = field(default_factory=list)  # one coupon's slot, second by second
 
     @property
     def binding(self) -> Limit:
@@ -156,7 +193,12 @@ def plan(
         measured.intake_cpu_ms["SUCCESS"] * scale + measured.redis_rtt_ms + measured.produce_ack_ms
     )
     other_ms = sale.other_ms or measured.intake_cpu_ms["SOLD_OUT"] * scale + measured.redis_rtt_ms
-    busy_s = (successes_first_second * success_ms + (sale.peak_rps - successes_first_second) * other_ms) / 1000
+    remembered_ms = measured.intake_cpu_ms["SOLD_OUT"] * scale * measured.remembered_share  # no round trip
+    asked = min(sale.peak_rps, winners * sale.clicks)  # until the sell-out, every request asks Redis
+    rest = sale.peak_rps - asked
+    forwarded = asked - successes_first_second + rest * _forwarded_share(sale, measured)
+    remembered = sale.peak_rps - successes_first_second - forwarded
+    busy_s = (successes_first_second * success_ms + forwarded * other_ms + remembered * remembered_ms) / 1000
     concurrency = math.ceil(busy_s)  # Little's law over the opening second
     reserved = config.concurrency.intake
     used = min(concurrency, reserved)
@@ -174,7 +216,7 @@ def plan(
     cold_first_second = min(max(used - configured, 0), q["lambda_scale_out"])
     reserved_total = reserved_concurrency(config)
     ratio = successes_first_second / sale.peak_rps  # of the opening second's answers, SUCCESS
-    reserve_ecpu, reserve_usec = _mixed(measured.reserve_ecpu, ratio), _mixed(measured.reserve_usec, ratio)
+    reserve_usec = _mixed(measured.reserve_usec, ratio)
     api = config.api
     limits = [
         _quota(quotas["api_rps"], sale.peak_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
@@ -197,13 +239,14 @@ def plan(
               cold_first_second * INIT_CONNECTION_ATTEMPTS, "connections/s", quotas[rate_key].source,
               "schedule provisioned concurrency, so that the INITs connect before the sale"),
     ]  # fmt: skip
-    limits.append(_slot(config, sale.peak_rps, quotas, reserve_ecpu, reserve_usec))
+    slot = slot_seconds(sale, concurrency, measured)
+    limits.append(_slot(config, sale.peak_rps, quotas, slot, reserve_usec))
     if serverless_kafka:
         spread = "spread the sale over several seconds (a lower stage throttle) or use provisioned MSK"
         limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
     lead_s = 60 * q["lambda_provisioning_prep_min"] + 60 * warmup / q["lambda_provisioning"]
     lead_s += warmup * INIT_CONNECTION_ATTEMPTS / q[rate_key]  # the INITs' connections, at the broker's rate
-    notes = _notes(config, sale, winners, quotas, reserve_ecpu)
+    notes = _notes(config, sale, winners, quotas, max(second.with_memory for second in slot))
     return Plan(
         limits=limits,
         concurrency=concurrency,
@@ -211,7 +254,48 @@ def plan(
         warmup_lead_min=0 if not warmup else max(15, 5 * math.ceil(lead_s / 300)),
         drain_s=winners / config.processing_limit.writes_per_second,
         notes=notes,
+        slot=slot,
     )
+
+
+def _forwarded_share(sale: PlannedSale, measured: Measured) -> float:
+    """Of the requests after the sell-out, those the memory sends to Redis: holders' and false positives'."""
+    return min(1.0, sale.holder_share + measured.false_positives)
+
+
+def slot_seconds(sale: PlannedSale, containers: int, measured: Measured) -> list[SlotSecond]:
+    """The coupon's slot in the opening second and in each second after the sell-out, in ECPU/s.
+
+    Without the memory every request runs reserve.lua. With it, every request still does until
+    the stock is gone (``winners x clicks`` requests at most: a double click of a winner asks
+    too); then each container learns SOLD_OUT with one reserve and reads the holders' filter
+    once (a simple GET: one ECPU a KB), and after that only holders' clicks, false positives
+    and one refresh a second per container reach the slot.
+    """
+    ecpu = measured.reserve_ecpu
+    rate, winners = sale.peak_rps, min(sale.copies, sale.users)
+    taken = min(winners, rate)  # copies taken in the opening second
+    asked = min(rate, winners * sale.clicks)
+    holders = sale.holder_share
+    forwarded = _forwarded_share(sale, measured)
+    refreshes = containers / measured.memory_s * ecpu["SOLD_OUT"]
+    filter_reads = containers * max(1.0, size_bits(sale.copies) / 8 / 1024) if asked < rate else 0.0
+    after_sell_out = holders * ecpu["DUPLICATE"] + (1 - holders) * ecpu["SOLD_OUT"]
+    opening_without = taken * ecpu["SUCCESS"] + (rate - taken) * after_sell_out
+    opening_with = (
+        taken * ecpu["SUCCESS"]
+        + (asked - taken) * after_sell_out
+        + (rate - asked) * forwarded * ecpu["DUPLICATE"]
+        + (refreshes if asked < rate else 0.0)
+        + filter_reads
+    )
+    later_with = rate * forwarded * ecpu["DUPLICATE"] + refreshes
+    return [
+        SlotSecond(
+            "the opening second", opening_without, opening_with, refreshes if asked < rate else 0.0, filter_reads
+        ),
+        SlotSecond("each second after the sell-out", rate * after_sell_out, later_with, refreshes, 0.0),
+    ]
 
 
 def reserved_concurrency(config: EnvironmentConfig) -> int:
@@ -232,17 +316,21 @@ def _mixed(per_answer: dict[str, float], successes: float) -> float:
 
 
 def _slot(
-    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], reserve_ecpu: float, reserve_usec: float
+    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], slot: list[SlotSecond], reserve_usec: float
 ) -> Limit:
     """One coupon's slot: every key of a coupon carries its id as a hash tag, so one coupon is one
-    slot, served by one engine thread however large the cache."""
+    slot, served by one engine thread however large the cache. Its busiest second counts, the
+    memory of refusals included (:func:`slot_seconds`); on a node-based cache, the requests that
+    reach the shard in it."""
     assert config.cache is not None
     split = "split the stock over several coupons (each its own slot and, in cluster mode, shard)"
+    busiest = max(second.with_memory for second in slot)
     if config.cache.kind == "serverless":
-        return _quota(quotas["cache_slot_ecpu"], peak_rps * reserve_ecpu, split)
+        return _quota(quotas["cache_slot_ecpu"], busiest, split)
     ceiling = 1_000_000 / reserve_usec
     source = "docs/benchmarks.md (bench/reserve_ceiling.py)"
-    return Limit("one coupon's shard (one Valkey engine thread)", ceiling, peak_rps, "requests/s", source, split)
+    reaching = peak_rps * busiest / max(second.without_memory for second in slot)
+    return Limit("one coupon's shard (one Valkey engine thread)", ceiling, reaching, "requests/s", source, split)
 
 
 def _quota(quota: Quota, demand: float, action: str) -> Limit:
@@ -250,12 +338,12 @@ def _quota(quota: Quota, demand: float, action: str) -> Limit:
 
 
 def _notes(
-    config: EnvironmentConfig, sale: PlannedSale, winners: int, quotas: dict[str, Quota], reserve_ecpu: float
+    config: EnvironmentConfig, sale: PlannedSale, winners: int, quotas: dict[str, Quota], slot_ecpu: float
 ) -> list[str]:
     assert config.cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
     if config.cache.kind == "serverless":
-        minimum = math.ceil(min(sale.peak_rps * reserve_ecpu, quotas["cache_slot_ecpu"].value))
+        minimum = math.ceil(min(slot_ecpu, quotas["cache_slot_ecpu"].value))
         notes.append(
             f"the serverless cache takes up to {quotas['cache_doubling_min'].value:.0f} minutes to double its "
             f"request rate: set its ECPU/s minimum to {minimum:,} before the sale (CacheUsageLimits.ECPUPerSecond)"

@@ -5,8 +5,9 @@
 
 Reads the environment from cdk.json, and prints every AWS limit the sale meets (its value and
 source, the sale's demand on it, the headroom), the one that binds first and what to do about
-it, the provisioned-concurrency warm-up to schedule, and how long the database takes to persist
-the winners. ``--quotas`` gives the quotas your account has had raised (local/planner/quotas.py
+it, the provisioned-concurrency warm-up to schedule, how long the database takes to persist
+the winners, and one coupon's slot second by second with the intake's memory of refusals and
+without it. ``--quotas`` gives the quotas your account has had raised (local/planner/quotas.py
 lists them). Exits 1 when the sale does not fit, 2 on a malformed sale, quota or environment.
 """
 
@@ -52,6 +53,20 @@ def report(env: str, sale: PlannedSale, result: Plan) -> str:
         if snippet := warmup_snippet(result, sale):
             lines.append(f"  cdk.json, concurrency: {snippet}")
     lines.append(f"Database: the workers persist the winners in about {result.drain_s:,.1f} s (processingLimit).")
+    lines += [
+        "",
+        "One coupon's slot, in ECPU/s (what ElastiCache Serverless bills; one slot takes 30,000), "
+        f"{result.concurrency:,} containers remembering refusals for a second each:",
+        "",
+        "| second | without the memory | with it | of which its refreshes | of which filter reads |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    lines.extend(
+        f"| {second.second} | {second.without_memory:,.0f} | {second.with_memory:,.0f} | "
+        f"{second.refreshes:,.0f} | {second.filter_reads:,.0f} |"
+        for second in result.slot
+    )
+    lines.append("")
     lines.extend(f"Note: {note}." for note in result.notes)
     return "\n".join(lines)
 

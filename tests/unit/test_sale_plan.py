@@ -45,8 +45,10 @@ def environment(name: str, **changes: dict[str, Any]) -> Any:
         # small's t3 brokers take 4 new IAM connections/s: even a sale dev takes cold needs a warm-up
         ("dev", {}, "copies=1000 users=20000 peak=400/s", {}, "the stage throttle", True),
         ("small", {}, "copies=1000 users=20000 peak=400/s", {}, "MSK new IAM connections per t3 broker", False),
-        # the issue's sale on prod as shipped: a cold opening asks the leader broker for too many connections
-        ("prod", {}, "copies=5000 users=300000 peak=20000/s", {}, "MSK new IAM connections per Standard broker", False),
+        # the issue's sale on prod as shipped: the account's throttle binds; a cold opening would also ask
+        # the leader broker for too many connections (the test below)
+        ("prod", {}, "copies=5000 users=300000 peak=20000/s", {}, "API Gateway throttle", False),
+        ("prod", {}, "copies=5000 users=300000 peak=20000/s", {"api_rps": "20000"}, "the stage throttle", False),
         # warmed up, below the throttle: prod's reserved concurrency needs more than a default account has
         ("prod", {"concurrency": {"warmup": WARM}}, "copies=5000 users=300000 peak=9000/s", {},
          "Lambda concurrent executions", False),
@@ -62,6 +64,40 @@ def test_the_limit_that_binds_first(env, changes, sale, raised, binding, fits):
     result = plan(environment(env, **changes), PlannedSale.parse(sale), with_raised(raised), FIGURES)
     assert result.binding.name.startswith(binding), [(limit.name, round(limit.headroom, 2)) for limit in result.limits]
     assert result.fits is fits
+
+
+def test_a_cold_opening_of_the_issues_sale_on_prod_asks_the_leader_broker_for_too_many_connections():
+    result = plan(environment("prod"), PlannedSale.parse("copies=5000 users=300000 peak=20000/s"), QUOTAS, FIGURES)
+    (connections,) = [limit for limit in result.limits if limit.name.startswith("MSK new IAM connections")]
+    assert connections.headroom < 1
+    assert result.warmup >= result.concurrency
+
+
+def test_the_memory_of_refusals_takes_one_hot_coupons_slot_from_the_whole_rate_to_holders_and_refreshes():
+    """30,000 requests/s for 60 s on one coupon: without the memory every request runs the script;
+    with it, after the sell-out, holders' clicks, false positives and a refresh a second per container."""
+    sale = PlannedSale.parse("copies=5000 users=900000 peak=30000/s holders=0.125")
+    config = environment("dev", api={"rateLimit": 30000}, concurrency={"intake": 1000, "warmup": WARM})
+    result = plan(config, sale, with_raised({"api_rps": "30000", "lambda_concurrency": "4000"}), FIGURES)
+    opening, after = result.slot
+    ecpu = FIGURES.reserve_ecpu
+    containers = result.concurrency
+    assert after.without_memory == pytest.approx(30_000 * (0.125 * ecpu["DUPLICATE"] + 0.875 * ecpu["SOLD_OUT"]))
+    forwarded = 0.125 + FIGURES.false_positives
+    assert after.with_memory == pytest.approx(30_000 * forwarded * ecpu["DUPLICATE"] + containers * ecpu["SOLD_OUT"])
+    assert after.refreshes == pytest.approx(containers * ecpu["SOLD_OUT"])
+    # the opening second: every request asks until the 5,000 copies (and their double clicks) are gone,
+    # then each container learns once and reads the filter: 5,000 copies x 24 bits = 15 KB, 15 ECPUs
+    assert opening.filter_reads == pytest.approx(containers * 5_000 * 3 / 1024)
+    assert opening.without_memory > opening.with_memory > after.with_memory
+    (slot,) = [limit for limit in result.limits if limit.name.startswith("ElastiCache Serverless ECPUs")]
+    assert slot.demand == pytest.approx(opening.with_memory)
+
+
+def test_the_share_of_clicks_from_holders_after_the_sell_out_follows_the_clicks_or_is_given():
+    assert PlannedSale.parse("copies=100 users=1000 peak=10/s").holder_share == pytest.approx(100 / 1900)
+    assert PlannedSale.parse("copies=100 users=1000 peak=10/s clicks=1").holder_share == 0
+    assert PlannedSale.parse("copies=100 users=1000 peak=10/s holders=0.125").holder_share == 0.125
 
 
 def test_one_coupons_shard_binds_once_lambda_and_the_api_have_room():
@@ -97,6 +133,7 @@ def test_a_small_sale_needs_no_warmup_and_the_database_drains_at_the_processing_
     [
         ("copies=5000 users=300000", "the sale needs peak"),
         ("copies=5000 users=300000 peak=fast", "peak must be a whole number from 1, got 'fast'"),
+        ("copies=5000 users=300000 peak=10/s holders=2", "holders must be a share from 0 to 1, got '2'"),
         ("copies=0 users=1 peak=1", "copies must be a whole number from 1"),
         ("copies=1 users=1 peak=1 speed=9", "unknown speed"),
         ("copies=1 users=1 peak=1 opens=tomorrow", "opens must be an ISO 8601 time"),
