@@ -126,6 +126,7 @@ class Monitoring(Construct):
         self._alarm("OutboxLag", lag, OUTBOX_LAG_S, "events wait in the outbox: the relay fails or falls behind",
                     periods=3)  # fmt: skip
         self._api(api, access_logs, namespace)
+        self._memory(namespace)
         self._stores(stores)
         cloudwatch.Dashboard(
             self, "Dashboard", widgets=[self._graphs[i : i + 4] for i in range(0, len(self._graphs), 4)]
@@ -161,6 +162,23 @@ class Monitoring(Construct):
             periods=3,
             datapoints=2,
         )
+
+    def _memory(self, namespace: str) -> None:
+        """The intake's memory of refusals (docs/design.md): answers it gave without Redis, and the
+        refusals it learned from Redis (its refreshes: about one a second per container and coupon)."""
+        per_second = [
+            cloudwatch.MathExpression(
+                expression=f"{key} / PERIOD({key})",  # one id per metric in a graph
+                using_metrics={key: _metric(namespace, name, {"service": "coupon-intake"}, "Sum")},
+                label=label,
+                period=ONE_MINUTE,
+            )
+            for key, name, label in (
+                ("remembered", "IssueFromMemory", "answers from memory/s"),
+                ("refreshes", "IssueMemoryRefresh", "refreshes/s"),
+            )
+        ]
+        self._graphs.append(cloudwatch.GraphWidget(title="Intake memory of refusals", left=per_second, width=6))
 
     def _stores(self, stores: DataStores) -> None:
         rds = {"DBInstanceIdentifier": stores.database_instance}

@@ -27,6 +27,7 @@ from coupon_cdk.config import (
     cdk_json_context,
     load,
 )
+from coupon_core.observability import FROM_MEMORY, MEMORY_REFRESH
 from local.planner.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES
 from tests.infra.template_support import actions, function_id, resources, resources_of
@@ -345,7 +346,10 @@ def test_operators_see_lag_dead_letters_the_api_and_the_data_stores(env, request
         if props["MetricName"] in ("Errors", "Throttles", "5XXError"):
             assert props["Threshold"] > 1, props["AlarmDescription"]
             assert props["EvaluationPeriods"] > 1, props["AlarmDescription"]
-    only(template, "AWS::CloudWatch::Dashboard")
+    _, dashboard = only(template, "AWS::CloudWatch::Dashboard")
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    assert f'"{FROM_MEMORY}"' in body, "the dashboard shows the answers given from the intake's memory"
+    assert f'"{MEMORY_REFRESH}"' in body, "and the memory's refreshes, by the names the intake counts them"
     _, throttled = only(template, "AWS::Logs::MetricFilter")
     assert "429" in throttled["Properties"]["FilterPattern"]
 
