@@ -5,18 +5,31 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import redis
 
+from lua_redis.keys import holders_key, reserved_key
+from lua_redis.scripts import Scripts
 
-def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[str]:
-    """The commands clients sent to the server while ``action`` ran, as MONITOR saw them.
+
+@dataclass(frozen=True)
+class Seen:
+    """One command MONITOR reported: its words, and whether a Lua script ran it."""
+
+    command: str
+    from_script: bool
+
+
+def monitored(client: redis.Redis, action: Callable[[], object]) -> list[Seen]:
+    """Every command the server ran while ``action`` ran, in its order, as MONITOR saw it.
 
     Unlike INFO commandstats, MONITOR tells a command a client sent from one a Lua script ran
-    (reported with the client ``lua``), so this counts round trips, not work inside scripts.
+    (reported with the client ``lua``, right after the script's call: a script runs alone), so
+    it counts round trips and, apart, the work inside scripts.
     """
     sentinel = f"monitor-done-{time.time_ns()}"
-    seen: list[str] = []
+    seen: list[Seen] = []
     started = threading.Event()
 
     # A connection of its own, so that the client's pooled connection stays as it was.
@@ -29,8 +42,7 @@ def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[s
             for entry in monitor.listen():
                 if entry["command"] == f"ECHO {sentinel}":
                     return
-                if entry.get("client_type") != "lua":
-                    seen.append(entry["command"].split()[0].upper())
+                seen.append(Seen(entry["command"], entry.get("client_type") == "lua"))
 
     listener = threading.Thread(target=listen, daemon=True)
     listener.start()
@@ -39,6 +51,35 @@ def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[s
     time.sleep(0.1)  # MONITOR is registered once its reply has come back
     action()
     client.echo(sentinel)
-    listener.join(timeout=10)
+    listener.join(timeout=120)
     watcher.close()
     return seen
+
+
+def client_commands(client: redis.Redis, action: Callable[[], object]) -> list[str]:
+    """The commands clients sent while ``action`` ran (their names; not those scripts ran)."""
+    return [entry.command.split()[0].upper() for entry in monitored(client, action) if not entry.from_script]
+
+
+def issue_requests_load(seen: list[Seen], coupon_id: int) -> tuple[int, int]:
+    """What the intake's issue requests for ``coupon_id`` asked of Redis among ``seen``: round
+    trips (reserve.lua's EVALSHA, the holders' filter's GET) and commands (those, and the calls
+    inside each reserve). Other clients' commands (the worker's locks, the rebuild's) are left out."""
+    reserve = f"EVALSHA {_reserve_sha()} 5 {reserved_key(coupon_id)} "
+    filter_read = f"GET {holders_key(coupon_id)}"
+    trips = commands = 0
+    inside_reserve = False
+    for entry in seen:
+        if entry.from_script:
+            commands += inside_reserve
+            continue
+        inside_reserve = entry.command.startswith(reserve)
+        if inside_reserve or entry.command == filter_read:
+            trips += 1
+            commands += 1
+    return trips, commands
+
+
+def _reserve_sha() -> str:
+    """The SHA-1 of reserve.lua as the store registers it (with the holders' function before it)."""
+    return str(Scripts.register(redis.Redis()).reserve.sha)  # registering sends nothing

@@ -8,7 +8,9 @@ checked on the status route),
 waits until the pipeline (Kafka, the worker, the DLQ handler) has drained; then two holders use
 their copy, two cancel theirs, an operator tops up two copies, and ten late users take the four
 free copies; it drains again, runs a reconcile and the relay, counts the coupon's events on
-``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken.
+``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken,
+and what the sale's requests asked of Redis (round trips and commands per request, MONITOR's
+count: the intake's memory of refusals answers most of a sale without a round trip).
 Then it calls the same intake handler in-process against the same servers
 (``local/tools/handler_probe.py``), to separate what a request costs the system from what the local
 stand-ins (LocalStack's gateway and Lambda service, the host executor) add, and says where the
@@ -39,6 +41,7 @@ from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
 from local.testkit.kafka_topics import read_all
+from local.testkit.redis_monitor import Seen, issue_requests_load, monitored
 from local.tools.handler_probe import handler_latencies, percentiles_ms
 from local.tools.invariants import (
     Observed,
@@ -244,7 +247,9 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
 
     sale = DemoSale(api, coupon_id, args.users, args.clients)
     sample = Convergence(lambda: held_counts(engine, client, coupon_id), lambda: time.perf_counter() - sale.started)
-    elapsed = sale.run(on_tick=sample)
+    ran: list[float] = []
+    seen = monitored(client, lambda: ran.append(sale.run(on_tick=sample)))
+    elapsed = ran[0]
     phases.done("the sale, through API Gateway")
     outcomes = Counter(answer.status for _, answer in sale.answers)
     successes = successes_of(sale.answers)
@@ -278,6 +283,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     phases.done("in-process handler probe")
 
     summary = [
+        redis_per_request(seen, coupon_id, len(latencies)),
         ("latency", f"p50 {sale_ms['p50']:.1f} ms, p95 {sale_ms['p95']:.1f} ms, p99 {sale_ms['p99']:.1f} ms"),
         ("pipeline drained", f"in {drained:.1f} s after the last request"),
         ("persisted", f"{len(observed.issued_users):,} issues; {len(observed.failed_requests):,} "
@@ -301,6 +307,16 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
         title, args.quantity, sale.observations, sample.samples, [rate, answers, *summary], invariants
     )
     return conclude(timeline, "demo")
+
+
+def redis_per_request(seen: list[Seen], coupon_id: int, requests: int) -> tuple[str, str]:
+    """The report's line of what the sale's requests asked of Redis, as MONITOR saw it."""
+    trips, commands = issue_requests_load(seen, coupon_id)
+    return (
+        "Redis per request",
+        f"{trips / requests:.3f} round trips, {commands / requests:.2f} commands (reserve.lua's own calls "
+        "counted; without the memory of refusals: 1 round trip of 5 to 12 commands, docs/benchmarks.md)",
+    )
 
 
 def operator_commands(coupon_id: int, quantity: int, window: dict[str, str]) -> str:

@@ -20,6 +20,8 @@ def test_the_demo_writes_a_report_whose_charts_draw_with_data_in_a_browser(live)
     done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     (page,) = re.findall(r"^Report with charts: (\S+\.html)$", done.stdout, flags=re.MULTILINE)
+    (trips,) = re.findall(r"Redis per request\s+(\d+\.\d{3}) round trips", done.stdout)
+    assert 0 < float(trips) <= 1.1, "every request asks Redis at most once, the filter's reads aside"
     dom = rendered_dom(Path(page))
     shown = series_drawn(dom)
     assert set(shown) == set(CHARTS), shown

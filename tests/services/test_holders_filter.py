@@ -9,6 +9,7 @@ from dataclasses import replace
 import pytest
 
 from coupon_core.domain.reservations import IssueOutcome
+from local.testkit.redis_monitor import issue_requests_load, monitored
 from lua_redis import ReservationStore, holders
 from lua_redis.keys import holders_key, idempotency_key, meta_key, reserved_key
 from lua_redis.store import NO_EDGE_MS
@@ -175,3 +176,15 @@ def test_a_binary_filter_reaches_the_store_byte_for_byte(store, redis_client):
     assert any(byte >= 0x80 for byte in data)
     assert refused.holders is not None
     assert refused.holders.data == data
+
+
+def test_the_load_of_issue_requests_is_counted_from_monitor_apart_from_other_clients(store, redis_client):
+    """``issue_requests_load``, which the demo's report and the benchmark print: a SUCCESS (the
+    script and its 11 calls), a SOLD_OUT that reads the filter (6 calls, and a GET), and another
+    client's command, not counted."""
+    install(store, total=1)
+
+    seen = monitored(redis_client, lambda: (store.reserve(1, 1), store.reserve(1, 2), redis_client.set("x", "y")))
+
+    assert issue_requests_load(seen, 1) == (3, 12 + 7 + 1)
+    assert issue_requests_load(seen, 2) == (0, 0)
