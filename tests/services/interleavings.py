@@ -67,6 +67,7 @@ from functions.worker import dependencies as worker_dependencies
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys
+from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.worker_support import drain
@@ -122,14 +123,6 @@ class World:
 
 
 @dataclass
-class MemoryClock:
-    now: float = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@dataclass
 class Told:
     """What the clients were told: SUCCESS (request id -> user), and the keyed requests."""
 
@@ -148,7 +141,7 @@ class Interleavings(RuleBasedStateMachine):
         self.tails: list[Holders] = []
         self.coupon = 0
         self.reissue = False
-        self.clock = MemoryClock()
+        self.clock = Clock(now=0.0)
 
     # -- the coupon ------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import CouponState, IssueOutcome
 from lua_redis import ReservationStore, connect
 from lua_redis.keys import holders_key
+from tests.clock import Clock
 from tests.services.support import HOUR_MS, now_ms
 
 COUPON = 1
@@ -46,14 +47,6 @@ WINDOWS = {  # the window as offsets from now: far from its edges, so that only 
     "ended": (-2 * HOUR_MS, -HOUR_MS),
 }
 SECOND = MEMORY_MS / 1000
-
-
-@dataclass
-class Clock:
-    now: float = 1_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

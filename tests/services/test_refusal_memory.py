@@ -6,26 +6,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from functions.intake import dependencies as intake_dependencies
 from lua_redis.keys import rebuild_key
+from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.support import command_calls
 from tests.services.test_operations import until_settled
 
 ALMOST = 0.999  # seconds: still within what the memory may keep
-
-
-@dataclass
-class Clock:
-    now: float
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture

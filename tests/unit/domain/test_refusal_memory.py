@@ -8,18 +8,11 @@ import pytest
 
 from coupon_core.domain.issuing import MEMORY_MS, IssueService, RefusalMemory
 from coupon_core.domain.reservations import IssueOutcome, Reservation
+from tests.clock import Clock
 from tests.unit.domain import fakes
 
 RESERVED_AT = 1_764_590_400_123
 LONG = 3_600_000  # ms until the window's next edge: longer than the memory
-
-
-@dataclass
-class Clock:
-    now: float = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @dataclass

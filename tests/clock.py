@@ -1,0 +1,14 @@
+"""A clock that moves only when a test moves it: the injected clock of the intake's memory of
+refusals (``issuing.RefusalMemory``), in monotonic seconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Clock:
+    now: float = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
