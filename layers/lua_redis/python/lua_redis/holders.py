@@ -8,8 +8,8 @@ Bloom filter never misses a member, so the memory never refuses a holder; a fals
 one round trip, never a wrong answer. It only grows: a released user stays in it (a round trip
 for them, no more), and a rebuilt state gets a new filter of its current holders.
 
-Why a filter and not a copy of the holders, or a read per request (docs/design.md, the sold-out
-memory): at 100,000 copies the filter is 300 KB, fetched once per container and per change,
+Why a filter and not a copy of the holders, or a read per request (docs/design.md, the memory
+of refusals): at 100,000 copies the filter is 300 KB, fetched once per container and per change,
 and costs Redis one GET; a copy of the set is a ZRANGE of 100,000 members on the coupon's one
 slot for every container; a read per request is the round trip the memory exists to save.
 
@@ -27,7 +27,7 @@ from collections.abc import Iterable
 BITS_PER_COPY = 24  # a user and a key per copy: 12 bits a member, 5 hashes, ~0.5 % false positives
 MIN_BITS = 1024
 HASHES = 5  # SHA-1's five 32-bit words
-_WORDS = struct.Struct(">5I")
+_WORDS = struct.Struct(f">{HASHES}I")
 
 
 def size_bits(total: int) -> int:

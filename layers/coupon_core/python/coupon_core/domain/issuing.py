@@ -11,7 +11,7 @@ worker issues it), and if it is not, reconcile releases it once it is older than
 Most of a popular sale's answers are refusals nothing can change for a while: sold out, not
 open yet, ended, closed. A :class:`RefusalMemory` keeps the one Redis last gave for a coupon, for
 at most a second, and answers it again to every caller it holds for without asking Redis: it
-only ever refuses, never reserves (docs/design.md, the sold-out memory).
+only ever refuses, never reserves (docs/design.md, the memory of refusals).
 """
 
 from __future__ import annotations
