@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # request ids derived from keys
 MEMORY_MS = 1000  # the contract's one latitude: a remembered refusal is at most this old (docs/design.md)
-MEMORY_COUPONS = 1024  # coupons a container remembers at once; the oldest is forgotten first
+MEMORY_COUPONS = 256  # coupons a container remembers at once, the oldest forgotten first: with a
+# sold-out coupon's holders' filter each (3 bytes a copy), 77 MB at most for coupons of 100,000 copies
 
 
 @dataclass(frozen=True)
