@@ -106,11 +106,14 @@ def test_a_moved_window_is_answered_within_the_second(pipeline, clock, starts_in
 
 
 def test_a_window_that_opens_is_never_answered_not_open_from_memory(pipeline, clock):
-    """NOT_OPEN is kept until the window opens, if that is sooner than the second."""
-    coupon_id = create_coupon(5, starts_in=timedelta(milliseconds=400))
+    """NOT_OPEN is kept until the window opens, if that is sooner than the second: asked 0.6 s
+    before the opening, it is gone 0.7 s later, on the memory's clock as on Redis'."""
+    asked_before = time.monotonic()
+    coupon_id = create_coupon(5, starts_in=timedelta(seconds=2))  # opens 2 s after asked_before, or later
+    time.sleep(max(0.0, asked_before + 1.4 - time.monotonic()))
     assert status(coupon_id, 1) == "NOT_OPEN"
-    time.sleep(0.45)  # the window opens on Redis' clock
-    clock.now += 0.45
+    clock.now += 0.7  # less than the second: only the window's edge ends the memory
+    time.sleep(max(0.0, asked_before + 2.1 - time.monotonic()))
     assert status(coupon_id, 1) == "SUCCESS"
 
 
