@@ -71,13 +71,22 @@ class PlannedSale:
     holders: float | None = None  # share of the clicks after the sell-out that come from holders
 
     @property
+    def winners(self) -> int:
+        return min(self.copies, self.users)
+
+    @property
     def holder_share(self) -> float:
         """Of the clicks after the sell-out, those of users who hold a copy: given, or each winner's
         later clicks among everyone's."""
         if self.holders is not None:
             return self.holders
-        winners = min(self.copies, self.users)
-        return winners * (self.clicks - 1) / max(self.users * self.clicks - winners, 1)
+        return self.winners * (self.clicks - 1) / max(self.users * self.clicks - self.winners, 1)
+
+    @property
+    def asked_before_sell_out(self) -> int:
+        """The opening second's requests that run reserve.lua whatever the memory: until the stock
+        is gone (every winner's clicks at most: a double click of a winner asks too)."""
+        return min(self.peak_rps, self.winners * self.clicks)
 
     @classmethod
     def parse(cls, text: str) -> PlannedSale:
@@ -186,7 +195,7 @@ def plan(
     if config.concurrency is None or config.kafka is None or config.cache is None or config.processing_limit is None:
         raise SaleError(f"{config.name} is not an AWS environment: make plan needs its concurrency, kafka and cache")
     q = {key: quota.value for key, quota in quotas.items()}
-    winners = min(sale.copies, sale.users)
+    winners = sale.winners
     successes_first_second = min(winners, sale.peak_rps)
     scale = max(1.0, ONE_VCPU_MB / config.intake_memory_mb)  # below one vCPU, CPU time stretches
     success_ms = sale.success_ms or (
@@ -194,7 +203,7 @@ def plan(
     )
     other_ms = sale.other_ms or measured.intake_cpu_ms["SOLD_OUT"] * scale + measured.redis_rtt_ms
     remembered_ms = measured.intake_cpu_ms["SOLD_OUT"] * scale * measured.remembered_share  # no round trip
-    asked = min(sale.peak_rps, winners * sale.clicks)  # until the sell-out, every request asks Redis
+    asked = sale.asked_before_sell_out
     rest = sale.peak_rps - asked
     forwarded = asked - successes_first_second + rest * _forwarded_share(sale, measured)
     remembered = sale.peak_rps - successes_first_second - forwarded
@@ -267,33 +276,33 @@ def slot_seconds(sale: PlannedSale, containers: int, measured: Measured) -> list
     """The coupon's slot in the opening second and in each second after the sell-out, in ECPU/s.
 
     Without the memory every request runs reserve.lua. With it, every request still does until
-    the stock is gone (``winners x clicks`` requests at most: a double click of a winner asks
-    too); then each container learns SOLD_OUT with one reserve and reads the holders' filter
-    once (a simple GET: one ECPU a KB), and after that only holders' clicks, false positives
-    and one refresh a second per container reach the slot.
+    the stock is gone (``PlannedSale.asked_before_sell_out``); then each container learns
+    SOLD_OUT with one reserve and reads the holders' filter once (a simple GET: one ECPU a KB),
+    and after that only holders' clicks, false positives and one refresh a second per container
+    reach the slot.
     """
     ecpu = measured.reserve_ecpu
-    rate, winners = sale.peak_rps, min(sale.copies, sale.users)
-    taken = min(winners, rate)  # copies taken in the opening second
-    asked = min(rate, winners * sale.clicks)
+    rate = sale.peak_rps
+    taken = min(sale.winners, rate)  # copies taken in the opening second
+    asked = sale.asked_before_sell_out
     holders = sale.holder_share
     forwarded = _forwarded_share(sale, measured)
     refreshes = containers / measured.memory_s * ecpu["SOLD_OUT"]
-    filter_reads = containers * max(1.0, size_bits(sale.copies) / 8 / 1024) if asked < rate else 0.0
+    sold_out = asked < rate  # within the opening second: each container learns it, and reads the filter
+    opening_refreshes = refreshes if sold_out else 0.0
+    filter_reads = containers * max(1.0, size_bits(sale.copies) / 8 / 1024) if sold_out else 0.0
     after_sell_out = holders * ecpu["DUPLICATE"] + (1 - holders) * ecpu["SOLD_OUT"]
     opening_without = taken * ecpu["SUCCESS"] + (rate - taken) * after_sell_out
     opening_with = (
         taken * ecpu["SUCCESS"]
         + (asked - taken) * after_sell_out
         + (rate - asked) * forwarded * ecpu["DUPLICATE"]
-        + (refreshes if asked < rate else 0.0)
+        + opening_refreshes
         + filter_reads
     )
     later_with = rate * forwarded * ecpu["DUPLICATE"] + refreshes
     return [
-        SlotSecond(
-            "the opening second", opening_without, opening_with, refreshes if asked < rate else 0.0, filter_reads
-        ),
+        SlotSecond("the opening second", opening_without, opening_with, opening_refreshes, filter_reads),
         SlotSecond("each second after the sell-out", rate * after_sell_out, later_with, refreshes, 0.0),
     ]
 
