@@ -7,6 +7,7 @@ import time
 import redis
 
 from coupon_core.domain.reservations import CouponState
+from lua_redis import ReservationStore
 
 HOUR_MS = 3_600_000
 
@@ -22,6 +23,11 @@ def open_coupon(
     starts_at = now_ms() + starts_in_ms
     ends_at = starts_at + lasts_ms
     return CouponState(coupon_id, total, starts_at, ends_at, expires_at=ends_at + 24 * HOUR_MS)
+
+
+def install(store: ReservationStore, **kwargs: int) -> None:
+    """An open coupon's state in Redis, no one holding a copy (``kwargs``: ``open_coupon``'s)."""
+    store.reconcile(open_coupon(**kwargs), {}, release_before=None)
 
 
 def command_calls(client: redis.Redis) -> dict[str, int]:

@@ -13,11 +13,7 @@ from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands
 from lua_redis import ReservationStore, connect
 from lua_redis.keys import meta_key, requests_key, reserved_key
-from tests.services.support import HOUR_MS, command_calls, now_ms, open_coupon
-
-
-def install(store: ReservationStore, **kwargs: int) -> None:
-    store.reconcile(open_coupon(**kwargs), {}, release_before=None)
+from tests.services.support import HOUR_MS, command_calls, install, now_ms, open_coupon
 
 
 def test_reserve_without_state_asks_for_initialisation_and_writes_nothing(store, redis_client):
