@@ -11,9 +11,10 @@ PostgreSQL:
   users who hold nothing), and non-holders alone;
 - before the window opens.
 
-Per phase: Redis round trips per request (commands clients sent, as MONITOR saw them) and
-commands per request (Valkey's INFO commandstats: the scripts' own calls included), and the
-containers' CPU per answer. Then the holders' filter against its alternatives on a coupon of
+Per phase: Redis round trips and commands per request, counted from MONITOR as the demo's report
+counts them (``redis_monitor.issue_requests_load``: reserve.lua's calls and the holders'
+filter's reads, and for commands the calls inside each reserve too), and the containers' CPU per
+answer. Then the holders' filter against its alternatives on a coupon of
 100,000 copies: what reading it costs Valkey beside a copy of the holders (ZRANGE) and a read
 per request (ZSCORE).
 """
@@ -32,21 +33,12 @@ import redis
 from bench.intake import call, emit, quiet_intake_servers
 from bench.intake_forked import Containers
 from local.testkit.lambda_events import api_event
-from local.testkit.redis_monitor import client_commands
+from local.testkit.redis_monitor import issue_requests_load, monitored
 from lua_redis import connect, holders
 from lua_redis.keys import holders_key, reserved_key
 
 VARIANTS = {"without the memory": "0", "with the memory": "1000"}
-UNCOUNTED = ("info", "config", "echo", "monitor", "ping", "client", "hello")
 Clicks = list[tuple[int, int]]  # (user, container)
-
-
-def commands(client: redis.Redis) -> int:
-    """Commands Valkey ran since it started, the scripts' own calls included (not this bench's)."""
-    stats = client.info("commandstats")
-    return sum(
-        int(value["calls"]) for name, value in stats.items() if not name.removeprefix("cmdstat_").startswith(UNCOUNTED)
-    )
 
 
 def events_of(coupon_id: int, clicks: Clicks, containers: int) -> list[list[dict[str, Any]]]:
@@ -63,12 +55,10 @@ def measured(
 ) -> tuple[float, float, float]:
     """Round trips, commands and CPU µs per request of ``clicks`` on ``coupon_id``."""
     events = events_of(coupon_id, clicks, containers)
-    before = commands(client)
     cpu: list[float] = []
-    sent = client_commands(client, lambda: cpu.append(pool.load(events)))
-    ran = commands(client) - before
+    trips, ran = issue_requests_load(monitored(client, lambda: cpu.append(pool.load(events))), coupon_id)
     requests = len(clicks)
-    return len(sent) / requests, ran / requests, cpu[0] / requests * 1e6
+    return trips / requests, ran / requests, cpu[0] / requests * 1e6
 
 
 def phases(args: argparse.Namespace) -> dict[str, Callable[[], tuple[int, Clicks]]]:
