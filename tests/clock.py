@@ -1,5 +1,5 @@
 """A clock that moves only when a test moves it: the injected clock of the intake's memory of
-refusals (``issuing.RefusalMemory``), in monotonic seconds."""
+refusals (``issuing.AnswerMemory``), in monotonic seconds."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api.request import Caller, caller_of
-from lua_redis import RedisCouponLocks, ReservationStore
+from lua_redis import RedisCouponLocks, RedisCouponRegistry, ReservationStore
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,8 @@ def wiring() -> Wiring:
     client = redis_client(settings.redis)
     engine = make_engine(settings.database)
     store, catalog = ReservationStore(client), SqlCouponCatalog(engine)
-    sync = StateSync(catalog, store, RedisCouponLocks(client), retention_ms=settings.retention.state_ms)
+    locks, registry = RedisCouponLocks(client), RedisCouponRegistry(client)
+    sync = StateSync(catalog, store, locks, registry, retention_ms=settings.retention.state_ms)
     return Wiring(settings, client, engine, store, catalog, sync)
 
 

@@ -1,13 +1,13 @@
 """The intake's collaborators, built once per Lambda container: the settings, the Redis client,
-the Kafka producer, and the issue service over them with the container's memory of refusals.
+the Kafka producer, and the issue service over them with the container's memory of answers.
 
 Cached per container (``functools.cache``), so the Redis client and the Kafka producer stay
 alive across invocations; :func:`open_connections` opens them during INIT. The Redis client is
 one pinned connection (a container answers one request at a time), opened when the wiring is
 built: while Redis cannot be reached the wiring is not cached, a request answers 503, and the
 next one builds it again. A missing state is
-built by the rebuild function (``adapters.lambda_rebuild.RebuildInvoker``): the intake has no
-database credential and no path to the database.
+built by the builder function (``adapters.lambda_rebuild.BuilderInvoker``), when the registry of
+coupons in Redis says so: the intake has no database credential and no path to the database.
 """
 
 from __future__ import annotations
@@ -20,11 +20,11 @@ import redis
 from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.kafka.publisher import IssuePublisher
-from coupon_core.adapters.lambda_rebuild import RebuildInvoker
-from coupon_core.domain.issuing import IssueService, RefusalMemory
+from coupon_core.adapters.lambda_rebuild import BuilderInvoker
+from coupon_core.domain.issuing import AnswerMemory, IssueService
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
-from lua_redis import ReservationStore
+from lua_redis import RedisCouponRegistry, ReservationStore
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,9 @@ def wiring() -> Wiring:
     service = IssueService(
         ReservationStore(client),
         publisher,
-        RebuildInvoker(settings.rebuild_function.name),
-        memory=RefusalMemory(issuing.memory_ms) if issuing.memory_ms else None,
+        BuilderInvoker(settings.builder_function.name),
+        registry=RedisCouponRegistry(client),
+        memory=AnswerMemory(issuing.memory_ms) if issuing.memory_ms else None,
         wait_replicas=issuing.wait_replicas,
         wait_timeout_ms=issuing.wait_timeout_ms,
     )

@@ -1,10 +1,9 @@
-"""Rebuild function: reconciles Redis with the database (docs/design.md, Flow and Redis state),
-and builds the state the intake found missing.
+"""Rebuild function: reconciles Redis with the database (docs/design.md, Flow and Redis state).
 
-Thin: tell the event apart (``event_parsing.py``). The intake's ``{"stateMissing": N}`` builds
-that coupon's state (``Reconciler.initialise``) and answers its outcome. Otherwise pick
-the coupons (near their window for the schedule, the named ones on demand, refused before
-anything changes if one does not exist), reconcile them, emit the report as metrics and return it.
+Thin: tell the event apart (``event_parsing.py``), pick the coupons (near their window for the
+schedule, the named ones on demand, refused before anything changes if one does not exist),
+reconcile them, emit the report as metrics and return it. The intake's missing states are the
+builder's (``build.py``), a function of its own.
 """
 
 from typing import Any
@@ -16,7 +15,7 @@ from coupon_core.domain.reconcile import ReconcileReport
 from coupon_core.observability import logger, metrics
 from coupon_core.tracing import tracer
 from functions.rebuild.dependencies import wiring
-from functions.rebuild.event_parsing import is_scheduled, on_demand_coupons, state_missing
+from functions.rebuild.event_parsing import is_scheduled, on_demand_coupons
 
 
 def coupons_to_reconcile(event: Any) -> list[int]:
@@ -49,9 +48,6 @@ def _emit(report: ReconcileReport) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    coupon_id = state_missing(event)
-    if coupon_id is not None:
-        return {"couponId": coupon_id, "state": wiring().reconciler.initialise(coupon_id).value}
     report = wiring().reconciler.reconcile(coupons_to_reconcile(event))
     _emit(report)
     logger.info("reconcile finished", extra={"report": report.as_dict()})

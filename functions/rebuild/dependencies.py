@@ -1,4 +1,4 @@
-"""The rebuild function's collaborators, built once per Lambda container."""
+"""The rebuild's and the builder's collaborators, built once per Lambda container."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
 from coupon_core.settings.rebuild import RebuildSettings
-from lua_redis import RedisCouponLocks, ReservationStore
+from lua_redis import RedisCouponLocks, RedisCouponRegistry, ReservationStore
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ def wiring() -> Wiring:
         locks,
         catalog,
         in_flight(settings.read_back.timeout_s),
+        RedisCouponRegistry(client),
         retention_ms=retention_ms,
         skew_ms=settings.reconcile.skew_ms,
         produce_bound_ms=produce_bound_ms,

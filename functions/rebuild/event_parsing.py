@@ -1,8 +1,9 @@
-"""The rebuild function's three events, told apart and validated before anything changes.
+"""The rebuild's and the builder's events, validated before anything changes.
 
-The EventBridge schedule (``"source": "aws.events"``, ``"detail-type": "Scheduled Event"``), an
-on-demand ``{"couponId": N}`` or ``{"couponId": [N, ...]}``, and the intake's
-``{"stateMissing": N}``. Anything else is refused with a message that says what was expected.
+The rebuild takes the EventBridge schedule (``"source": "aws.events"``, ``"detail-type":
+"Scheduled Event"``) and an on-demand ``{"couponId": N}`` or ``{"couponId": [N, ...]}``; the
+builder, the intake's ``{"stateMissing": N}``. Anything else is refused with a message that says
+what was expected.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ CouponId = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT)]
 
 
 class InvalidRebuildEventError(ValueError):
-    """The event is neither the schedule nor an on-demand request."""
+    """The event is not one the function takes: the schedule or an on-demand request (the
+    rebuild), the intake's ask for a missing state (the builder)."""
 
 
 class OnDemand(BaseModel):
@@ -35,17 +37,16 @@ class StateMissing(BaseModel):
     stateMissing: CouponId  # noqa: N815
 
 
-_EXPECTED = 'expected a scheduled EventBridge event, {"couponId": N | [N, ...]} or {"stateMissing": N}'
+_EXPECTED = 'expected a scheduled EventBridge event, or {"couponId": N | [N, ...]}'
+_EXPECTED_BY_THE_BUILDER = 'expected {"stateMissing": N}'
 
 
-def state_missing(event: Any) -> int | None:
-    """The coupon whose missing state the intake asks to build, if the event is that ask."""
-    if not isinstance(event, dict) or "stateMissing" not in event:
-        return None
+def state_missing(event: Any) -> int:
+    """The coupon whose missing state the intake asks the builder to build."""
     try:
         return StateMissing.model_validate(event).stateMissing
     except ValidationError as exc:
-        raise InvalidRebuildEventError(f"{_EXPECTED}; {_problems(exc)}") from None
+        raise InvalidRebuildEventError(f"{_EXPECTED_BY_THE_BUILDER}; {_problems(exc)}") from None
 
 
 def on_demand_coupons(event: Any) -> list[int]:

@@ -250,10 +250,11 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
             }
         )
         from functions.rebuild import app as rebuild_app  # noqa: PLC0415 - imported once the environment is set
+        from functions.rebuild import build as builder_app  # noqa: PLC0415
 
-        # the intake has a lost state built by the rebuild function, through Lambda's API
-        lambda_service = LambdaService({"rebuild": rebuild_app.handler})
-        os.environ.update({"REBUILD_FUNCTION": "rebuild", "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url})
+        # the intake has a lost state built by the builder function, through Lambda's API
+        lambda_service = LambdaService({"rebuild": rebuild_app.handler, "builder": builder_app.handler})
+        os.environ.update({"BUILDER_FUNCTION": "builder", "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url})
         now = datetime.now(UTC)
         status_code, coupon = _call(
             "POST",

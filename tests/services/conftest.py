@@ -12,6 +12,7 @@ from moto import mock_aws
 from functions.coupons import dependencies as coupons_dependencies
 from functions.intake import dependencies as intake_dependencies
 from functions.rebuild import app as rebuild_app
+from functions.rebuild import build as builder_app
 from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
 from local.testkit.kafka_topics import create_topic
@@ -37,8 +38,8 @@ def store(redis_client: redis.Redis) -> ReservationStore:
 
 @pytest.fixture(scope="session")
 def lambda_service() -> Iterator[LambdaService]:
-    """Lambda's Invoke API for the HTTP functions' calls to the rebuild function, run in-process."""
-    service = LambdaService({"rebuild": rebuild_app.handler})
+    """Lambda's Invoke API for the HTTP functions' calls to the builder and the rebuild, run in-process."""
+    service = LambdaService({"rebuild": rebuild_app.handler, "builder": builder_app.handler})
     yield service
     service.close()
 
@@ -48,7 +49,7 @@ def pipeline(
     monkeypatch, redis_client, redis_url, migrated_engine, database_url, kafka_bootstrap_servers, lambda_service
 ) -> Iterator[Pipeline]:
     """Every function wired to the real services through its environment; SQS from moto, and the
-    rebuild function invoked through Lambda's API on the loopback (``LambdaService``)."""
+    builder and the rebuild invoked through Lambda's API on the loopback (``LambdaService``)."""
     empty_tables(migrated_engine)
     topic = create_topic(kafka_bootstrap_servers)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
@@ -66,6 +67,7 @@ def pipeline(
             "KAFKA_PRODUCE_TIMEOUT_MS": "2000",
             "WORKER_LOCK_WAIT_S": "1",
             "REBUILD_FUNCTION": "rebuild",
+            "BUILDER_FUNCTION": "builder",
             "AWS_ENDPOINT_URL_LAMBDA": lambda_service.url,
         }.items():
             monkeypatch.setenv(name, value)

@@ -9,6 +9,7 @@ from typing import Any
 from kafka.consumer.fetcher import ConsumerRecord
 
 from functions.rebuild import app as rebuild_app
+from functions.rebuild import build as builder_app
 from functions.worker import app as worker_app
 from functions.worker import dlq as dlq_app
 from local.testkit.kafka_topics import TopicLog, commit_offsets
@@ -108,3 +109,8 @@ class Pipeline:
 
 def rebuild(event: Any) -> dict[str, Any]:
     return rebuild_app.handler(event, InProcessContext())
+
+
+def build(coupon_id: int) -> str:
+    """The builder's answer to the intake's ask for the coupon's missing state."""
+    return str(builder_app.handler({"stateMissing": coupon_id}, InProcessContext())["state"])

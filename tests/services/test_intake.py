@@ -27,9 +27,9 @@ from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.tables import row_counts
 from lua_redis import ReservationStore, connect
-from lua_redis.keys import rebuild_key, reserved_key
+from lua_redis.keys import build_claim_key, rebuild_key, reserved_key
 from tests.services.intake_support import call, create_coupon, issue
-from tests.services.pipeline_support import rebuild
+from tests.services.pipeline_support import build, rebuild
 
 
 @pytest.fixture
@@ -295,8 +295,11 @@ def test_database_unreachable_answers_503_json_and_leaves_redis_as_it_was(topic,
     assert [(a.status_code, a.body["status"], a.headers.get("Retry-After")) for a in answers] == [
         (503, "UNAVAILABLE", "1")
     ] * 3
-    # python-redis-lock leaves a signal list that expires by itself within a second; nothing else
-    assert [key for key in redis_client.keys("*424242*") if not key.startswith("lock-signal:")] == []
+    # python-redis-lock leaves a signal list, and the registry the claim on the coupon's build, each
+    # expiring by itself within a second; nothing else
+    transient = ("lock-signal:", build_claim_key(424242))
+    assert [key for key in redis_client.keys("*424242*") if not key.startswith(transient)] == []
+    assert redis_client.pttl(build_claim_key(424242)) <= 1000  # gone, or going within the second
 
 
 def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publishes_once(
@@ -442,14 +445,14 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
     connection lands on it, the worst case of a cluster): a fresh container's INIT opens
     ``INIT_CONNECTION_ATTEMPTS`` (the connection-rate quota at a cold opening), and at most
     ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota) while it answers. A lost
-    state adds none of the intake's: the rebuild function reads the records in flight (its
+    state adds none of the intake's: the builder function reads the records in flight (its
     connections are counted apart, before the container starts, as another container's are)."""
     with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, _):
         coupon_id = create_coupon(10)
         redis_client.flushall()  # the state is gone: the first request has it built
         assert issue(coupon_id, 1).body["status"] == "UNAVAILABLE"  # the gate waits out produces in flight
         deadline = time.monotonic() + 10
-        while rebuild({"stateMissing": coupon_id})["state"] != "READY" and time.monotonic() < deadline:
+        while build(coupon_id) != "READY" and time.monotonic() < deadline:
             time.sleep(0.5)
         reset()  # a new container, on the coupon the previous one created
         proxy.count_from_now()

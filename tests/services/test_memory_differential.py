@@ -1,18 +1,20 @@
-"""Random sales answered by several intake containers with the memory of refusals, and without it,
+"""Random sales answered by several intake containers with the memory of answers, and without it,
 every answer compared with what the intake without the memory answers (the contract).
 
-Hypothesis drives a sale on the real Valkey through ``IssueService`` and the real store (the
-intake's domain; the HTTP mapping and Kafka add nothing to the memory): requests of a few
-users from three containers, with no key, a key of their own, or another's key (KEY_REUSED),
-and keyed retries; time passing on the containers' injected clock; top-ups and a cancel's copy
-going back to stock, releases, closes and reopens, the window moved (open, not yet open,
-ended), the state lost and rebuilt, and the holders' filter evicted alone.
+Hypothesis drives a sale on the real Valkey through ``IssueService``, the real store and the real
+registry of coupons (the intake's domain; the HTTP mapping and Kafka add nothing to the memory):
+requests of a few users from three containers, with no key, a key of their own, or another's key
+(KEY_REUSED), and keyed retries; requests for an id that names no coupon; time passing on the
+containers' injected clock; top-ups and a cancel's copy going back to stock, releases, closes
+and reopens, the window moved (open, not yet open, ended), the state and the registry lost and
+rebuilt, and the holders' filter evicted alone.
 
 The reference is a model of ``reserve.lua``'s contract, held to the intake without the memory
 by the same machine run with ``memory=False``: there every answer must be the model's now. With
 the memory, an answer Redis gave must be the model's now too, and one the memory gave must be
 the model's answer at some moment of the last second: the stated staleness (docs/design.md),
-and no other difference.
+and no other difference; a SUCCESS it gave must be, with its request id and time, the one the
+user held at that moment.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
-from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, MEMORY_MS, IssueService, RefusalMemory
+from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, MEMORY_MS, AnswerMemory, IssueService
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import CouponState, IssueOutcome
-from lua_redis import ReservationStore, connect
+from lua_redis import RedisCouponRegistry, ReservationStore, connect
 from lua_redis.keys import holders_key
 from tests.clock import Clock
 from tests.services.support import HOUR_MS, now_ms
@@ -78,15 +80,22 @@ class Sale:
 
 
 class RebuildFromTheSale:
-    """The rebuild function: a lost state is built again from what the sale says (the database)."""
+    """The builder function: a lost state is built again from what the sale says (the database),
+    and the registry, if Redis lost it, holds the sale's one coupon again."""
 
-    def __init__(self, store: ReservationStore, sale: Sale) -> None:
-        self.store, self.sale = store, sale
+    def __init__(self, store: ReservationStore, registry: RedisCouponRegistry, sale: Sale) -> None:
+        self.store, self.registry, self.sale = store, registry, sale
 
     def initialise(self, coupon_id: int) -> InitOutcome:
+        expiries = {COUPON: self.sale.state().expires_at}
+        if (token := self.registry.begin_load()) is not None:
+            self.registry.finish_load(token, expiries)
+        if coupon_id != COUPON:
+            return InitOutcome.COUPON_NOT_FOUND
         holders = {user: at for user, (_, at) in self.sale.holders.items()}
         request_ids = {user: request_id for user, (request_id, _) in self.sale.holders.items()}
         self.store.reconcile(self.sale.state(), holders, release_before=None, request_ids=request_ids)
+        self.registry.register(expiries)
         return InitOutcome.READY
 
 
@@ -113,11 +122,10 @@ class Sales(RuleBasedStateMachine):
         for _ in range(CONTAINERS):
             client = connect(self.redis_url, pinned=True)
             self.clients.append(client)
-            store = ReservationStore(client)
-            memory = RefusalMemory(clock=self.clock) if self.memory else None
-            self.containers.append(
-                IssueService(store, Published(), RebuildFromTheSale(store, self.sale), memory=memory)
-            )
+            store, registry = ReservationStore(client), RedisCouponRegistry(client)
+            memory = AnswerMemory(clock=self.clock) if self.memory else None
+            builder = RebuildFromTheSale(store, registry, self.sale)
+            self.containers.append(IssueService(store, Published(), builder, registry=registry, memory=memory))
         self.remembered = 0
 
     def teardown(self) -> None:
@@ -135,6 +143,7 @@ class Sales(RuleBasedStateMachine):
     def open_the_sale(self, total: int) -> None:
         self.sale.total = total
         self.admin.reconcile(self.sale.state(), {}, release_before=None)
+        RebuildFromTheSale(self.admin, RedisCouponRegistry(self.redis), self.sale).initialise(0)  # the registry
         self._changed()
 
     @rule(
@@ -157,6 +166,12 @@ class Sales(RuleBasedStateMachine):
             user, key = data.draw(st.sampled_from(self.keys))
             self._ask(container, user, key)
 
+    @rule(container=CONTAINER, user=USERS, unknown=st.integers(min_value=COUPON + 1, max_value=COUPON + 3))
+    def a_request_for_no_coupon(self, container: int, user: int, unknown: int) -> None:
+        result = self.containers[container].issue(unknown, user)
+        self.remembered += result.remembered
+        assert result.outcome is IssueOutcome.COUPON_NOT_FOUND
+
     def _ask(self, container: int, user: int, key: str) -> None:
         result = self.containers[container].issue(COUPON, user, key or None)
         if result.remembered:
@@ -166,6 +181,10 @@ class Sales(RuleBasedStateMachine):
             stood += [sale for at, sale in self.history if at <= since][-1:]
             answers = {sale.answer(user, key) for sale in stood}
             assert result.outcome in answers, f"from memory {result.outcome}, the last second said {answers}"
+            if result.outcome is IssueOutcome.SUCCESS:
+                assert result.record is not None
+                held = (str(result.record.request_id), result.record.reserved_at)
+                assert any(sale.holders.get(user) == held for sale in stood), f"{held} was not user {user}'s"
             return
         expected = self.sale.answer(user, key)
         assert result.outcome is expected, f"user {user} key {key!r}: {result.outcome}, the contract says {expected}"
@@ -205,7 +224,8 @@ class Sales(RuleBasedStateMachine):
 
     @rule()
     def redis_loses_the_state(self) -> None:
-        """Rebuilt by the next request from the holders; which user each key was for is forgotten."""
+        """Rebuilt by the next request from the holders; which user each key was for is forgotten,
+        and the registry of coupons is lost with the rest (the next build loads it again)."""
         self.redis.flushall()
         self.sale.keys.clear()
         self._changed()

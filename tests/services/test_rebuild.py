@@ -14,7 +14,7 @@ from coupon_core.errors import UnknownCouponsError
 from functions.rebuild.event_parsing import InvalidRebuildEventError
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
 from lua_redis.keys import reserved_key
-from tests.services.intake_support import create_coupon, issue
+from tests.services.intake_support import after_a_second, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 
 
@@ -80,6 +80,7 @@ def test_redis_state_lost_mid_sale_is_rebuilt_without_losing_a_reservation(
         redis_client.flushall()
     else:
         redis_client.delete(reserved_key(coupon_id))
+    after_a_second()  # what the intake remembers of the sale before the loss is forgotten
     first = issue(coupon_id, 1)  # produces under way at the loss end before the rebuild reads Kafka
     again = {user: issue_once_rebuilt(coupon_id, user) for user in (1, 75, 150)}  # reserved before the loss
     late = sale(coupon_id, range(151, 301))
@@ -108,6 +109,7 @@ def test_after_a_lost_state_is_rebuilt_a_retry_with_its_idempotency_key_answers_
     assert {a.status_code for a in first.values()} == {202}
     pipeline.run_worker(limit=3)  # three persisted, three still in Kafka
     redis_client.flushall()
+    after_a_second()  # the intake no longer remembers their successes: each asks Redis
     if rebuilt_by == "the rebuild function":  # the first run starts the wait for produces under way
         deadline = time.monotonic() + 30
         while rebuild({"couponId": coupon_id})["failed"] and time.monotonic() < deadline:
@@ -152,6 +154,7 @@ def test_an_issued_user_missing_from_redis_is_added_back(pipeline, store, redis_
     issue(coupon_id, 1)
     pipeline.drain()
     redis_client.zrem(reserved_key(coupon_id), "1")
+    after_a_second()
     assert issue(coupon_id, 1).status_code == 202  # Redis forgot: the database will refuse this one
     pipeline.drain()
 

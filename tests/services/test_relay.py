@@ -43,7 +43,8 @@ def issue(engine, users: Sequence[int]) -> int:
     """A coupon with ``users`` issued through the worker's ledger (one outbox event each)."""
     now = datetime.now(UTC)
     coupon = SqlCouponCatalog(engine).create(
-        NewCoupon("relay test", 10, now - timedelta(hours=1), now + timedelta(hours=1))
+        NewCoupon("relay test", 10, now - timedelta(hours=1), now + timedelta(hours=1)),
+        before_commit=lambda coupon: None,  # no intake asks the registry here
     )
     messages = [IssueRecord(coupon.coupon_id, user, uuid.uuid4(), int(time.time() * 1000)) for user in users]
     SqlLedger(engine).record_group(coupon.coupon_id, messages)

@@ -8,11 +8,10 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
+from coupon_core.domain.operations import CouponAdmin
 from coupon_core.domain.ports import CouponCatalog, Reservations
-from coupon_core.domain.reconcile import prepare
 from coupon_core.observability import logger
-from coupon_core.settings.coupons import CouponsSettings
-from functions.coupons.dependencies import catalog, reservations, settings
+from functions.coupons.dependencies import catalog, coupon_admin, reservations
 from functions.coupons.routes.responses import from_model
 from functions.http_api.answers import RequestRefusedError
 from functions.http_api.openapi_answers import documented
@@ -48,13 +47,10 @@ def coupon_body(status: Literal["CREATED", "OK"], coupon: Coupon, *, reserved: i
     responses=documented((201, "CREATED", CouponBody), {503: "UNAVAILABLE"}),
 )
 def create_coupon(
-    request: Annotated[CreateCouponRequest, Body()],
-    coupons: Catalog,
-    store: Annotated[Reservations, Depends(reservations)],
-    config: Annotated[CouponsSettings, Depends(settings)],
+    request: Annotated[CreateCouponRequest, Body()], admin: Annotated[CouponAdmin, Depends(coupon_admin)]
 ) -> Response[dict[str, Any]]:
     validity = Validity(request.validUntil, request.validDays)
-    coupon = coupons.create(
+    coupon = admin.create(
         NewCoupon(
             request.name,
             request.totalQuantity,
@@ -64,7 +60,6 @@ def create_coupon(
             reissue_after_cancel=request.reissueAfterCancel,
         )
     )
-    prepare(store, coupon, config.retention.state_ms)
     logger.info("coupon created", extra={"couponId": coupon.coupon_id})
     return from_model(HTTPStatus.CREATED, coupon_body("CREATED", coupon, reserved=0))
 

@@ -1,5 +1,5 @@
-"""The rebuild function's two synchronous calls (a missing state built, a reconcile on demand),
-against botocore's stubbed Lambda API."""
+"""The rebuild code's two synchronous calls (the builder's build of a missing state, the rebuild's
+reconcile on demand), against botocore's stubbed Lambda API."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S, RebuildInvoker
+from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S, BuilderInvoker, RebuildInvoker
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.errors import UnavailableError
 
@@ -51,37 +51,41 @@ def test_an_unreachable_lambda_is_unavailable(lambda_client):
 
 
 @pytest.mark.parametrize("state", list(InitOutcome))
-def test_a_missing_state_is_built_by_the_rebuild_and_its_outcome_read_back(lambda_client, state):
+def test_a_missing_state_is_built_by_the_builder_and_its_outcome_read_back(lambda_client, state):
     client, stubber = lambda_client
-    expected = {"FunctionName": "rebuild", "Payload": b'{"stateMissing": 42}'}
+    expected = {"FunctionName": "builder", "Payload": b'{"stateMissing": 42}'}
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload({"couponId": 42, "state": state})}, expected)
-    assert RebuildInvoker("rebuild", client).initialise(42) is state
+    assert BuilderInvoker("builder", client).initialise(42) is state
 
 
 @pytest.mark.parametrize("reply", [{"reconciled": []}, {"state": "MAYBE"}, [1], "READY"])
 def test_a_reply_that_is_not_a_state_build_is_unavailable(lambda_client, reply):
     client, stubber = lambda_client
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload(reply)})
-    with pytest.raises(UnavailableError, match="rebuild function replied"):
-        RebuildInvoker("rebuild", client).initialise(1)
+    with pytest.raises(UnavailableError, match="builder function replied"):
+        BuilderInvoker("builder", client).initialise(1)
 
 
 def test_a_throttled_state_build_is_unavailable(lambda_client):
     client, stubber = lambda_client
     stubber.add_client_error("invoke", "TooManyRequestsException", "Rate exceeded", http_status_code=429)
     with pytest.raises(UnavailableError, match="TooManyRequestsException"):
-        RebuildInvoker("rebuild", client).initialise(1)
+        BuilderInvoker("builder", client).initialise(1)
 
 
 def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    config = RebuildInvoker("rebuild")._lambda().meta.config
+    config = BuilderInvoker("builder")._lambda().meta.config
     assert (config.connect_timeout, config.read_timeout) == (1, STATE_BUILD_TIMEOUT_S)
     assert config.retries["total_max_attempts"] == 1
 
 
-def test_without_a_rebuild_function_every_call_is_unavailable_and_names_the_variable():
-    invoker = RebuildInvoker(None, client=object())  # a client that would fail if it were called
-    for call in (invoker.initialise, invoker.reconcile):
-        with pytest.raises(UnavailableError, match="REBUILD_FUNCTION is not set"):
-            call(1)
+@pytest.mark.parametrize(
+    ("invoker", "variable"),
+    [(BuilderInvoker(None, client=object()).initialise, "BUILDER_FUNCTION"),
+     (RebuildInvoker(None, client=object()).reconcile, "REBUILD_FUNCTION")],
+)  # fmt: skip
+def test_without_its_function_every_call_is_unavailable_and_names_the_variable(invoker, variable):
+    """A client that would fail if it were called: nothing is invoked."""
+    with pytest.raises(UnavailableError, match=f"{variable} is not set"):
+        invoker(1)

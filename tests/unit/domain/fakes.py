@@ -16,8 +16,8 @@ from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome, InitOutcome
-from coupon_core.domain.records import IssueRecord
+from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome, InitOutcome, RegistryAnswer
+from coupon_core.domain.records import IssueRecord, to_millis
 from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
 
@@ -81,6 +81,34 @@ class Builder:
 
 
 @dataclass
+class Registry:
+    """The registry of coupons: answers ``answer`` to every lookup, keeps what is registered, and
+    is complete unless a test says otherwise (a load then completes it)."""
+
+    answer: RegistryAnswer = RegistryAnswer.BUILD
+    complete: bool = True
+    entries: dict[int, int] = field(default_factory=dict)
+    lookups: list[int] = field(default_factory=list)
+    loads: int = 0
+
+    def lookup(self, coupon_id: int, claim_ms: int) -> RegistryAnswer:
+        self.lookups.append(coupon_id)
+        return self.answer
+
+    def register(self, expiries: Mapping[int, int]) -> None:
+        self.entries.update(expiries)
+
+    def begin_load(self) -> str | None:
+        return None if self.complete else "token"
+
+    def finish_load(self, token: str, expiries: Mapping[int, int]) -> bool:
+        self.entries = dict(expiries) | self.entries
+        self.loads += 1
+        self.complete = True
+        return True
+
+
+@dataclass
 class Locks:
     """Grants every lock, except those of the coupons in ``held`` (held by someone else)."""
 
@@ -129,6 +157,12 @@ class Catalog:
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
         self.reads.append("issued_users")
         return self.snapshot
+
+    def window_ends(self) -> dict[int, int]:
+        self.reads.append("window_ends")
+        if self.snapshot is None:
+            return {}
+        return {self.snapshot.coupon.coupon_id: to_millis(self.snapshot.coupon.issue_ends_at)}
 
 
 @dataclass

@@ -10,8 +10,9 @@ import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.issuing import IssueService
-from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.ports import InitOutcome, RegistryAnswer
 from coupon_core.domain.reconcile import Reconciler
+from coupon_core.domain.records import to_millis
 from coupon_core.domain.reservations import IssueOutcome, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 from tests.unit.domain import fakes
@@ -33,10 +34,18 @@ def service(
 ) -> IssueService:
     catalog = catalog or fakes.Catalog()
     reader = in_flight or fakes.InFlightReader()
+    registry = fakes.Registry()
     initialiser = Reconciler(
-        store, locks or fakes.Locks(), catalog, reader, retention_ms=3_600_000, skew_ms=5_000, produce_bound_ms=2_000
+        store,
+        locks or fakes.Locks(),
+        catalog,
+        reader,
+        registry,
+        retention_ms=3_600_000,
+        skew_ms=5_000,
+        produce_bound_ms=2_000,
     )
-    return IssueService(store, publisher or fakes.Publisher(), initialiser)
+    return IssueService(store, publisher or fakes.Publisher(), initialiser, registry=registry)
 
 
 def test_a_success_publishes_the_reservation_with_its_time():
@@ -163,6 +172,52 @@ def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
     assert catalog.reads == []
 
 
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [
+        (RegistryAnswer.COUPON_NOT_FOUND, IssueOutcome.COUPON_NOT_FOUND),
+        (RegistryAnswer.ENDED, IssueOutcome.ENDED),
+        (RegistryAnswer.BUILDING, IssueOutcome.UNAVAILABLE),
+    ],
+)
+def test_a_coupon_without_a_state_the_registry_answers_for_asks_no_builder(answer, outcome):
+    """An id that names nothing, a coupon long ended, a build another caller has asked for."""
+    store, builder = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Builder()
+    registry = fakes.Registry(answer)
+
+    result = IssueService(store, fakes.Publisher(), builder, registry=registry).issue(3, 7)
+
+    assert result.outcome is outcome
+    assert (registry.lookups, builder.asked, store.reserves) == ([3], [], [(3, 7)])
+
+
+def test_the_registry_is_asked_only_for_a_coupon_without_a_state():
+    store, registry = fakes.Reservations([Reservation(IssueOutcome.SOLD_OUT)]), fakes.Registry()
+    IssueService(store, fakes.Publisher(), fakes.Builder(), registry=registry).issue(3, 7)
+    assert registry.lookups == []
+
+
+def test_a_build_completes_a_registry_that_lost_its_coupons_and_registers_the_coupon():
+    """After a loss of Redis the registry rules out no id: the first build puts every coupon of
+    the database back, each with its state's expiry (the end of its window and the retention)."""
+    now = datetime.now(UTC)
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.SUCCESS, 1)])
+    live = coupon(now - HOUR, now + HOUR)
+    registry = fakes.Registry(complete=False)
+    catalog = fakes.Catalog(IssuedUsers(live, {}))
+    reconciler = Reconciler(
+        store, fakes.Locks(), catalog, fakes.InFlightReader(), registry,
+        retention_ms=3_600_000, skew_ms=5_000, produce_bound_ms=2_000,
+    )  # fmt: skip
+
+    result = IssueService(store, fakes.Publisher(), reconciler, registry=registry).issue(3, 7)
+
+    assert result.outcome is IssueOutcome.SUCCESS
+    assert (registry.complete, registry.loads) == (True, 1)
+    assert registry.entries == {3: to_millis(live.issue_ends_at) + 3_600_000}
+    assert catalog.reads[0] == "window_ends"
+
+
 class _Unreachable:
     """A state builder that cannot be reached (the rebuild function throttled, or down)."""
 
@@ -172,7 +227,7 @@ class _Unreachable:
 
 def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserves_nothing():
     store, publisher = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Publisher()
-    result = IssueService(store, publisher, _Unreachable()).issue(3, 7)
+    result = IssueService(store, publisher, _Unreachable(), registry=fakes.Registry()).issue(3, 7)
     assert (result.outcome, result.detail) == (
         IssueOutcome.UNAVAILABLE,
         "rebuild function unreachable: TooManyRequestsException",

@@ -13,12 +13,23 @@ errors never leave it (``store.redis_unavailable``).
                     table of each script's codes to the domain's outcomes
     holders.py      the holders' filter: who took a copy of a coupon, for the intake's memory of
                     its sold-out refusals (a Bloom filter the scripts keep beside the set)
+    registry.py     the registry of coupons: every coupon id and when its state expires, so that
+                    the intake tells a missing state from an id that names nothing; the claims
+                    that let one caller a second have a missing state built
     lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
     limit.py        the processing limit: database writes per second, in one Redis bucket
     keys.py         the key names
 """
 
 from lua_redis.lock import RedisCouponLocks, held_lock
+from lua_redis.registry import RedisCouponRegistry
 from lua_redis.store import MAX_CONNECTION_AGE_S, ReservationStore, connect
 
-__all__ = ["MAX_CONNECTION_AGE_S", "RedisCouponLocks", "ReservationStore", "connect", "held_lock"]
+__all__ = [
+    "MAX_CONNECTION_AGE_S",
+    "RedisCouponLocks",
+    "RedisCouponRegistry",
+    "ReservationStore",
+    "connect",
+    "held_lock",
+]

@@ -51,6 +51,16 @@ def staging_holders_key(coupon_id: int, token: str) -> str:
     return f"{staging_key(coupon_id, token)}:holders"
 
 
+def registry_key() -> str:
+    """The registry of coupons: a hash of every coupon id to when its state expires (``lua_redis.registry``)."""
+    return "coupons:{registry}"
+
+
+def build_claim_key(coupon_id: int) -> str:
+    """The claim on building a coupon's missing state, in the registry's slot (``registry_lookup.lua``)."""
+    return f"coupons:{{registry}}:build:{coupon_id}"
+
+
 def write_limit_key() -> str:
     """The token bucket of database writes (``take_writes.lua``): one for the environment."""
     return "limit:db-writes"

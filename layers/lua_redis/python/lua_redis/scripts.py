@@ -34,6 +34,8 @@ class Scripts:
     rebuild_gate: Script
     update_state: Script
     take_writes: Script
+    registry_lookup: Script
+    registry_fill: Script
 
     @classmethod
     def register(cls, client: redis.Redis) -> Scripts:
@@ -46,4 +48,6 @@ class Scripts:
             rebuild_gate=client.register_script(_source("rebuild_gate")),
             update_state=client.register_script(_source("update_state")),
             take_writes=client.register_script(_source("take_writes")),
+            registry_lookup=client.register_script(_source("registry_lookup")),
+            registry_fill=client.register_script(_source("registry_fill")),
         )

@@ -140,13 +140,13 @@ def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str, str]:
     )
 
 
-def _chunks[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
+def chunked[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
 
 
-def _flatten(pairs: Sequence[tuple[int, int] | tuple[int, str]]) -> list[int | str]:
+def flattened(pairs: Sequence[tuple[int, int] | tuple[int, str]]) -> list[int | str]:
     return [value for pair in pairs for value in pair]
 
 
@@ -177,7 +177,7 @@ class ReservationStore:
         Without one, the call is a request of its own. An ``idempotency_key`` already used for
         another user of the coupon answers KEY_REUSED and changes nothing.
 
-        A refusal every other caller would hear says how long it stands (``stands_ms``); a
+        An answer says how long it stands (``stands_ms``: for every caller, or for this one); a
         SOLD_OUT comes with the coupon's holders' filter, read again (one GET more) only when
         the script reports a version this store has not read.
         """
@@ -191,15 +191,15 @@ class ReservationStore:
             raise redis_unavailable.mapped(exc) from exc
         outcome = RESERVE_CODES[code]
         if outcome in _TIMED:
-            return Reservation(outcome, int(reserved_at))
+            return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]))
         if standing:
             return self._standing(coupon_id, outcome, standing)
         untimed: Reservation = _UNTIMED[code]
         return untimed
 
     def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
-        """A refusal that stands for others: ``[ms until the window's edge (-1: none)]``, and for
-        SOLD_OUT the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
+        """A refusal that stands: ``[ms until the window's edge (-1: none)]``, and for SOLD_OUT
+        the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
         stands_ms = NO_EDGE_MS if standing[0] < 0 else int(standing[0])
         if outcome is not IssueOutcome.SOLD_OUT:
             return Reservation(outcome, stands_ms=stands_ms)
@@ -238,9 +238,9 @@ class ReservationStore:
         validate_id("couponId", coupon_id)
         pairs = [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in reservations]
         outcomes: list[ReleaseOutcome] = []
-        for chunk in _chunks(pairs, self._chunk_size):
+        for chunk in chunked(pairs, self._chunk_size):
             codes = self._scripts.release(
-                keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=_flatten(chunk)
+                keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=flattened(chunk)
             )
             outcomes.extend(RELEASE_CODES[code] for code in codes)
         return outcomes
@@ -386,7 +386,7 @@ class ReservationStore:
         token = uuid.uuid4().hex
         staging, staging_filter = keys.staging_key(coupon_id, token), keys.staging_holders_key(coupon_id, token)
         bits = holders.size_bits(state.total)
-        for chunk in _chunks(holder_pairs or [], self._chunk_size):
+        for chunk in chunked(holder_pairs or [], self._chunk_size):
             pipe = self._client.pipeline(transaction=False)
             pipe.zadd(staging, {str(user): at for user, at in chunk})
             pipe.pexpire(staging, STAGING_TTL_MS)
@@ -420,15 +420,15 @@ class ReservationStore:
 
     def _restore_requests(self, coupon_id: int, pairs: list[tuple[int, str]]) -> None:
         keys_of = [keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
-        for chunk in _chunks(pairs, self._chunk_size):
-            self._scripts.restore_requests(keys=keys_of, args=_flatten(chunk))
+        for chunk in chunked(pairs, self._chunk_size):
+            self._scripts.restore_requests(keys=keys_of, args=flattened(chunk))
 
     def _add_holders(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0
-        for chunk in _chunks(pairs, self._chunk_size):
+        for chunk in chunked(pairs, self._chunk_size):
             chunk_added, chunk_deferred = self._scripts.add_holders(
                 keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id), keys.holders_key(coupon_id)],
-                args=_flatten(chunk),
+                args=flattened(chunk),
             )
             added += chunk_added
             deferred += chunk_deferred

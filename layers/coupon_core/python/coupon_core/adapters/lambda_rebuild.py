@@ -1,9 +1,9 @@
-"""The rebuild function, invoked synchronously: a coupon's missing state built for the intake,
-and a coupon reconciled on demand for the operators.
+"""The rebuild code's two functions, invoked synchronously: the builder, for a coupon's missing
+state the intake waits for, and the rebuild, for a coupon reconciled on demand for the operators.
 
 Neither HTTP function does these in-process. The intake holds no database credential and no
 network path to the database (the function every user reaches must not reach the most valuable
-data), so a state it finds missing is built by the rebuild function, which has them. A
+data), so a state it finds missing is built by the builder function, which has them. A
 reconcile waits up to ten seconds for the coupon's state lock, and the rebuild function has the
 settings for it (``functions/rebuild``).
 
@@ -15,7 +15,7 @@ and the client retries after ``Retry-After``), and a read timeout above the buil
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from coupon_core.domain.ports import InitOutcome
 from coupon_core.errors import UnavailableError
@@ -23,39 +23,31 @@ from coupon_core.errors import UnavailableError
 STATE_BUILD_TIMEOUT_S = 8  # within the intake's 10 s; the build reads Kafka for at most half of it
 
 
-class RebuildInvoker:
-    """The rebuild function named ``function_name`` (``REBUILD_FUNCTION``). Without a name, every
-    call is unavailable: an environment without the rebuild answers those requests 503."""
+class _Invoker:
+    """The function named ``function_name``, read from :attr:`variable`. Without a name, every
+    call is unavailable: an environment without the function answers those requests 503."""
+
+    variable: ClassVar[str]
+    role: ClassVar[str]  # the function, as errors name it
 
     def __init__(self, function_name: str | None, client: Any = None) -> None:
         self._function_name = function_name
         self._client = client
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
-        """The rebuild function's build of a missing state (``{"stateMissing": coupon_id}``)."""
-        reply = self._invoke({"stateMissing": coupon_id})
-        try:
-            return InitOutcome(reply["state"])
-        except (KeyError, ValueError, TypeError) as exc:
-            raise UnavailableError(f"rebuild function replied {reply!r}, not a state build") from exc
-
-    def reconcile(self, coupon_id: int) -> dict[str, Any]:
-        """The rebuild function's report for ``{"couponId": coupon_id}``."""
-        return self._invoke({"couponId": coupon_id})
-
     def _invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+        role = self.role
         if self._function_name is None:
-            raise UnavailableError("REBUILD_FUNCTION is not set: this environment has no rebuild function to invoke")
+            raise UnavailableError(f"{self.variable} is not set: this environment has no {role} function to invoke")
         try:
             invoked = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
             reply = json.loads(invoked["Payload"].read())
-        except Exception as exc:  # botocore's errors, a payload that is not JSON: the rebuild is unreachable
-            raise UnavailableError(f"rebuild function unreachable: {exc!r}") from exc
+        except Exception as exc:  # botocore's errors, a payload that is not JSON: the function is unreachable
+            raise UnavailableError(f"{role} function unreachable: {exc!r}") from exc
         if invoked.get("FunctionError"):
             detail = reply.get("errorMessage", reply) if isinstance(reply, dict) else reply
-            raise UnavailableError(f"rebuild function failed: {detail}")
+            raise UnavailableError(f"{role} function failed: {detail}")
         if not isinstance(reply, dict):
-            raise UnavailableError(f"rebuild function replied {reply!r}, not an object")
+            raise UnavailableError(f"{role} function replied {reply!r}, not an object")
         return reply
 
     def _lambda(self) -> Any:
@@ -66,3 +58,27 @@ class RebuildInvoker:
             config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries={"total_max_attempts": 1})
             self._client = boto3.client("lambda", config=config)
         return self._client
+
+
+class BuilderInvoker(_Invoker):
+    """The builder function (``BUILDER_FUNCTION``): the intake's ``StateBuilder``."""
+
+    variable, role = "BUILDER_FUNCTION", "builder"
+
+    def initialise(self, coupon_id: int) -> InitOutcome:
+        """The builder's build of a missing state (``{"stateMissing": coupon_id}``)."""
+        reply = self._invoke({"stateMissing": coupon_id})
+        try:
+            return InitOutcome(reply["state"])
+        except (KeyError, ValueError, TypeError) as exc:
+            raise UnavailableError(f"builder function replied {reply!r}, not a state build") from exc
+
+
+class RebuildInvoker(_Invoker):
+    """The rebuild function (``REBUILD_FUNCTION``): the operators' reconcile route."""
+
+    variable, role = "REBUILD_FUNCTION", "rebuild"
+
+    def reconcile(self, coupon_id: int) -> dict[str, Any]:
+        """The rebuild's report for ``{"couponId": coupon_id}``."""
+        return self._invoke({"couponId": coupon_id})

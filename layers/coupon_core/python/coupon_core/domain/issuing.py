@@ -1,17 +1,21 @@
 """Issuing a coupon to a user: reserve in Redis, publish to Kafka, release if that fails.
 
-The domain of the intake function, free of Lambda and HTTP types. A state reserve finds missing
-is built by a :class:`~coupon_core.domain.ports.StateBuilder` (the rebuild function, asked
-synchronously: ``reconcile.Reconciler``), then the reserve is tried once more. SUCCESS means "reserved and
-durably queued": the worker persists the record later. A publish that fails before the record
-left the producer is UNAVAILABLE and releases the reservation; one whose acknowledgement never
-came, even for a resend, is UNCONFIRMED and keeps it: the record may be in Kafka (then the
-worker issues it), and if it is not, reconcile releases it once it is older than the skew.
+The domain of the intake function, free of Lambda and HTTP types. A coupon reserve finds
+without a state is looked up in the registry of coupons (``ports.CouponRegistry``): an id that
+names nothing is COUPON_NOT_FOUND and a coupon whose state has expired ENDED, without the
+database; any other has its state built by a :class:`~coupon_core.domain.ports.StateBuilder`
+(the builder function, asked synchronously: ``reconcile.Reconciler``) by one caller a second,
+then the reserve is tried once more. SUCCESS means "reserved and durably queued": the worker
+persists the record later. A publish that fails before the record left the producer is
+UNAVAILABLE and releases the reservation; one whose acknowledgement never came, even for a
+resend, is UNCONFIRMED and keeps it: the record may be in Kafka (then the worker issues it), and
+if it is not, reconcile releases it once it is older than the skew.
 
-Most of a popular sale's answers are refusals nothing can change for a while: sold out, not
-open yet, ended, closed. A :class:`RefusalMemory` keeps the one Redis last gave for a coupon, for
-at most a second, and answers it again to every caller it holds for without asking Redis: it
-only ever refuses, never reserves (docs/design.md, the memory of refusals).
+Most of a popular sale's answers are ones nothing can change for a while: sold out, not open
+yet, ended, closed, no such coupon, a holder's second click. An :class:`AnswerMemory` keeps what
+Redis last answered, for at most a second, and answers it again without asking: it never
+reserves, and the one SUCCESS it repeats is one whose record this container saw acknowledged
+(docs/design.md, the intake's memory).
 """
 
 from __future__ import annotations
@@ -23,20 +27,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.ports import InitOutcome, RegistryAnswer
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import HoldersFilter, IssueOutcome, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 
 if TYPE_CHECKING:
-    from coupon_core.domain.ports import Publisher, Reservations, StateBuilder
+    from coupon_core.domain.ports import CouponRegistry, Publisher, Reservations, StateBuilder
 
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # request ids derived from keys
-MEMORY_MS = 1000  # the contract's one latitude: a remembered refusal is at most this old (docs/design.md)
-MEMORY_COUPONS = 256  # coupons a container remembers at once, the oldest forgotten first: with a
-# sold-out coupon's holders' filter each (3 bytes a copy), 77 MB at most for coupons of 100,000 copies
+MEMORY_MS = 1000  # the contract's one latitude: a remembered answer is at most this old (docs/design.md)
+MEMORY_COUPONS = 256  # coupons whose standing refusal a container remembers at once, the oldest
+# forgotten first: with a sold-out coupon's holders' filter each (3 bytes a copy), 77 MB at most
+# for coupons of 100,000 copies
+MEMORY_CALLERS = 10_000  # callers' own answers (a user and a key) kept at once: a container
+# answers a few thousand requests a second, and each answer is kept a second at most
+MEMORY_ABSENT = 4_096  # coupons without a state (no such id, long ended) kept at once, apart from
+# the others: ids a script makes up push out only each other, never a sale's refusal
 
 
 @dataclass(frozen=True)
@@ -46,8 +55,8 @@ class IssueResult:
     ``record`` is the issue record put on Kafka (SUCCESS), or possibly put (UNCONFIRMED). ``detail``
     says why a request is UNAVAILABLE or UNCONFIRMED. ``release_failed`` marks a reservation
     that could not be released after a failed publish: it is left for reconcile, and the caller
-    counts it. ``remembered``: the refusal came from the container's memory, not from Redis;
-    ``learned``: Redis' answer was remembered (a refresh of the memory). The caller counts both.
+    counts it. ``remembered``: the answer came from the container's memory, not from Redis;
+    ``learned``: Redis' refusal was remembered (a refresh of the memory). The caller counts both.
     """
 
     outcome: IssueOutcome
@@ -62,66 +71,117 @@ class IssueResult:
 _REFUSED = {outcome: IssueResult(outcome) for outcome in IssueOutcome}
 _REMEMBERED = {outcome: IssueResult(outcome, remembered=True) for outcome in IssueOutcome}
 _LEARNED = {outcome: IssueResult(outcome, learned=True) for outcome in IssueOutcome}
+_OWN = frozenset({IssueOutcome.DUPLICATE, IssueOutcome.KEY_REUSED})  # refusals that stand for one caller
 
 
 @dataclass(frozen=True, slots=True)
-class _Standing:
-    outcome: IssueOutcome
+class _Kept:
+    result: IssueResult  # as the memory answers it (``remembered``)
     until: float  # on the memory's clock
-    holders: HoldersFilter | None  # SOLD_OUT: who must still ask Redis
+    holders: HoldersFilter | None = None  # SOLD_OUT: who must still ask Redis
 
 
-class RefusalMemory:
-    """A container's memory of the refusals that stand for every caller (sold out, not open,
-    ended, closed), each for at most ``ms`` on ``clock`` (monotonic seconds; tests move it).
+class AnswerMemory:
+    """A container's memory of what Redis answered, each answer for at most ``ms`` on ``clock``
+    (monotonic seconds; tests move it): a refusal that stands for every caller of a coupon (sold
+    out, not open, ended, closed, and no such coupon), and a caller's own answer (DUPLICATE,
+    KEY_REUSED, and a SUCCESS this container saw acknowledged).
 
-    A refusal is kept from the moment its reserve was sent, for ``ms`` or until the window's
-    next edge if that comes first (NOT_OPEN then becomes an open sale), so a remembered answer
-    is one Redis gave, or would have given, at most ``ms`` earlier. SOLD_OUT is answered only to
-    a caller the coupon's holders' filter clears: a holder still hears DUPLICATE and a keyed
-    retry its own SUCCESS, from Redis. A SUCCESS through Redis forgets the coupon's refusal (its
-    state has changed). ``coupons`` bounds how many coupons are remembered at once.
+    An answer is kept from the moment its reserve was sent, for ``ms`` or until the window's next
+    edge if that comes first (NOT_OPEN then becomes an open sale), so a remembered answer is one
+    Redis gave, or would have given, to the same request at most ``ms`` earlier. The precedence
+    is ``reserve.lua``'s: closed, not open and ended before a caller's own answer, that before
+    sold out. SOLD_OUT is answered only to a caller the coupon's holders' filter clears: a holder
+    the memory does not know asks Redis. A SUCCESS through Redis forgets the coupon's refusal (its
+    state has changed). ``coupons``, ``callers`` and ``absent`` bound what is kept at once.
     """
 
     def __init__(
-        self, ms: int = MEMORY_MS, *, clock: Callable[[], float] = time.monotonic, coupons: int = MEMORY_COUPONS
+        self,
+        ms: int = MEMORY_MS,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        coupons: int = MEMORY_COUPONS,
+        callers: int = MEMORY_CALLERS,
+        absent: int = MEMORY_ABSENT,
     ) -> None:
         if not 0 < ms <= MEMORY_MS:
-            raise ValueError(f"a refusal is remembered for 1 to {MEMORY_MS} ms, not {ms}")
+            raise ValueError(f"an answer is remembered for 1 to {MEMORY_MS} ms, not {ms}")
         self.clock = clock
         self._seconds = ms / 1000
-        self._coupons = coupons
-        self._standing: dict[int, _Standing] = {}
+        self._bounds = coupons, callers, absent
+        self._standing: dict[int, _Kept] = {}
+        self._callers: dict[tuple[int, int, str], _Kept] = {}
+        self._absent: dict[int, _Kept] = {}
 
-    def refusal(self, coupon_id: int, user_id: int, idempotency_key: str, now: float) -> IssueOutcome | None:
-        """The refusal remembered for this caller at ``now``, or ``None``: ask Redis."""
+    def recall(self, coupon_id: int, user_id: int, idempotency_key: str, now: float) -> IssueResult | None:
+        """The answer remembered for this caller at ``now``, or ``None``: ask Redis."""
         standing = self._standing.get(coupon_id)
-        if standing is None or now >= standing.until:
-            return None
-        if standing.holders is not None and standing.holders.may_hold(user_id, idempotency_key):
-            return None
-        return standing.outcome
+        if standing is not None and now < standing.until and standing.holders is None:
+            return standing.result  # closed, not open, ended
+        caller = self._callers.get((coupon_id, user_id, idempotency_key))
+        if caller is not None and now < caller.until:
+            return caller.result
+        if standing is not None and now < standing.until:  # sold out, to whom the filter clears
+            holders = standing.holders
+            return None if holders is not None and holders.may_hold(user_id, idempotency_key) else standing.result
+        absent = self._absent.get(coupon_id)
+        return absent.result if absent is not None and now < absent.until else None
 
-    def learn(self, coupon_id: int, reservation: Reservation, asked_at: float) -> bool:
-        """Keep Redis' answer to a reserve sent at ``asked_at`` if it stands for every caller;
-        forget the coupon's refusal on a SUCCESS. True if kept."""
-        if not reservation.stands_ms:
-            if reservation.outcome is IssueOutcome.SUCCESS:
-                self._standing.pop(coupon_id, None)
+    def learn(
+        self, coupon_id: int, user_id: int, idempotency_key: str, reservation: Reservation, asked_at: float
+    ) -> bool:
+        """Keep Redis' answer to a reserve sent at ``asked_at`` if it stands; forget the coupon's
+        refusal on a SUCCESS (kept once acknowledged: :meth:`acknowledged`). True if kept."""
+        outcome = reservation.outcome
+        if outcome is IssueOutcome.SUCCESS:
+            self._standing.pop(coupon_id, None)
             return False
-        standing = self._standing
-        standing.pop(coupon_id, None)
-        if len(standing) >= self._coupons:
-            del standing[next(iter(standing))]
-        until = asked_at + min(self._seconds, reservation.stands_ms / 1000)
-        standing[coupon_id] = _Standing(reservation.outcome, until, reservation.holders)
+        if not reservation.stands_ms:
+            return False
+        kept = _Kept(_REMEMBERED[outcome], self._until(asked_at, reservation.stands_ms), reservation.holders)
+        if outcome in _OWN:
+            _keep(self._callers, (coupon_id, user_id, idempotency_key), kept, self._bounds[1])
+        else:
+            _keep(self._standing, coupon_id, kept, self._bounds[0])
         return True
 
+    def learn_absent(self, coupon_id: int, outcome: IssueOutcome, asked_at: float) -> None:
+        """Keep the answer for a coupon without a state: no such coupon, or one long ended."""
+        _keep(self._absent, coupon_id, _Kept(_REMEMBERED[outcome], asked_at + self._seconds), self._bounds[2])
 
-_INITIALISED = {  # what an initialise that did not make the state ready answers (never remembered)
-    InitOutcome.COUPON_NOT_FOUND: Reservation(IssueOutcome.COUPON_NOT_FOUND),
-    InitOutcome.ENDED: Reservation(IssueOutcome.ENDED),
-    InitOutcome.REBUILDING: Reservation(IssueOutcome.UNAVAILABLE),  # nothing reserved: retry after Retry-After
+    def acknowledged(self, record: IssueRecord, idempotency_key: str, stands_ms: int, asked_at: float) -> None:
+        """A SUCCESS whose record Kafka acknowledged to this container: the user's next request is
+        DUPLICATE, or with the same key this SUCCESS again (same request id and time)."""
+        until = self._until(asked_at, stands_ms)
+        coupon_id, user_id, bound = record.coupon_id, record.user_id, self._bounds[1]
+        _keep(self._callers, (coupon_id, user_id, ""), _Kept(_REMEMBERED[IssueOutcome.DUPLICATE], until), bound)
+        if idempotency_key:
+            success = IssueResult(IssueOutcome.SUCCESS, record=record, remembered=True)
+            _keep(self._callers, (coupon_id, user_id, idempotency_key), _Kept(success, until), bound)
+
+    def _until(self, asked_at: float, stands_ms: int) -> float:
+        return asked_at + min(self._seconds, stands_ms / 1000)
+
+
+def _keep[Key: (int, tuple[int, int, str])](table: dict[Key, _Kept], key: Key, kept: _Kept, bound: int) -> None:
+    """``table[key] = kept``, the oldest entry forgotten first once ``bound`` are kept."""
+    table.pop(key, None)
+    if len(table) >= bound:
+        del table[next(iter(table))]
+    table[key] = kept
+
+
+_INITIALISED = {  # what a build that did not make the state ready answers
+    InitOutcome.COUPON_NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
+    InitOutcome.ENDED: IssueOutcome.ENDED,
+    InitOutcome.REBUILDING: IssueOutcome.UNAVAILABLE,  # nothing reserved: retry after Retry-After
+}
+_BUILDING = IssueResult(IssueOutcome.UNAVAILABLE, detail="the coupon's state is being built: retry shortly")
+_REGISTERED = {  # what the registry answers for a coupon it does not have built by this caller
+    RegistryAnswer.COUPON_NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
+    RegistryAnswer.ENDED: IssueOutcome.ENDED,
+    RegistryAnswer.BUILDING: IssueOutcome.UNAVAILABLE,  # another caller has it built: retry shortly
 }
 
 
@@ -134,17 +194,20 @@ class IssueService:
         publisher: Publisher,
         builder: StateBuilder,
         *,
-        memory: RefusalMemory | None = None,
+        registry: CouponRegistry,
+        memory: AnswerMemory | None = None,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 100,
     ) -> None:
-        """``memory``: answer standing refusals from it (``None``: every request asks Redis).
+        """``registry`` tells a coupon reserve finds without a state from an id that names nothing.
+        ``memory``: answer what stands from it (``None``: every request asks Redis).
         ``wait_replicas`` > 0: a reservation is answered SUCCESS only once that many Redis
         replicas have it (``WAIT``), so that an asynchronous failover cannot lose it; otherwise
         it is released and the request is UNAVAILABLE. One round trip more per SUCCESS."""
         self._store = store
         self._publisher = publisher
         self._builder = builder
+        self._registry = registry
         self.memory = memory
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
@@ -155,26 +218,55 @@ class IssueService:
         The request id is chosen before the reserve, so that a retried reserve is the same
         request. With a key it is derived from the coupon, the user and the key: a client that
         sends the request again after a lost answer gets its own SUCCESS back, same request id
-        and time (its record is produced again; the worker persists a request once).
+        and time (its record is produced again, unless this container saw it acknowledged in the
+        last second; the worker persists a request once).
         """
         memory, key = self.memory, idempotency_key or ""
         asked_at = memory.clock() if memory is not None else 0.0
-        if memory is not None and (remembered := memory.refusal(coupon_id, user_id, key, asked_at)) is not None:
-            return _REMEMBERED[remembered]
+        if memory is not None and (remembered := memory.recall(coupon_id, user_id, key, asked_at)) is not None:
+            return remembered
         request_id = (
             uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{coupon_id}:{user_id}:{idempotency_key}")
             if idempotency_key
             else uuid.uuid4()
         )
         try:
-            reservation = self._reserve(coupon_id, user_id, request_id, key)
+            reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=key)
+            if reservation.outcome is IssueOutcome.STATE_MISSING:
+                refused = self._without_state(coupon_id, asked_at)
+                if refused is not None:
+                    return refused
+                reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=key)
+                if reservation.outcome is IssueOutcome.STATE_MISSING:
+                    raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was built")
         except UnavailableError as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
         outcome, reserved_at = reservation.outcome, reservation.reserved_at
-        learned = memory is not None and memory.learn(coupon_id, reservation, asked_at)
+        learned = memory is not None and memory.learn(coupon_id, user_id, key, reservation, asked_at)
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return (_LEARNED if learned else _REFUSED)[outcome]
-        return self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
+        result = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
+        if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
+            memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
+        return result
+
+    def _without_state(self, coupon_id: int, asked_at: float) -> IssueResult | None:
+        """The answer for a coupon reserve found without a state, from the registry or from its
+        build; None once the state is built (the caller reserves again)."""
+        answer = self._registry.lookup(coupon_id, MEMORY_MS)  # a build a second, for the whole fleet
+        if answer is RegistryAnswer.BUILD:
+            initialised = self._builder.initialise(coupon_id)
+            if initialised is InitOutcome.READY:
+                return None
+            outcome = _INITIALISED[initialised]
+        else:
+            outcome = _REGISTERED[answer]
+        if outcome is IssueOutcome.UNAVAILABLE:
+            return _BUILDING
+        if self.memory is None:
+            return _REFUSED[outcome]
+        self.memory.learn_absent(coupon_id, outcome, asked_at)
+        return _LEARNED[outcome]
 
     def _publish(self, record: IssueRecord) -> IssueResult:
         """Put a reserved copy's record on Kafka (after the replicas have it, if asked to)."""
@@ -190,18 +282,6 @@ class IssueService:
                            extra={"couponId": record.coupon_id, "requestId": str(record.request_id)})  # fmt: skip
             return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=str(exc))
         return IssueResult(IssueOutcome.SUCCESS, record=record)
-
-    def _reserve(self, coupon_id: int, user_id: int, request_id: uuid.UUID, idempotency_key: str) -> Reservation:
-        """One EVALSHA; on a missing state, have it built and try once more."""
-        reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
-        if reservation.outcome is IssueOutcome.STATE_MISSING:
-            initialised = self._builder.initialise(coupon_id)
-            if initialised is not InitOutcome.READY:
-                return _INITIALISED[initialised]
-            reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
-        if reservation.outcome is IssueOutcome.STATE_MISSING:
-            raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was initialised")
-        return reservation
 
     def _replicated(self) -> bool:
         try:

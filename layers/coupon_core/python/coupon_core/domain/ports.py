@@ -9,7 +9,7 @@ as against the real servers.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
@@ -84,6 +84,43 @@ class InitOutcome(StrEnum):
     REBUILDING = "REBUILDING"
 
 
+class RegistryAnswer(StrEnum):
+    """What the registry of coupons says of a coupon whose state reserve found missing
+    (``CouponRegistry.lookup``)."""
+
+    BUILD = "BUILD"  # its state lives, or the registry cannot rule the id out: this caller has it built
+    BUILDING = "BUILDING"  # another caller has it built now: nothing reserved, retry shortly
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
+    ENDED = "ENDED"  # its state has expired
+
+
+class CouponRegistry(Protocol):
+    """Every coupon's id and when its Redis state expires, kept in Redis beside the states
+    (``lua_redis.RedisCouponRegistry``), so that the intake tells a coupon whose state is missing
+    from an id that names nothing, or a coupon long ended, without the database. Complete once a
+    load has put every coupon of the database in it; until then an unknown id may be a coupon.
+
+    Raises ``StateUnavailableError`` when Redis cannot be reached.
+    """
+
+    def lookup(self, coupon_id: int, claim_ms: int) -> RegistryAnswer:
+        """What to do about the coupon's missing state; BUILD only to one caller per ``claim_ms``."""
+        ...
+
+    def register(self, expiries: Mapping[int, int]) -> None:
+        """Write each coupon's expiry (epoch ms), as the database has it now."""
+        ...
+
+    def begin_load(self) -> str | None:
+        """The token of a load of every coupon, or None if the registry is complete."""
+        ...
+
+    def finish_load(self, token: str, expiries: Mapping[int, int]) -> bool:
+        """Add the coupons the registry lacks, and mark it complete unless Redis lost it since
+        ``begin_load``; True if it is now complete."""
+        ...
+
+
 class StateBuilder(Protocol):
     """Builds a coupon's Redis state that reserve found missing (``reconcile.Reconciler``'s ``initialise``,
     which the intake reaches through the rebuild function: ``adapters.lambda_rebuild``).
@@ -97,7 +134,9 @@ class StateBuilder(Protocol):
 class CouponCatalog(Protocol):
     """Coupons and who holds them, in the database. Raises ``DatabaseUnavailableError``."""
 
-    def create(self, coupon: NewCoupon) -> Coupon: ...
+    def create(self, coupon: NewCoupon, *, before_commit: Callable[[Coupon], None]) -> Coupon:
+        """The new coupon, committed once ``before_commit`` returned (if it raises, nothing is)."""
+        ...
 
     def find(self, coupon_id: int) -> Coupon | None: ...
 
@@ -106,6 +145,10 @@ class CouponCatalog(Protocol):
     def user_record(self, coupon_id: int, user_id: int) -> UserRecord | None: ...
 
     def coupon_ids_in_window(self, since: datetime, until: datetime) -> list[int]: ...
+
+    def window_ends(self) -> dict[int, int]:
+        """Every coupon's id and the end of its window (epoch ms)."""
+        ...
 
     def missing(self, coupon_ids: list[int]) -> list[int]: ...
 

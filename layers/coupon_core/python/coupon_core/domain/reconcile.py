@@ -2,9 +2,11 @@
 
 One job under one name: a coupon's Redis state made to agree with who holds its copies, whether
 a run of the scheduler or an operator asks for it (:meth:`Reconciler.reconcile`), or reserve found
-the state missing and the intake waits for it (:meth:`Reconciler.initialise`), or a coupon was
-just created (:func:`prepare`). Every one of them holds the coupon's state lock, with the one lease
-and wait below.
+the state missing and the intake waits for it (:meth:`Reconciler.initialise`). Every one of them
+holds the coupon's state lock, with the one lease and wait below, and writes the coupon's entry
+in the registry of coupons; each first makes sure the registry holds every coupon
+(:meth:`Reconciler.complete_registry`), so that after a loss of Redis the intake soon tells an id
+that names nothing without asking for a build again.
 
 Who holds a copy of a coupon is known without Redis: the users the database has issued, and
 the users whose record is in Kafka but not yet processed by the worker (the records after the
@@ -35,14 +37,18 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, InFlightReader, InitOutcome, Reservations
-from coupon_core.errors import ReadBackError, StateLostError, StateUnavailableError, UnknownCouponsError
-
-if TYPE_CHECKING:
-    from coupon_core.domain.coupons import Coupon
+from coupon_core.domain.ports import (
+    CouponCatalog,
+    CouponLocks,
+    CouponRegistry,
+    InFlightReader,
+    InitOutcome,
+    Reservations,
+)
+from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 
 logger = logging.getLogger(__name__)
 
@@ -55,18 +61,6 @@ STATE_LOCK_LEASE_S = 120
 # needs (then it answers 503 with Retry-After). A reconcile that waits in vain reports the coupon
 # failed, and the next run does it; a change's rewrite leaves Redis to that run.
 STATE_LOCK_WAIT_S = 1
-
-
-def prepare(store: Reservations, coupon: Coupon, retention_ms: int) -> None:
-    """Build a new coupon's state, empty, so that a missing state in its window means a loss.
-
-    If Redis is unreachable the coupon exists all the same: its first request in the window
-    has the state built, after the wait for a lost one.
-    """
-    try:
-        store.reconcile(coupon.state(retention_ms), {}, release_before=None)
-    except StateUnavailableError:
-        logger.warning("state of a new coupon not built; its first request will", extra={"couponId": coupon.coupon_id})
 
 
 @dataclass(frozen=True)
@@ -124,6 +118,7 @@ class Reconciler:
         locks: CouponLocks,
         catalog: CouponCatalog,
         in_flight: InFlightReader,
+        registry: CouponRegistry,
         *,
         retention_ms: int,
         skew_ms: int,
@@ -135,13 +130,14 @@ class Reconciler:
         self._catalog = catalog
         self._in_flight = in_flight
         self._in_flight_for_a_request = in_flight_for_a_request or in_flight
+        self._registry = registry
         self._retention_ms = retention_ms
         self._skew_ms = skew_ms
         self._produce_bound_ms = produce_bound_ms
 
     def initialise(self, coupon_id: int) -> InitOutcome:
         """Build the state reserve found missing, from the coupon's holders (the intake's port,
-        ``ports.StateBuilder``, reached through the rebuild function).
+        ``ports.StateBuilder``, reached through the builder function).
 
         Missing means cold (a coupon's first request) or lost (a flush, an eviction, a failover
         that dropped a key: reserve sees the loss of any one key). Either way the state is built
@@ -151,14 +147,16 @@ class Reconciler:
         quantity, whatever the worker had persisted when Redis lost its keys.
 
         A state found missing while the coupon's window is open was lost (a new coupon's state is
-        built when it is created, :func:`prepare`, and a run's lookahead builds it again before
+        built when it is created, ``StateSync.prepare``, and a run's lookahead builds it again before
         the window opens): reservations made just before the loss may still be on their way to
         Kafka. The state then waits ``produce_bound_ms`` (a send and its resend), answering
         REBUILDING meanwhile, so that the records in flight read after the wait include every one.
 
         Under the state lock, and only if the state is still missing once the lock is held: of
-        many concurrent first requests, one reads, the others wait for the lock and find it ready.
+        builds asked at once (the registry lets one caller a second ask, and a build may take
+        longer), one reads, the others wait for the lock and find the state ready.
         """
+        self.complete_registry()
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             if self._store.has_state(coupon_id):
                 return InitOutcome.READY
@@ -166,6 +164,7 @@ class Reconciler:
             if coupon is None:
                 return InitOutcome.COUPON_NOT_FOUND
             state, now_ms = coupon.state(self._retention_ms), time.time() * 1000
+            self._registry.register({coupon_id: state.expires_at})
             if state.expires_at <= now_ms:
                 return InitOutcome.ENDED  # its keys would expire at once; answer from the database
             if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
@@ -185,6 +184,16 @@ class Reconciler:
             )  # fmt: skip
             return InitOutcome.READY
 
+    def complete_registry(self) -> None:
+        """Put every coupon of the database in the registry of coupons, unless it holds them all
+        already (one round trip); a load that Redis lost midway leaves it incomplete."""
+        token = self._registry.begin_load()
+        if token is None:
+            return
+        ends = self._catalog.window_ends()
+        completed = self._registry.finish_load(token, {c: at + self._retention_ms for c, at in ends.items()})
+        logger.info("registry of coupons loaded", extra={"coupons": len(ends), "complete": completed})
+
     def coupons_near_their_window(self, lookback_ms: int, lookahead_ms: int) -> list[int]:
         """Coupons open now, ended less than ``lookback_ms`` ago, or opening within ``lookahead_ms``."""
         now = datetime.now(UTC)
@@ -199,6 +208,7 @@ class Reconciler:
 
     def reconcile(self, coupon_ids: list[int]) -> ReconcileReport:
         """Reconcile each coupon; one that fails is reported and does not stop the others."""
+        self.complete_registry()
         holders = self.read_holders()
         report = ReconcileReport(inFlightError=holders.error)
         for coupon_id in coupon_ids:
@@ -232,6 +242,7 @@ class Reconciler:
             if snapshot is None:
                 return None
             state = snapshot.coupon.state(self._retention_ms)
+            self._registry.register({coupon_id: state.expires_at})
             if state.is_open(holders.now) and not self._store.has_state(coupon_id):
                 # lost mid-sale: the same wait as initialise's
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)

@@ -47,10 +47,11 @@ class Reservation:
     ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
     the time of the existing reservation for DUPLICATE; ``None`` otherwise.
 
-    ``stands_ms`` > 0: a refusal that every other caller would hear too, for that long as the
-    state stands (until the window's next edge): NOT_OPEN, ENDED, CLOSED, and SOLD_OUT for the
-    callers ``holders`` clears. 0: it is this caller's alone. The intake's memory keeps such a
-    refusal for at most a second (``issuing.RefusalMemory``).
+    ``stands_ms`` > 0: how long the answer holds as the state stands (until the window's next
+    edge), for every caller (NOT_OPEN, ENDED, CLOSED, and SOLD_OUT for the callers ``holders``
+    clears) or for this caller, its user and its key (SUCCESS, DUPLICATE, KEY_REUSED). 0: not
+    to be kept. The intake's memory keeps such an answer for at most a second
+    (``issuing.AnswerMemory``).
     """
 
     outcome: IssueOutcome

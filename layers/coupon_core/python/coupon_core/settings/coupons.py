@@ -6,7 +6,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from coupon_core.settings import DatabaseSettings, FunctionSettings, RedisSettings, RetentionSettings
-from coupon_core.settings.http_api import CallerSettings, RebuildFunctionSettings
+from coupon_core.settings import variables as var
+from coupon_core.settings.http_api import CallerSettings
+from coupon_core.settings.variables import Environ
+
+
+@dataclass(frozen=True)
+class RebuildFunctionSettings:
+    """The rebuild function the reconcile route invokes (REBUILD_FUNCTION, a Lambda function name
+    or ARN). Unset, the route answers 503."""
+
+    name: str | None
+
+    @classmethod
+    def from_env(cls, environ: Environ) -> RebuildFunctionSettings:
+        return cls(name=var.function_name(environ, "REBUILD_FUNCTION"))
 
 
 @dataclass(frozen=True)

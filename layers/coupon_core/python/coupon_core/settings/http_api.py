@@ -1,5 +1,4 @@
-"""The settings both HTTP functions read: where the user id comes from, and the rebuild function
-they invoke (the intake to build a missing state, the coupons function to reconcile on demand)."""
+"""The settings both HTTP functions read: where the user id comes from."""
 
 from __future__ import annotations
 
@@ -35,18 +34,3 @@ class CallerSettings:
             user_id_source=cast(UserIdSource, var.choice(environ, "USER_ID_SOURCE", ("body", "claims"), "body")),
             user_id_claim=_claim_name(environ.get("USER_ID_CLAIM", "custom:user_id").strip() or "custom:user_id"),
         )
-
-
-@dataclass(frozen=True)
-class RebuildFunctionSettings:
-    """The rebuild function to invoke (REBUILD_FUNCTION, a Lambda function name or ARN). Unset,
-    a missing state is answered 503 by the intake, and the reconcile route answers 503."""
-
-    name: str | None
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> RebuildFunctionSettings:
-        name = environ.get("REBUILD_FUNCTION", "").strip() or None
-        if name is not None and not re.fullmatch(r"[A-Za-z0-9_:.-]{1,140}", name):
-            raise ConfigError(f"REBUILD_FUNCTION must be a Lambda function name or ARN; got {name!r}")
-        return cls(name=name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -34,6 +35,14 @@ def integer(environ: Environ, name: str, default: int, *, low: int, high: int) -
         raise ConfigError(f"{name} must be an integer; got {raw!r}") from None
     if not low <= value <= high:
         raise ConfigError(f"{name} must be between {low} and {high}; got {value}")
+    return value
+
+
+def function_name(environ: Environ, name: str) -> str | None:
+    """A Lambda function's name or ARN, or None where the variable is unset."""
+    value = environ.get(name, "").strip() or None
+    if value is not None and not re.fullmatch(r"[A-Za-z0-9_:.-]{1,140}", value):
+        raise ConfigError(f"{name} must be a Lambda function name or ARN; got {value!r}")
     return value
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import Engine, case, func, literal, select
@@ -70,7 +71,7 @@ class SqlCouponCatalog:
         self._engine = engine
 
     @_database_down
-    def create(self, coupon: NewCoupon) -> Coupon:
+    def create(self, coupon: NewCoupon, *, before_commit: Callable[[Coupon], None]) -> Coupon:
         with Session(self._engine) as session, session.begin():
             row = CouponRow(
                 name=coupon.name,
@@ -84,7 +85,9 @@ class SqlCouponCatalog:
             )
             session.add(row)
             session.flush()
-            return _coupon(row, issued=0)
+            created = _coupon(row, issued=0)
+            before_commit(created)
+            return created
 
     @_database_down
     def find(self, coupon_id: int) -> Coupon | None:
@@ -147,6 +150,13 @@ class SqlCouponCatalog:
                     .order_by(CouponRow.id)
                 )
             )
+
+    @_database_down
+    def window_ends(self) -> dict[int, int]:
+        """Every coupon's id and the end of its window (epoch ms)."""
+        with Session(self._engine) as session:
+            rows = session.execute(select(CouponRow.id, CouponRow.issue_ends_at)).all()
+            return {coupon_id: to_millis(ends_at) for coupon_id, ends_at in rows}
 
     @_database_down
     def missing(self, coupon_ids: list[int]) -> list[int]:

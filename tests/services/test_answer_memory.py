@@ -1,6 +1,7 @@
-"""The intake container's memory of refusals on the real services, its clock injected: every change
+"""The intake container's memory of answers on the real services, its clock injected: every change
 an operator or a client makes is answered within the contract's second, and never sooner than
-Redis itself would answer it; a holder and a keyed retry are never answered from memory."""
+Redis itself would answer it; a holder and a keyed retry hear from memory only what this
+container heard from Redis, and a holder it does not know asks Redis."""
 
 from __future__ import annotations
 
@@ -75,12 +76,13 @@ def test_a_close_is_answered_within_the_second_and_at_once_to_a_holder(pipeline,
     one_second_later(clock, coupon_id, 3, remembered="SOLD_OUT", then="CLOSED")
 
 
-def test_a_holder_asks_redis_and_what_it_hears_is_what_the_container_remembers_next(pipeline, clock):
+def test_a_request_the_memory_cannot_answer_asks_redis_and_the_container_keeps_what_it_hears(pipeline, clock):
     coupon_id = sold_out(pipeline)
     assert call("POST", f"/coupons/{coupon_id}/close").status_code == 200
     clock.now += ALMOST
     assert status(coupon_id, 3) == "SOLD_OUT"  # remembered
-    assert status(coupon_id, 1) == "CLOSED"  # a holder asks Redis
+    assert status(coupon_id, 1) == "DUPLICATE"  # the holder's own answer, remembered since its success
+    assert status(coupon_id, 1, key="fresh") == "CLOSED"  # a key the memory does not know asks Redis
     assert status(coupon_id, 3) == "CLOSED"  # and the container keeps that, fresher
 
 
@@ -138,9 +140,11 @@ def test_a_lost_state_is_found_within_the_second_not_hidden_by_the_memory(pipeli
     assert until_settled(settled(1)) == "DUPLICATE"
 
 
-def test_while_sold_out_is_remembered_holders_still_hear_duplicate_and_keyed_retries_their_success(
+def test_while_sold_out_is_remembered_holders_hear_duplicate_and_keyed_retries_their_success(
     pipeline, clock, redis_client
 ):
+    """From memory while this container remembers their success; from Redis once it forgot it
+    (as a holder whose success another container answered does at once)."""
     coupon_id = create_coupon(2)
     first = issue(coupon_id, 1, idempotency_key="one")
     assert status(coupon_id, 2) == "SUCCESS"
@@ -151,9 +155,15 @@ def test_while_sold_out_is_remembered_holders_still_hear_duplicate_and_keyed_ret
     holder = status(coupon_id, 2)
     retried = issue(coupon_id, 1, idempotency_key="one")
     reused = status(coupon_id, 9, key="one")
+    remembered_calls = command_calls(redis_client).get("evalsha")
+    clock.now += 1
+    holder_later = status(coupon_id, 2)
+    retried_later = issue(coupon_id, 1, idempotency_key="one")
 
     assert strangers == ["SOLD_OUT"] * 20
-    assert holder == "DUPLICATE"
+    assert holder == holder_later == "DUPLICATE"
+    assert (retried.status_code, retried.body) == (retried_later.status_code, retried_later.body)
     assert (retried.status_code, retried.body) == (first.status_code, first.body)
     assert reused == "KEY_REUSED"
-    assert command_calls(redis_client).get("evalsha") == 3  # the holder, the retry, the reused key
+    assert remembered_calls == 1  # the reused key: the filter holds it
+    assert command_calls(redis_client).get("evalsha") == 3  # and, the second over, the holder and the retry

@@ -1,0 +1,319 @@
+"""The intake's memory of answers, on an injected clock: what it answers, for how long, and to whom."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pytest
+
+from coupon_core.domain.issuing import MEMORY_MS, AnswerMemory, IssueService
+from coupon_core.domain.ports import RegistryAnswer
+from coupon_core.domain.reservations import IssueOutcome, Reservation
+from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
+from tests.clock import Clock
+from tests.unit.domain import fakes
+
+RESERVED_AT = 1_764_590_400_123
+LONG = 3_600_000  # ms until the window's next edge: longer than the memory
+
+
+@dataclass
+class Filter:
+    """Holds exactly these users and keys (a Bloom filter may hold more, never fewer)."""
+
+    users: set[int] = field(default_factory=set)
+    keys: set[str] = field(default_factory=set)
+
+    def may_hold(self, user_id: int, idempotency_key: str) -> bool:
+        return user_id in self.users or idempotency_key in self.keys
+
+
+def service(
+    answers: list[Reservation], clock: Clock, *, publisher: fakes.Publisher | None = None, **memory: int
+) -> tuple[IssueService, fakes.Reservations]:
+    store = fakes.Reservations(answers)
+    issuing = IssueService(
+        store,
+        publisher or fakes.Publisher(),
+        fakes.Builder(),
+        registry=fakes.Registry(),
+        memory=AnswerMemory(clock=clock, **memory),
+    )
+    return issuing, store
+
+
+@pytest.mark.parametrize("outcome", [IssueOutcome.NOT_OPEN, IssueOutcome.ENDED, IssueOutcome.CLOSED])
+def test_a_standing_refusal_is_answered_from_memory_for_a_second_then_asked_again(outcome):
+    clock = Clock()
+    issuing, store = service(
+        [Reservation(outcome, stands_ms=LONG), Reservation(IssueOutcome.SUCCESS, RESERVED_AT)], clock
+    )
+
+    learned = issuing.issue(3, 1)
+    clock.now += 0.999
+    remembered = issuing.issue(3, 2, "a-key")
+    clock.now += 0.001
+    asked = issuing.issue(3, 2)
+
+    assert (learned.outcome, learned.learned, learned.remembered) == (outcome, True, False)
+    assert (remembered.outcome, remembered.remembered) == (outcome, True)
+    assert asked.outcome is IssueOutcome.SUCCESS
+    assert store.reserves == [(3, 1), (3, 2)]
+
+
+def test_not_open_is_remembered_no_later_than_the_window_opens():
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.NOT_OPEN, stands_ms=300), Reservation(IssueOutcome.SUCCESS, RESERVED_AT)]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 1)
+    clock.now += 0.299
+    assert issuing.issue(3, 2).remembered
+    clock.now += 0.001
+    assert issuing.issue(3, 2).outcome is IssueOutcome.SUCCESS
+    assert len(store.reserves) == 2
+
+
+def test_the_second_counts_from_when_the_reserve_was_sent():
+    """An answer that took long to come back is kept a second from the asking, not the answer."""
+    clock = Clock()
+    store = fakes.Reservations([Reservation(IssueOutcome.CLOSED, stands_ms=LONG)])
+    slow = store.reserve
+
+    def reserve(*args, **kwargs):
+        clock.now += 0.4
+        return slow(*args, **kwargs)
+
+    store.reserve = reserve  # type: ignore[method-assign]
+    issuing = IssueService(
+        store, fakes.Publisher(), fakes.Builder(), registry=fakes.Registry(), memory=AnswerMemory(clock=clock)
+    )
+    issuing.issue(3, 1)
+    clock.now += 0.6
+
+    assert issuing.memory is not None
+    assert issuing.memory.recall(3, 2, "", clock.now) is None
+
+
+def test_sold_out_is_remembered_only_for_the_callers_the_filter_clears():
+    clock = Clock()
+    filter_ = Filter(users={7}, keys={"used-key"})
+    answers = [
+        Reservation(IssueOutcome.SOLD_OUT, stands_ms=LONG, holders=filter_),
+        Reservation(IssueOutcome.DUPLICATE, RESERVED_AT),
+        Reservation(IssueOutcome.KEY_REUSED),
+    ]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 1)
+    stranger = issuing.issue(3, 2)
+    stranger_with_a_new_key = issuing.issue(3, 2, "new-key")
+    holder = issuing.issue(3, 7)
+    reused_key = issuing.issue(3, 2, "used-key")
+
+    assert (stranger.outcome, stranger.remembered) == (IssueOutcome.SOLD_OUT, True)
+    assert stranger_with_a_new_key.remembered
+    assert (holder.outcome, holder.remembered) == (IssueOutcome.DUPLICATE, False)
+    assert (reused_key.outcome, reused_key.remembered) == (IssueOutcome.KEY_REUSED, False)
+    assert store.reserves == [(3, 1), (3, 7), (3, 2)]
+
+
+def test_a_refusal_that_is_the_callers_alone_is_not_remembered():
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.SOLD_OUT), Reservation(IssueOutcome.SOLD_OUT)]
+    issuing, store = service(answers, clock)
+
+    assert not issuing.issue(3, 1).learned
+    assert not issuing.issue(3, 2).remembered
+    assert len(store.reserves) == 2
+
+
+def test_a_success_through_redis_forgets_the_coupons_refusal():
+    """A copy came back (a cancel, a top-up): the coupon's refusal no longer stands."""
+    clock = Clock()
+    answers = [
+        Reservation(IssueOutcome.SOLD_OUT, stands_ms=LONG, holders=Filter(users={7})),
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT),  # user 7: a keyed retry of its own success
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT + 1),
+    ]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 1)
+    issuing.issue(3, 7, "its-key")
+
+    assert issuing.issue(3, 2).outcome is IssueOutcome.SUCCESS
+    assert len(store.reserves) == 3
+
+
+def test_each_coupon_has_its_own_memory_and_the_oldest_is_forgotten_past_the_bound():
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.CLOSED, stands_ms=LONG) for _ in range(3)] + [
+        Reservation(IssueOutcome.NOT_OPEN)
+    ]
+    issuing, store = service(answers, clock, coupons=2)
+
+    for coupon_id in (1, 2, 3):
+        issuing.issue(coupon_id, 1)
+
+    assert [issuing.issue(coupon_id, 2).remembered for coupon_id in (2, 3)] == [True, True]
+    assert issuing.issue(1, 2).outcome is IssueOutcome.NOT_OPEN  # forgotten: asked
+    assert len(store.reserves) == 4
+
+
+def test_without_a_memory_every_request_asks_redis():
+    store = fakes.Reservations([Reservation(IssueOutcome.CLOSED, stands_ms=LONG)] * 2)
+    issuing = IssueService(store, fakes.Publisher(), fakes.Builder(), registry=fakes.Registry())
+
+    assert [issuing.issue(3, 1).remembered, issuing.issue(3, 2).remembered] == [False, False]
+    assert len(store.reserves) == 2
+
+
+@pytest.mark.parametrize("ms", [0, -1, MEMORY_MS + 1])
+def test_a_memory_longer_than_the_contracts_second_or_empty_is_refused(ms):
+    with pytest.raises(ValueError, match="1 to 1000 ms"):
+        AnswerMemory(ms)
+
+
+def test_a_holders_clicks_after_its_acknowledged_success_are_duplicate_from_memory_for_a_second():
+    clock, publisher = Clock(), fakes.Publisher()
+    answers = [Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG), Reservation(IssueOutcome.DUPLICATE, 1)]
+    issuing, store = service(answers, clock, publisher=publisher)
+
+    assert issuing.issue(3, 7).outcome is IssueOutcome.SUCCESS
+    clicks = [issuing.issue(3, 7) for _ in range(100)]
+    clock.now += 1
+    asked = issuing.issue(3, 7)
+
+    assert {(c.outcome, c.remembered) for c in clicks} == {(IssueOutcome.DUPLICATE, True)}
+    assert (asked.outcome, asked.remembered) == (IssueOutcome.DUPLICATE, False)
+    assert (len(store.reserves), len(publisher.published)) == (2, 1)
+
+
+def test_a_keyed_retry_of_an_acknowledged_success_hears_that_success_and_nothing_is_published_again():
+    clock, publisher = Clock(), fakes.Publisher()
+    answers = [Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG), Reservation(IssueOutcome.DUPLICATE, 1)]
+    issuing, store = service(answers, clock, publisher=publisher)
+
+    first = issuing.issue(3, 7, "its-key")
+    retry = issuing.issue(3, 7, "its-key")
+    another_key = issuing.issue(3, 7, "another-key")
+
+    assert (retry.outcome, retry.remembered, retry.record) == (IssueOutcome.SUCCESS, True, first.record)
+    assert (another_key.outcome, another_key.remembered) == (IssueOutcome.DUPLICATE, False)  # asked: may be KEY_REUSED
+    assert (len(store.reserves), publisher.published) == (2, [first.record])
+
+
+@pytest.mark.parametrize("fails", [NotPublishedError, PublishUnconfirmedError])
+def test_a_success_kafka_did_not_acknowledge_is_not_remembered(fails):
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG), Reservation(IssueOutcome.DUPLICATE, 1)]
+    issuing, store = service(answers, clock, publisher=fakes.Publisher(fails=fails))
+
+    issuing.issue(3, 7, "its-key")
+
+    assert not issuing.issue(3, 7, "its-key").remembered
+    assert len(store.reserves) == 2
+
+
+@pytest.mark.parametrize("outcome", [IssueOutcome.DUPLICATE, IssueOutcome.KEY_REUSED])
+def test_a_callers_own_refusal_is_remembered_for_that_user_and_key_alone(outcome):
+    clock = Clock()
+    answers = [Reservation(outcome, stands_ms=LONG), Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG)]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 7, "k")
+    again = issuing.issue(3, 7, "k")
+    other_user = issuing.issue(3, 8, "k")
+
+    assert (again.outcome, again.remembered) == (outcome, True)
+    assert (other_user.outcome, other_user.remembered) == (IssueOutcome.SUCCESS, False)
+    assert store.reserves == [(3, 7), (3, 8)]
+
+
+def test_a_callers_own_answer_is_kept_no_later_than_the_window_ends():
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.DUPLICATE, 1, stands_ms=200), Reservation(IssueOutcome.ENDED, stands_ms=LONG)]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 7)
+    clock.now += 0.199
+    assert issuing.issue(3, 7).remembered
+    clock.now += 0.002
+    assert issuing.issue(3, 7).outcome is IssueOutcome.ENDED
+    assert len(store.reserves) == 2
+
+
+def test_closed_is_answered_before_a_callers_own_answer_and_that_before_sold_out():
+    """``reserve.lua``'s order: a closed coupon answers CLOSED to a holder too; a sold-out one
+    answers a holder the memory knows DUPLICATE, though the filter would say nothing of it."""
+    clock = Clock()
+    answers = [
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG),
+        Reservation(IssueOutcome.SOLD_OUT, stands_ms=LONG, holders=Filter(users={7}, keys={"k"})),
+        Reservation(IssueOutcome.CLOSED, stands_ms=LONG),
+    ]
+    issuing, store = service(answers, clock)
+
+    issuing.issue(3, 7)  # holds a copy
+    issuing.issue(3, 1)  # sold out
+    holder_when_sold_out = issuing.issue(3, 7)
+    issuing.issue(3, 2, "k")  # a key the filter does not clear: asked, closed
+    holder_when_closed = issuing.issue(3, 7)
+
+    assert (holder_when_sold_out.outcome, holder_when_sold_out.remembered) == (IssueOutcome.DUPLICATE, True)
+    assert (holder_when_closed.outcome, holder_when_closed.remembered) == (IssueOutcome.CLOSED, True)
+    assert len(store.reserves) == 3
+
+
+@pytest.mark.parametrize("outcome", [IssueOutcome.COUPON_NOT_FOUND, IssueOutcome.ENDED])
+def test_what_the_registry_says_of_a_coupon_without_a_state_is_remembered_for_a_second(outcome):
+    clock = Clock()
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
+    registry = fakes.Registry(RegistryAnswer(outcome.value))
+    issuing = IssueService(
+        store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
+    )
+
+    answers = [issuing.issue(3, user) for user in range(1, 301)]
+    clock.now += 1
+    issuing.issue(3, 1)
+
+    assert {a.outcome for a in answers} == {outcome}
+    assert sum(a.remembered for a in answers) == 299
+    assert (len(store.reserves), registry.lookups) == (2, [3, 3])
+
+
+def test_coupons_without_a_state_are_kept_apart_and_push_out_no_sales_refusal():
+    """A script asking for more made-up ids than the memory keeps forgets only made-up ids."""
+    clock = Clock()
+    store = fakes.Reservations([Reservation(IssueOutcome.SOLD_OUT, stands_ms=LONG, holders=Filter())])
+    store.answers += [Reservation(IssueOutcome.STATE_MISSING)] * 20
+    issuing = IssueService(
+        store,
+        fakes.Publisher(),
+        fakes.Builder(),
+        registry=fakes.Registry(RegistryAnswer.COUPON_NOT_FOUND),
+        memory=AnswerMemory(clock=clock, coupons=2, absent=4),
+    )
+
+    issuing.issue(3, 1)
+    for made_up in range(100, 120):
+        issuing.issue(made_up, 1)
+
+    assert issuing.issue(3, 2).remembered
+    assert [issuing.issue(made_up, 1).remembered for made_up in (116, 119)] == [True, True]
+
+
+def test_a_build_another_caller_asked_for_is_unavailable_and_not_remembered():
+    clock = Clock()
+    store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
+    registry = fakes.Registry(RegistryAnswer.BUILDING)
+    issuing = IssueService(
+        store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
+    )
+
+    results = [issuing.issue(3, 1), issuing.issue(3, 1)]
+
+    assert [(r.outcome, r.remembered) for r in results] == [(IssueOutcome.UNAVAILABLE, False)] * 2
+    assert "being built" in results[0].detail
+    assert len(registry.lookups) == 2
