@@ -1,7 +1,7 @@
 """Benchmark: what the intake's memory of refusals saves Redis (``python -m bench.refusal_memory``).
 
 N forked containers of the intake (4 by default), loaded as Lambda loads them (``bench/intake_forked.py``),
-once with the memory (``REFUSAL_MEMORY_MS=1000``, the default) and once without (``0``), each
+once with the memory (``ANSWER_MEMORY_MS=1000``, the default) and once without (``0``), each
 answering the same phases of a sale on fresh coupons against embedded Valkey, Tansu and
 PostgreSQL:
 
@@ -160,7 +160,7 @@ def main() -> None:
         stack.callback(client.close)
         pools = {}
         for name, memory_ms in VARIANTS.items():
-            os.environ["REFUSAL_MEMORY_MS"] = memory_ms  # read by each container's INIT, after the fork
+            os.environ["ANSWER_MEMORY_MS"] = memory_ms  # read by each container's INIT, after the fork
             pools[name] = Containers("functions.intake.app", args.containers)
             stack.callback(pools[name].close)
         emit(f"\n{args.containers} forked intake containers; per request: Redis round trips, commands, CPU µs\n")

@@ -18,9 +18,9 @@ CDK_HELPERS = (
     "CustomVpcRestrictDefaultSGCustomResourceProvider",
     "KafkaTopicsProviderframeworkonEvent",
 )
-NAMES = ("Intake", "Coupons", "Worker", "Dlq", "Rebuild", "Relay", "Migrate", "Topic")  # our functions' ids
-OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:6])  # those that serve traffic
-DEPLOY_TIME = tuple(f"{name}Function" for name in NAMES[6:])  # run by CloudFormation at deploy time
+NAMES = ("Intake", "Coupons", "Worker", "Dlq", "Builder", "Rebuild", "Relay", "Migrate", "Topic")  # our functions' ids
+OUR_FUNCTIONS = tuple(f"{name}Function" for name in NAMES[:7])  # those that serve traffic
+DEPLOY_TIME = tuple(f"{name}Function" for name in NAMES[7:])  # run by CloudFormation at deploy time
 ROLES = tuple(f"{name}RoleDefaultPolicy" for name in NAMES)
 LOG_GROUPS = (
     "AWSCDKTriggerCustomResourceProviderCustomResourceProviderLogGroup",

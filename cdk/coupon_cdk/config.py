@@ -48,7 +48,10 @@ class ApiConfig(_Section):
     ``public_auth``: ``none`` (local only), ``iam`` (SigV4-signed callers of the account, the
     user id from the body: a test environment nobody anonymous can fill) or ``cognito`` (end
     users with a token; the user id is the token's ``user_id_claim``). ``waf_requests_per_5_min``
-    is the per-IP rate of the WAF web ACL in front of the stage, 0 for no web ACL.
+    is the per-IP rate of the WAF web ACL in front of the stage, 0 for no web ACL;
+    ``waf_requests_per_5_min_per_caller`` the rate of each signed-in caller (its token), 0 for
+    none; ``bot_control`` AWS WAF Bot Control's inspection level on ``POST /coupon-issues``, or
+    ``off`` (docs/operations.md says when to turn each on).
     """
 
     rate_limit: Count
@@ -57,6 +60,8 @@ class ApiConfig(_Section):
     public_auth: Literal["none", "iam", "cognito"]
     user_id_claim: Text = "custom:user_id"
     waf_requests_per_5_min: Count = 0
+    waf_requests_per_5_min_per_caller: Count = 0
+    bot_control: Literal["off", "common", "targeted"] = "off"
 
 
 class CacheConfig(_Section):
@@ -250,17 +255,19 @@ def load(
 
 MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
 POSTGRES_MIN_STORAGE_GB = 20  # https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html
-# The rebuild's runs at once: the schedule's, an operator's reconcile, and the intakes' asks to
-# build a missing state. Each coupon is reconciled or built under its state lock, so runs may
-# overlap safely; the bound keeps the database's load bounded after a Redis loss mid-sale (an
-# intake whose ask is throttled answers 503, and its client retries after Retry-After). The
-# relay runs one at a time: that keeps each coupon's events in order.
-REBUILD_CONCURRENCY, RELAY_CONCURRENCY = 5, 1
+# The builder's builds at once: the intakes' asks for a missing state, one a second for each
+# coupon whose state is missing (the registry's claim), whatever the public traffic. The rebuild's
+# runs at once: the schedule's and an operator's reconcile, never the public's, so that no burst
+# of requests can hold the scheduled reconcile back. Each coupon is reconciled or built under its
+# state lock, so runs may overlap safely; the bounds keep the database's load bounded after a
+# Redis loss mid-sale (an intake whose ask is throttled answers 503, and its client retries after
+# Retry-After). The relay runs one at a time: that keeps each coupon's events in order.
+BUILDER_CONCURRENCY, REBUILD_CONCURRENCY, RELAY_CONCURRENCY = 5, 2, 1
 # The Amazon MSK quota page: TCP connections with IAM access control, per Standard broker and per
 # serverless cluster. An intake container holds its producer's connection to each broker it
 # writes to; its INIT opens two (the bootstrap's, closed once the metadata is read, and the
 # producer's), which may be open together for a moment: two on one broker at most. It reads
-# nothing back (a lost state is built by the rebuild function). Both counted by a test
+# nothing back (a lost state is built by the builder function). Both counted by a test
 # (tests/services/test_intake.py).
 MSK_IAM_CONNECTIONS = 3_000  # https://docs.aws.amazon.com/msk/latest/developerguide/limits.html
 CONNECTIONS_PER_INTAKE = 2
@@ -285,6 +292,14 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
         )
     if (api.user_id_source == "claims") != (api.public_auth == "cognito"):
         raise CdkContextError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
+    if api.waf_requests_per_5_min_per_caller and api.user_id_source != "claims":
+        raise CdkContextError(
+            f"{name}.api.wafRequestsPer5MinPerCaller counts a caller by its token: userIdSource 'claims' only"
+        )
+    if (api.waf_requests_per_5_min_per_caller or api.bot_control != "off") and not api.waf_requests_per_5_min:
+        raise CdkContextError(
+            f"{name}.api: a per-caller rate and Bot Control are rules of the web ACL; set wafRequestsPer5Min"
+        )
     if api.public_auth == "none" and not config.is_local:
         raise CdkContextError(
             f"{name}.api.publicAuth: 'none' is for the local environment only; use 'iam' or 'cognito'"

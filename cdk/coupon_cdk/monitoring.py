@@ -164,7 +164,7 @@ class Monitoring(Construct):
         )
 
     def _memory(self, namespace: str) -> None:
-        """The intake's memory of refusals (docs/design.md): answers it gave without Redis, and the
+        """The intake's memory (docs/design.md): answers it gave without Redis, and the
         refusals it learned from Redis (its refreshes: about one a second per container and coupon)."""
         per_second = [
             cloudwatch.MathExpression(
@@ -178,7 +178,7 @@ class Monitoring(Construct):
                 ("refreshes", "IssueMemoryRefresh", "refreshes/s"),
             )
         ]
-        self._graphs.append(cloudwatch.GraphWidget(title="Intake memory of refusals", left=per_second, width=6))
+        self._graphs.append(cloudwatch.GraphWidget(title="Intake memory", left=per_second, width=6))
 
     def _stores(self, stores: DataStores) -> None:
         rds = {"DBInstanceIdentifier": stores.database_instance}

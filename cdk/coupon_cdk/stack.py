@@ -19,6 +19,7 @@ from constructs import Construct
 from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
 from coupon_cdk.config import (
+    BUILDER_CONCURRENCY,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
     CdkContextError,
@@ -96,7 +97,7 @@ class CouponStack(Stack):
     @property
     def _every_function(self) -> tuple[Function, ...]:
         """The functions of every environment (not the deploy-time ones)."""
-        return self.intake, self.coupons, self.worker, self.dlq_handler, self.rebuild, self.relay
+        return self.intake, self.coupons, self.worker, self.dlq_handler, self.builder, self.rebuild, self.relay
 
     def _on_aws(self, config: EnvironmentConfig) -> None:
         """An AWS environment: the managed services in a VPC, the functions in it reaching them
@@ -122,6 +123,8 @@ class CouponStack(Stack):
                 "Firewall",
                 stage_arn=self.api.rest_api.deployment_stage.stage_arn,
                 requests_per_5_min=config.api.waf_requests_per_5_min,
+                requests_per_5_min_per_caller=config.api.waf_requests_per_5_min_per_caller,
+                bot_control=config.api.bot_control,
             )
         self._monitoring(aws, config)
 
@@ -150,7 +153,7 @@ class CouponStack(Stack):
         database_env: dict[str, str],
         kafka_env: dict[str, str],
     ) -> None:
-        """The six functions of every environment, and the wiring between them."""
+        """The seven functions of every environment, and the wiring between them."""
         config, sizing = self.config, self.config.concurrency
         self._placement, self._redis_env, self._database_env = placement, redis_env, database_env
         self._redis_users: list[Function] = []
@@ -159,7 +162,7 @@ class CouponStack(Stack):
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
         caller_env = {"USER_ID_SOURCE": config.api.user_id_source, "USER_ID_CLAIM": config.api.user_id_claim}
         # The function every user reaches holds no database credential and has no path to it: a
-        # state it finds missing is built by the rebuild function, which it invokes.
+        # state it finds missing is built by the builder function, which it invokes.
         self.intake = self._function(
             FunctionSpec(
                 "intake",
@@ -212,6 +215,19 @@ class CouponStack(Stack):
             redis=True,
             database=True,
         )
+        self.builder = self._function(
+            FunctionSpec(
+                "builder",
+                "functions/rebuild/build.handler",
+                "build the Redis state of a coupon the intake found missing",
+                1024,
+                60,
+                None if config.is_local else BUILDER_CONCURRENCY,
+            ),
+            topic_env | in_flight_env,
+            redis=True,
+            database=True,
+        )
         self.rebuild = self._function(
             FunctionSpec(
                 "rebuild",
@@ -238,11 +254,14 @@ class CouponStack(Stack):
             database=True,
         )
         self.queues.dlq.grant_send_messages(self.worker.role)
-        # the intake has a missing state built; the operators' reconcile route runs the rebuild
-        # for one coupon and returns its report
-        for fn in (self.intake, self.coupons):
-            fn.function.add_environment("REBUILD_FUNCTION", self.rebuild.function.function_name)
-            fn.allow(["lambda:InvokeFunction"], [self.rebuild.function.function_arn])
+        # the intake has a missing state built by the builder; the operators' reconcile route runs
+        # the rebuild for one coupon and returns its report
+        for fn, invoked, variable in (
+            (self.intake, self.builder, "BUILDER_FUNCTION"),
+            (self.coupons, self.rebuild, "REBUILD_FUNCTION"),
+        ):
+            fn.function.add_environment(variable, invoked.function.function_name)
+            fn.allow(["lambda:InvokeFunction"], [invoked.function.function_arn])  # fmt: skip
         self.dlq_handler.function.add_event_source(
             sources.SqsEventSource(
                 self.queues.dlq,
@@ -315,9 +334,10 @@ class CouponStack(Stack):
         # needs WriteDataIdempotently on the cluster, which WriteData on the topic does not imply.
         self.intake.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
         self.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], topic)
-        self.rebuild.allow(["kafka-cluster:Connect"], cluster)
-        self.rebuild.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
-        self.rebuild.allow(["kafka-cluster:DescribeGroup"], group)
+        for in_flight_reader in (self.builder, self.rebuild):  # the records after the worker group's offsets
+            in_flight_reader.allow(["kafka-cluster:Connect"], cluster)
+            in_flight_reader.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+            in_flight_reader.allow(["kafka-cluster:DescribeGroup"], group)
         self.dlq_handler.allow(["kafka-cluster:Connect"], cluster)
         self.dlq_handler.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
         # The MSK event source mapping uses the worker's role: AWSLambdaMSKExecutionRole's actions

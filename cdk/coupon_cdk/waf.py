@@ -1,16 +1,25 @@
-"""A WAF web ACL in front of the API stage: a per-IP rate limit and two of AWS's managed rule
-groups.
+"""A WAF web ACL in front of the API stage: rate limits per IP and per signed-in caller, two of
+AWS's managed rule groups, and AWS WAF Bot Control where an environment asks for it.
 
-Stage throttling caps the whole API; the rate-based rule stops one address from taking a sale
-for itself; the common rule set and the known-bad-inputs set (request patterns of known
-exploits, Log4j's JNDI lookups among them) drop well-known bad requests before they cost an
-intake invocation. Together they use about 900 of the web ACL's 1,500 capacity units.
+Stage throttling caps the whole API; the per-IP rule stops one address from taking a sale for
+itself, and the per-caller rule one account, whatever the addresses its script rotates through
+(a rate-based rule aggregated on the ``Authorization`` header: each token is a caller; a request
+without one is not counted by it). The common rule set and the known-bad-inputs set (request
+patterns of known exploits, Log4j's JNDI lookups among them) drop well-known bad requests before
+they cost an intake invocation. Bot Control labels and blocks bots on ``POST /coupon-issues``
+only (it is billed per request it inspects). Together they use at most 984 of the web ACL's
+1,500 capacity units (2 and 32 for the rate rules, 700 and 200 for the rule sets, 50 for Bot
+Control).
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
+
+ISSUE_PATH = "/coupon-issues"
 
 
 def _visibility(name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
@@ -19,7 +28,15 @@ def _visibility(name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
     )
 
 
-def _managed_rules(name: str, priority: int, rule_group: str, metric: str) -> wafv2.CfnWebACL.RuleProperty:
+def _managed_rules(
+    name: str,
+    priority: int,
+    rule_group: str,
+    metric: str,
+    *,
+    configs: list[wafv2.CfnWebACL.ManagedRuleGroupConfigProperty] | None = None,
+    scope_down: wafv2.CfnWebACL.StatementProperty | None = None,
+) -> wafv2.CfnWebACL.RuleProperty:
     """One of AWS's managed rule groups, with its own actions (no override)."""
     return wafv2.CfnWebACL.RuleProperty(
         name=name,
@@ -27,38 +44,102 @@ def _managed_rules(name: str, priority: int, rule_group: str, metric: str) -> wa
         override_action=wafv2.CfnWebACL.OverrideActionProperty(none={}),
         statement=wafv2.CfnWebACL.StatementProperty(
             managed_rule_group_statement=wafv2.CfnWebACL.ManagedRuleGroupStatementProperty(
-                vendor_name="AWS", name=rule_group
+                vendor_name="AWS", name=rule_group, managed_rule_group_configs=configs, scope_down_statement=scope_down
             )
         ),
         visibility_config=_visibility(metric),
     )
 
 
+def _rate(
+    name: str,
+    priority: int,
+    limit: int,
+    metric: str,
+    *,
+    keys: list[wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty],
+) -> wafv2.CfnWebACL.RuleProperty:
+    """A rate-based rule over five minutes: by IP without ``keys``, else by those keys."""
+    return wafv2.CfnWebACL.RuleProperty(
+        name=name,
+        priority=priority,
+        action=wafv2.CfnWebACL.RuleActionProperty(block={}),
+        statement=wafv2.CfnWebACL.StatementProperty(
+            rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
+                limit=limit,
+                aggregate_key_type="CUSTOM_KEYS" if keys else "IP",
+                custom_keys=keys or None,
+                evaluation_window_sec=300,
+            )
+        ),
+        visibility_config=_visibility(metric),
+    )
+
+
+def _issue_requests() -> wafv2.CfnWebACL.StatementProperty:
+    """Requests whose path ends with the issue route (the stage's name may come before it)."""
+    return wafv2.CfnWebACL.StatementProperty(
+        byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
+            field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(uri_path={}),
+            positional_constraint="ENDS_WITH",
+            search_string=ISSUE_PATH,
+            text_transformations=[wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")],
+        )
+    )
+
+
 class ApiFirewall(Construct):
-    def __init__(self, scope: Construct, construct_id: str, *, stage_arn: str, requests_per_5_min: int) -> None:
+    """``requests_per_5_min`` per IP; ``requests_per_5_min_per_caller`` per token (0: no such
+    rule); ``bot_control``: Bot Control's inspection level, or ``off``."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        stage_arn: str,
+        requests_per_5_min: int,
+        requests_per_5_min_per_caller: int,
+        bot_control: Literal["off", "common", "targeted"],
+    ) -> None:
         super().__init__(scope, construct_id)
+        token = wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
+            header=wafv2.CfnWebACL.RateLimitHeaderProperty(
+                name="authorization",
+                text_transformations=[wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")],
+            )
+        )
+        rules = [
+            _rate("RatePerIp", 0, requests_per_5_min, "coupon-api-rate-per-ip", keys=[]),
+            _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
+            _managed_rules(
+                "AwsKnownBadInputs", 2, "AWSManagedRulesKnownBadInputsRuleSet", "coupon-api-known-bad-inputs"
+            ),
+        ]
+        if requests_per_5_min_per_caller:
+            rules.append(
+                _rate("RatePerCaller", 3, requests_per_5_min_per_caller, "coupon-api-rate-per-caller", keys=[token])
+            )
+        if bot_control != "off":
+            level = wafv2.CfnWebACL.AWSManagedRulesBotControlRuleSetProperty(inspection_level=bot_control.upper())
+            rules.append(
+                _managed_rules(
+                    "AwsBotControl",
+                    4,
+                    "AWSManagedRulesBotControlRuleSet",
+                    "coupon-api-bot-control",
+                    configs=[
+                        wafv2.CfnWebACL.ManagedRuleGroupConfigProperty(aws_managed_rules_bot_control_rule_set=level)
+                    ],
+                    scope_down=_issue_requests(),
+                )
+            )
         self.acl = wafv2.CfnWebACL(
             self,
             "Acl",
             scope="REGIONAL",
             default_action=wafv2.CfnWebACL.DefaultActionProperty(allow={}),
             visibility_config=_visibility("coupon-api"),
-            rules=[
-                wafv2.CfnWebACL.RuleProperty(
-                    name="RatePerIp",
-                    priority=0,
-                    action=wafv2.CfnWebACL.RuleActionProperty(block={}),
-                    statement=wafv2.CfnWebACL.StatementProperty(
-                        rate_based_statement=wafv2.CfnWebACL.RateBasedStatementProperty(
-                            limit=requests_per_5_min, aggregate_key_type="IP", evaluation_window_sec=300
-                        )
-                    ),
-                    visibility_config=_visibility("coupon-api-rate-per-ip"),
-                ),
-                _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
-                _managed_rules(
-                    "AwsKnownBadInputs", 2, "AWSManagedRulesKnownBadInputsRuleSet", "coupon-api-known-bad-inputs"
-                ),
-            ],
+            rules=rules,
         )
         wafv2.CfnWebACLAssociation(self, "Association", resource_arn=stage_arn, web_acl_arn=self.acl.attr_arn)

@@ -34,6 +34,8 @@ from functions.http_api import request
 from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
 from functions.intake import dependencies
 
+DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
+
 
 def request_id_of(event: dict[str, Any]) -> str | None:
     """API Gateway's id of the request (``requestContext.requestId``), if the event has one."""
@@ -90,7 +92,7 @@ def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
             return refusal(outcome, coupon=coupon_id, user=user_id)
         case IssueOutcome.SUCCESS | IssueOutcome.UNCONFIRMED | IssueOutcome.UNAVAILABLE | IssueOutcome.STATE_MISSING:
             # without its record a success is not one: nothing the client may rely on was done
-            logger.warning("issue request unavailable", extra={"detail": result.detail,
+            logger.warning("issue request unavailable", extra={"detail": result.detail[:DETAIL_CHARS],
                                                                "releaseFailed": result.release_failed})  # fmt: skip
             return refusal(IssueOutcome.UNAVAILABLE)
         case _:

@@ -206,6 +206,29 @@ def _waf(by_type: Mapping[str, list[Resource]]) -> Line | None:
     return Line("WAF", f"{len(acls)} web ACL, {rules} rules", usd, ("waf_web_acl_month", "waf_rule_month"))
 
 
+def _bot_control(by_type: Mapping[str, list[Resource]]) -> Line | None:
+    """Bot Control bills a month per web ACL that uses it at idle, and each request it inspects
+    (the price column shows both; the idle bill counts the month)."""
+    levels = [
+        config["AWSManagedRulesBotControlRuleSet"]["InspectionLevel"]
+        for acl in by_type["AWS::WAFv2::WebACL"]
+        for rule in acl.get("Rules", [])
+        if (group := rule.get("Statement", {}).get("ManagedRuleGroupStatement", {})).get("Name")
+        == "AWSManagedRulesBotControlRuleSet"
+        for config in group.get("ManagedRuleGroupConfigs", [])
+    ]
+    if not levels:
+        return None
+    usd = _monthly("waf_bot_control_month", len(levels), hourly=False)
+    what = ", ".join(f"{level.lower()} on POST /coupon-issues" for level in levels)
+    return Line(
+        "WAF Bot Control",
+        what,
+        usd,
+        ("waf_bot_control_month", *(f"waf_bot_control_million:{level}" for level in levels)),
+    )
+
+
 def _cloudwatch(by_type: Mapping[str, list[Resource]]) -> Line | None:
     """An alarm on metric math bills each metric it reads (CloudWatch pricing, Alarms)."""
     alarms = by_type["AWS::CloudWatch::Alarm"]
@@ -237,6 +260,7 @@ _READERS: tuple[tuple[Callable[[Mapping[str, list[Resource]]], Line | None], tup
     (_proxy, ("AWS::RDS::DBProxy",)),
     (_endpoints, ("AWS::EC2::VPCEndpoint",)),
     (_waf, ("AWS::WAFv2::WebACL",)),
+    (_bot_control, ("AWS::WAFv2::WebACL",)),
     (_cloudwatch, ("AWS::CloudWatch::Alarm", "AWS::CloudWatch::Dashboard")),
     (_keys_and_secrets, ("AWS::KMS::Key", "AWS::SecretsManager::Secret")),
 )

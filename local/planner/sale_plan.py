@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from coupon_cdk.config import (
+    BUILDER_CONCURRENCY,
     CONNECTIONS_PER_INTAKE,
     INIT_CONNECTION_ATTEMPTS,
     REBUILD_CONCURRENCY,
@@ -45,7 +46,7 @@ class Measured:
     # that asks Redis needlessly), taken high: a keyed request tests its user and its key.
     remembered_share: float = 0.18
     false_positives: float = 0.01
-    memory_s: float = 1.0  # REFUSAL_MEMORY_MS as deployed: each container asks Redis again once a second
+    memory_s: float = 1.0  # ANSWER_MEMORY_MS as deployed: each container asks Redis again once a second
 
 
 MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01 (the memory's: 2026-12-03)
@@ -310,12 +311,12 @@ def slot_seconds(sale: PlannedSale, containers: int, measured: Measured) -> list
 def reserved_concurrency(config: EnvironmentConfig) -> int:
     """What the environment's functions reserve of the account's concurrency (stack.py sets it:
     the intake's, the coupons function's and the DLQ handler's from cdk.json, the worker one per
-    partition, the rebuild's and the relay's from coupon_cdk.config); an infra test holds it to
-    the synthesized template."""
+    partition, the builder's, the rebuild's and the relay's from coupon_cdk.config); an infra test
+    holds it to the synthesized template."""
     assert config.concurrency is not None
     assert config.kafka is not None
     sizing = config.concurrency
-    fixed = REBUILD_CONCURRENCY + RELAY_CONCURRENCY
+    fixed = BUILDER_CONCURRENCY + REBUILD_CONCURRENCY + RELAY_CONCURRENCY
     return sizing.intake + sizing.coupons + config.kafka.partitions + sizing.dlq_handler + fixed
 
 

@@ -43,7 +43,8 @@ STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
 BRIDGE_JOIN_S = 60  # Tansu holds a group's first join about 5 s
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
-FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild", "relay")  # each in .local/stack.env as <NAME>_FUNCTION
+# each in .local/stack.env as <NAME>_FUNCTION
+FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay")
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",

@@ -20,6 +20,7 @@ from app import OFFLINE_ALARM_EMAILS, build, offline_context
 from aws_cdk.assertions import Annotations, Match, Template
 
 from coupon_cdk.config import (
+    BUILDER_CONCURRENCY,
     CONTEXT_KEY,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
@@ -28,6 +29,7 @@ from coupon_cdk.config import (
     load,
 )
 from coupon_core.observability import FROM_MEMORY, MEMORY_REFRESH
+from local.planner.bill import idle_bill
 from local.planner.sale_plan import reserved_concurrency
 from tests.infra.conftest import ASSEMBLIES
 from tests.infra.template_support import actions, function_id, resources, resources_of
@@ -133,6 +135,12 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
         ({"database": {"storageGb": 19}}, "storageGb must be at least 20 .RDS for PostgreSQL., got 19"),
         ({"kafka": {"brokerStorageGb": 0}}, "brokerStorageGb must be at least 1, got 0"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
+        ({"api": {"wafRequestsPer5Min": 0}}, "a per-caller rate and Bot Control are rules of the web ACL"),
+        (
+            {"api": {"userIdSource": "body", "publicAuth": "iam"}},
+            "wafRequestsPer5MinPerCaller counts a caller by its token",
+        ),
+        ({"api": {"botControl": "always"}}, "botControl"),
         (
             {"concurrency": {"warmup": {"starts": "at(2026-12-01T11:45:00)", "ends": "soon", "provisioned": 10}}},
             "warmup.ends must be at",
@@ -207,10 +215,10 @@ def test_the_migration_runs_before_anything_that_uses_the_schema(env, request):
     after the ones it depends on, on a first deploy and on every upgrade."""
     template = request.getfixturevalue(env)
     trigger_id, _ = only(template, "Custom::Trigger")
-    users = [function_id(template, name) for name in ("intake", "worker", "dlq", "rebuild")]
+    users = [function_id(template, name) for name in ("intake", "worker", "dlq", "builder", "rebuild")]
     users += list(resources(template, "AWS::Lambda::EventSourceMapping"))
     users += list(resources(template, "AWS::ApiGateway::Deployment"))
-    assert len(users) == 7
+    assert len(users) == 8
     for user in users:
         assert depends_on(template, user, trigger_id), user
 
@@ -386,7 +394,11 @@ def test_concurrency_is_bounded_where_it_must_be(env, request):
     assert reserved("coupons") == config.concurrency.coupons
     assert reserved("worker") == config.kafka.partitions
     assert reserved("dlq") == config.concurrency.dlq_handler
-    assert (reserved("rebuild"), reserved("relay")) == (REBUILD_CONCURRENCY, RELAY_CONCURRENCY)
+    assert (reserved("builder"), reserved("rebuild"), reserved("relay")) == (
+        BUILDER_CONCURRENCY,
+        REBUILD_CONCURRENCY,
+        RELAY_CONCURRENCY,
+    )
     invokes = resources(template, "AWS::Lambda::EventInvokeConfig").values()
     assert len(invokes) == 2
     assert all(i["Properties"]["MaximumRetryAttempts"] == 0 for i in invokes)  # an overlapping run is dropped
@@ -408,6 +420,17 @@ def test_prod_has_a_web_acl_and_dev_refuses_anonymous_callers(dev, prod):
     rules = {rule["Name"]: rule["Statement"] for rule in acl["Properties"]["Rules"]}
     rate = rules["RatePerIp"]["RateBasedStatement"]
     assert (rate["AggregateKeyType"], rate["Limit"]) == ("IP", CONFIG["prod"].api.waf_requests_per_5_min)
+    # "Aggregating rate-based rules" (custom keys): each value of the header is an instance, and a
+    # request without the header is not counted; API Gateway's Cognito authorizer reads the token there
+    per_caller = rules["RatePerCaller"]["RateBasedStatement"]
+    assert (per_caller["AggregateKeyType"], per_caller["Limit"]) == (
+        "CUSTOM_KEYS",
+        CONFIG["prod"].api.waf_requests_per_5_min_per_caller,
+    )
+    assert per_caller["CustomKeys"] == [
+        {"Header": {"Name": "authorization", "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}
+    ]
+    assert "AwsBotControl" not in rules  # off by default
     assert rules["AwsCommonRules"]["ManagedRuleGroupStatement"]["Name"] == "AWSManagedRulesCommonRuleSet"
     assert rules["AwsKnownBadInputs"]["ManagedRuleGroupStatement"]["Name"] == "AWSManagedRulesKnownBadInputsRuleSet"
     assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules)  # priorities are unique
@@ -503,6 +526,28 @@ def test_cfn_lint_finds_no_error(env, request):
     assert run.returncode in (0, 4), run.stderr  # 4: warnings only
 
 
+@pytest.mark.parametrize("level", ["common", "targeted"])
+def test_bot_control_inspects_the_issue_route_alone_at_the_level_cdk_json_asks(tmp_path, level):
+    """AWS WAF Developer Guide, "AWS WAF Bot Control rule group" (AWSManagedRulesBotControlRuleSet,
+    InspectionLevel COMMON or TARGETED, 50 capacity units) and "Scope-down statements": billed
+    per request it inspects, so it inspects ``POST /coupon-issues`` only; the bill prices it."""
+    values = offline_context("prod")
+    values["coupon:environments"]["prod"]["api"]["botControl"] = level
+    template = Template.from_stack(build(cdk.App(context=values, outdir=str(tmp_path))))
+    _, acl = only(template, "AWS::WAFv2::WebACL")
+    rules = {rule["Name"]: rule["Statement"] for rule in acl["Properties"]["Rules"]}
+    group = rules["AwsBotControl"]["ManagedRuleGroupStatement"]
+    assert group["Name"] == "AWSManagedRulesBotControlRuleSet"
+    assert group["ManagedRuleGroupConfigs"] == [
+        {"AWSManagedRulesBotControlRuleSet": {"InspectionLevel": level.upper()}}
+    ]
+    scope = group["ScopeDownStatement"]["ByteMatchStatement"]
+    assert (scope["SearchString"], scope["PositionalConstraint"]) == ("/coupon-issues", "ENDS_WITH")
+    assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules) == 5
+    (line,) = [line for line in idle_bill(template.to_json()) if line.item == "WAF Bot Control"]
+    assert (line.usd, line.prices) == (10.0, ("waf_bot_control_month", f"waf_bot_control_million:{level.upper()}"))
+
+
 def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(tmp_path):
     """Lambda Developer Guide, "Configuring provisioned concurrency" (on an alias or version,
     scheduled with Application Auto Scaling); the API must call that alias to use it."""
@@ -526,7 +571,7 @@ def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(
     assert [m["Properties"]["HttpMethod"] for m in calling_the_alias] == ["POST"]  # POST /coupon-issues
 
 
-REDIS_FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
+REDIS_FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild")
 NO_REDIS_FUNCTIONS = ("relay", "migrate", "topic")
 
 

@@ -15,8 +15,8 @@ from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, lo
 from coupon_client.metrics import INTAKE_SERVICE
 from tests.infra.template_support import actions, function_id, resources, resources_of
 
-FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild")
-DATABASE_USERS = ("coupons", "worker", "dlq", "rebuild")
+FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild")
+DATABASE_USERS = ("coupons", "worker", "dlq", "builder", "rebuild")
 DATA_ACTION_PREFIXES = ("sqs:", "kafka-cluster:", "secretsmanager:", "logs:")
 
 
@@ -67,34 +67,39 @@ def test_each_role_has_only_what_its_function_uses(env, request):
     template = request.getfixturevalue(env)
     every = {name: actions(template, name) for name in FUNCTIONS}
     assert "kafka-cluster:WriteData" in every["intake"]
-    assert all("kafka-cluster:WriteData" not in every[name] for name in ("worker", "dlq", "rebuild"))
+    assert all("kafka-cluster:WriteData" not in every[name] for name in ("worker", "dlq", "builder", "rebuild"))
     assert "sqs:SendMessage" in every["worker"]
-    assert all("sqs:SendMessage" not in every[name] for name in ("intake", "coupons", "dlq"))
+    assert all("sqs:SendMessage" not in every[name] for name in ("intake", "coupons", "dlq", "builder"))
     # the rebuild sends nothing but its own failed runs (Lambda's on-failure destination), on AWS
     assert all("FailedRuns" in r for r in resources_of(template, "rebuild", "sqs:SendMessage"))
     assert "sqs:ReceiveMessage" in every["dlq"]
     assert "kafka-cluster:ReadData" in every["dlq"]
     assert "kafka-cluster:AlterGroup" in every["worker"]
-    # the rebuild reads the records in flight: the topic, and the worker group's offsets, nothing more
+    # the builder and the rebuild read the records in flight: the topic, and the worker group's
+    # offsets, nothing more
     reads_in_flight = {
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeTopic",
         "kafka-cluster:ReadData",
         "kafka-cluster:DescribeGroup",
     }
-    assert {a for a in every["rebuild"] if a.startswith("kafka")} == reads_in_flight
+    for name in ("builder", "rebuild"):
+        assert {a for a in every[name] if a.startswith("kafka")} == reads_in_flight
     produces = {"kafka-cluster:WriteData", "kafka-cluster:WriteDataIdempotently"}
     assert {a for a in every["intake"] if a.startswith("kafka")} == produces | {
         "kafka-cluster:Connect",
         "kafka-cluster:DescribeTopic",
     }
     assert not {a for a in every["coupons"] if a.startswith("kafka")}
-    # both HTTP functions invoke the rebuild (a missing state, a reconcile on demand), and only it
-    for name in ("intake", "coupons"):
+    # the intake invokes the builder (a missing state) and only it: no public request reaches the
+    # rebuild, whose reserved concurrency the schedule and the operators keep; the coupons
+    # function invokes the rebuild (a reconcile on demand) and only it
+    for name, invoked in (("intake", "builder"), ("coupons", "rebuild")):
         assert {a for a in every[name] if a.startswith("lambda:")} == {"lambda:InvokeFunction"}
         assert resources_of(template, name, "lambda:InvokeFunction") == [
-            json.dumps({"Fn::GetAtt": [function_id(template, "rebuild"), "Arn"]})
+            json.dumps({"Fn::GetAtt": [function_id(template, invoked), "Arn"]})
         ]
+    assert not {a for a in every["builder"] if a.startswith(("lambda:", "sqs:"))}
     # the relay writes the event stream and nothing else of Kafka
     relay = actions(template, "relay")
     assert {a for a in relay if a.startswith("kafka")} == produces | {
@@ -194,7 +199,7 @@ def test_functions_get_their_services_from_the_environment(dev, local):
     variables = intake["Environment"]["Variables"]
     assert variables["KAFKA_AUTH"] == "iam"
     assert variables["KAFKA_TOPIC"] == "coupon.issue.v1"
-    assert variables["REBUILD_FUNCTION"] == {"Ref": function_id(dev, "rebuild")}
+    assert variables["BUILDER_FUNCTION"] == {"Ref": function_id(dev, "builder")}
     coupons = resources(dev, "AWS::Lambda::Function")[function_id(dev, "coupons")]["Properties"]
     assert coupons["Handler"] == "functions/coupons/app.handler"
     proxy_id, attribute = coupons["Environment"]["Variables"]["DB_HOST"]["Fn::GetAtt"]
@@ -370,7 +375,7 @@ def test_an_unknown_environment_lists_the_known_ones(name, message):
             "magic",
             r"^dev\.api\.publicAuth must be one of 'none', 'iam' or 'cognito', got 'magic'$",
         ),
-        (("api", "colour"), "red", r"^dev\.api\.colour is not a known field; known: \['burstLimit', "),
+        (("api", "colour"), "red", r"^dev\.api\.colour is not a known field; known: \['botControl', 'burstLimit', "),
         (("api",), 3, r"^dev\.api must be an object, got 3$"),
         (("alarmEmails",), "ops@example.com", r"^dev\.alarmEmails must be a list, got 'ops@example.com'$"),
         (("alarmEmails",), [""], r"^dev\.alarmEmails\[0\] must be a non-empty string, got ''$"),

@@ -35,7 +35,7 @@ from tests.infra.template_support import actions, resources
 from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS, resource_arn
 
 WAIT_S = 90
-DEV_FUNCTIONS = ("intake", "coupons", "worker", "dlq", "rebuild", "relay", "migrate", "topic")
+DEV_FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay", "migrate", "topic")
 
 
 def eventually(condition: Callable[[], bool], what: str, timeout_s: float = WAIT_S) -> None:
@@ -387,21 +387,18 @@ def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
     code path as AWS's (for this host's machine). Each process reports where it imported from."""
     assert issue(live, new_coupon(live, 1), 1).status_code == 202  # the coupons function and the intake have run
     live.invoke("rebuild", {"couponId": 999_999_999})  # and the rebuild (a coupon it does not know)
+    live.invoke("builder", {"stateMissing": 999_999_999})  # and the builder (the same)
     reports = [json.loads(path.read_text()) for path in stack.REPORTS.glob("*.json")]
     by_function = {report["function"]: report for report in reports}
     venv = str(Path(sys.prefix))  # the development venv's, which must appear nowhere
+    rebuild_code = frozenset(
+        {"redis", "kafka", "aws_lambda_powertools", "boto3", "sqlalchemy", "coupon_core", "functions"}
+    )
     loaded_at_init = {  # what each one's INIT imports (the intake's cold start leaves boto3 and SQLAlchemy out)
         "INTAKE_FUNCTION": {"redis", "kafka", "aws_lambda_powertools", "coupon_core", "lua_redis", "functions"},
         "COUPONS_FUNCTION": {"redis", "aws_lambda_powertools", "sqlalchemy", "coupon_core", "functions"},
-        "REBUILD_FUNCTION": {
-            "redis",
-            "kafka",
-            "aws_lambda_powertools",
-            "boto3",
-            "sqlalchemy",
-            "coupon_core",
-            "functions",
-        },
+        "BUILDER_FUNCTION": rebuild_code,
+        "REBUILD_FUNCTION": rebuild_code,
     }
     for name, expected in loaded_at_init.items():
         report = by_function[live.env[name]]

@@ -69,11 +69,10 @@ from local.testkit.lambda_events import InProcessContext
 from lua_redis import ReservationStore, keys
 from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
-from tests.services.pipeline_support import Pipeline, rebuild
+from tests.services.pipeline_support import SCHEDULE_EVENT, Pipeline, rebuild
 from tests.services.worker_support import drain
 
 USERS = st.integers(min_value=1, max_value=4)
-SCHEDULE_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
 STATUS_AFTER = {
     "COUPON_ISSUED": "ISSUED",
     "COUPON_USED": "USED",

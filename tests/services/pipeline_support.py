@@ -107,6 +107,9 @@ class Pipeline:
             pass
 
 
+SCHEDULE_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}  # EventBridge's
+
+
 def rebuild(event: Any) -> dict[str, Any]:
     return rebuild_app.handler(event, InProcessContext())
 

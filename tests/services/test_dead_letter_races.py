@@ -21,7 +21,7 @@ import redis
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from lua_redis import ReservationStore
-from tests.services.intake_support import create_coupon, issue
+from tests.services.intake_support import after_a_second, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.test_rebuild import assert_invariants, database_state, issue_once_rebuilt
 
@@ -41,6 +41,7 @@ def dead_lettered(pipeline: Pipeline, store: ReservationStore, coupon_id: int) -
 
 def the_user_may_take_the_coupon_again(pipeline, store, redis_client, migrated_engine, coupon_id, failed) -> None:
     assert store.reservation_time(coupon_id, USER) is None
+    after_a_second()  # the intake remembers the user's first success until then
     again = issue(coupon_id, USER)
     assert again.body["status"] == "SUCCESS", again  # not DUPLICATE
     pipeline.drain()

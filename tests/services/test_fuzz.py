@@ -34,6 +34,7 @@ from local.testkit.gateway_wsgi import gateway
 from local.testkit.http_functions import answer
 from local.testkit.kafka_topics import client_options
 from local.testkit.tables import row_counts
+from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "20"))
 RANDOM = os.environ.get("FUZZ_RANDOM") == "1"
@@ -53,10 +54,12 @@ schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway(answer))
 def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
     """How to read everything an answer may have changed: Redis, the database's rows, Kafka's ends;
     in both user-id modes (claims: the events carry no token, as a caller without one). The
-    functions invoke the rebuild through Lambda's API on the loopback, as the deployed ones do."""
+    functions invoke the builder and the rebuild through Lambda's API on the loopback, as the
+    deployed ones do."""
     monkeypatch.setenv("USER_ID_SOURCE", request.param)
     intake_dependencies.reset()
     coupons_dependencies.reset()
+    rebuild(SCHEDULE_EVENT)  # the fleet knows which coupons exist: none, here (the registry's load)
     consumer = KafkaConsumer(**client_options(pipeline.bootstrap_servers), enable_auto_commit=False)
     partitions = [TopicPartition(pipeline.topic, p) for p in sorted(consumer.partitions_for_topic(pipeline.topic))]
 

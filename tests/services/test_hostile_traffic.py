@@ -24,11 +24,10 @@ from local.testkit.lambda_service import LambdaService
 from local.testkit.redis_monitor import client_commands
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import after_a_second, create_coupon, issue
-from tests.services.pipeline_support import rebuild
+from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 from tests.services.test_rebuild import issue_once_rebuilt
 
 REQUESTS = 300
-SCHEDULE_EVENT = {"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}}
 
 
 class Counted:

@@ -93,6 +93,7 @@ def test_a_tail_read_before_an_issue_and_its_cancel_puts_no_canceled_holder_back
     state.cancel(user=1)
     state.reconcile_applies_a_tail_read_earlier(data=FirstRead())
     state.no_copy_given_back_is_held_again()
+    state.time_passes_for_the_intakes_memory(1.0)  # it remembers the first success a second
     state.request(user=1, keyed=False)
     assert len(state.told.success) == 2  # the second take is not DUPLICATE
     state.teardown()

@@ -11,11 +11,13 @@ import pytest
 from sqlalchemy import text
 
 from coupon_core.errors import UnknownCouponsError
+from functions.rebuild import build as builder_app
 from functions.rebuild.event_parsing import InvalidRebuildEventError
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
+from local.testkit.lambda_events import InProcessContext
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import after_a_second, create_coupon, issue
-from tests.services.pipeline_support import rebuild
+from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 
 
 def database_state(engine, coupon_id: int) -> tuple[set[int], int, int, set[str], set[str]]:
@@ -171,7 +173,7 @@ def test_the_schedule_reconciles_coupons_near_their_window_and_rebuilds_missing_
     long_ago = create_coupon(10, starts_in=timedelta(days=-10), lasts=timedelta(hours=1))
     redis_client.flushall()  # Redis lost every state
 
-    report = rebuild({"source": "aws.events", "detail-type": "Scheduled Event", "detail": {}})
+    report = rebuild(SCHEDULE_EVENT)
 
     assert [(c["couponId"], c["installed"]) for c in report["reconciled"]] == [(soon, True)]
     assert store.has_state(soon)  # ready before the sale opens
@@ -220,27 +222,39 @@ def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, red
     assert result.outcomes["SUCCESS"] + 100 - len(missing) == 500
 
 
+def builder(event: Any) -> Any:
+    return builder_app.handler(event, InProcessContext())
+
+
 @pytest.mark.parametrize(
-    ("event", "message"),
+    ("function", "event", "message"),
     [
-        ({"couponId": "1"}, "couponId"),
-        ({"couponId": 0}, "greater than or equal to 1"),
-        ({"couponId": []}, "at least 1 item"),
-        ({"couponId": [1, "x"]}, "couponId"),
-        ({"couponId": 1, "extra": True}, "Extra inputs are not permitted"),
-        ({"source": "aws.events"}, "expected a scheduled EventBridge event"),
-        ("rebuild everything", "expected a scheduled EventBridge event"),
+        (rebuild, {"couponId": "1"}, "couponId"),
+        (rebuild, {"couponId": 0}, "greater than or equal to 1"),
+        (rebuild, {"couponId": []}, "at least 1 item"),
+        (rebuild, {"couponId": [1, "x"]}, "couponId"),
+        (rebuild, {"couponId": 1, "extra": True}, "Extra inputs are not permitted"),
+        (rebuild, {"source": "aws.events"}, "expected a scheduled EventBridge event"),
+        (rebuild, "rebuild everything", "expected a scheduled EventBridge event"),
+        (rebuild, {"stateMissing": 1}, "expected a scheduled EventBridge event"),  # the builder's, not the rebuild's
+        (builder, SCHEDULE_EVENT, 'expected {"stateMissing": N}'),  # the schedule's, never the builder's
+        (builder, {"couponId": 1}, 'expected {"stateMissing": N}'),
+        (builder, {"stateMissing": "1"}, "stateMissing"),
+        (builder, {"stateMissing": 1, "extra": True}, "Extra inputs are not permitted"),
     ],
+    ids=lambda value: value.__name__ if callable(value) else None,
 )
-def test_bad_events_are_refused_and_change_nothing(pipeline, redis_client, event, message):
+def test_bad_events_are_refused_and_change_nothing(pipeline, redis_client, function, event, message):
+    """Each function of the rebuild code takes its own events only: no public request, which can
+    reach the builder alone, runs a reconcile, and the schedule never runs as a build."""
     coupon_id = create_coupon(10)
     issue(coupon_id, 1)
-    before = {key: redis_client.dump(key) for key in redis_client.keys("coupon:*")}
+    before = {key: redis_client.dump(key) for key in redis_client.keys("coupon*")}
 
     with pytest.raises(InvalidRebuildEventError, match=message):
-        rebuild(event)
+        function(event)
 
-    assert {key: redis_client.dump(key) for key in redis_client.keys("coupon:*")} == before
+    assert {key: redis_client.dump(key) for key in redis_client.keys("coupon*")} == before
 
 
 def test_unknown_coupons_are_refused_before_anything_changes(pipeline, redis_client, store):

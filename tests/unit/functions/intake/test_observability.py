@@ -232,3 +232,28 @@ def test_the_intakes_context_flushes_the_log_buffer_on_an_uncaught_error_and_cle
     with pytest.raises(RuntimeError, match="a bug"):
         wrapped(fails)({}, InProcessContext())
     assert calls == ["clear", "flush", "clear"]
+
+
+METRICS_LINE_BYTES, WARNING_LINE_BYTES = 512, 1024  # docs/design.md, What a public request can cost
+
+
+@pytest.mark.parametrize("result", [IssueResult(outcome) for outcome in IssueOutcome] + [
+    IssueResult(IssueOutcome.UNAVAILABLE, detail="a server's error, " * 1_000, release_failed=True),
+])  # fmt: skip
+def test_an_answer_writes_one_bounded_metrics_line_and_a_503_one_bounded_warning(service, result):  # noqa: F811
+    """Whatever the request and its cause: a log line is the one cost a memory's answer still has."""
+    service.result = result
+    event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 918_273_645})
+    stream = io.StringIO()
+    previous = logger.registered_handler.setStream(stream)
+    try:
+        printed = _printed(lambda: app.handler(event, InProcessContext()))
+    finally:
+        logger.registered_handler.setStream(previous)
+    logged = stream.getvalue().splitlines()
+
+    (metrics_line,) = [line for line in printed if line.startswith('{"_aws"')]
+    assert len(metrics_line.encode()) <= METRICS_LINE_BYTES
+    unavailable = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE, IssueOutcome.STATE_MISSING}
+    assert len(logged) == (result.outcome in unavailable)  # answered 503 (a success without its record too)
+    assert all(len(line.encode()) <= WARNING_LINE_BYTES and "918273645" not in line for line in logged)
