@@ -280,7 +280,9 @@ def slot_seconds(sale: PlannedSale, containers: int, measured: Measured) -> list
     the stock is gone (``PlannedSale.asked_before_sell_out``); then each container learns
     SOLD_OUT with one reserve and reads the holders' filter once (a simple GET: one ECPU a KB),
     and after that only holders' clicks, false positives and one refresh a second per container
-    reach the slot.
+    reach the slot. A holder's clicks reach it once a second in each container that answered one
+    of them; counted here as all reaching it (a bound: with a fleet of containers, a holder's next
+    click seldom lands where its last one did).
     """
     ecpu = measured.reserve_ecpu
     rate = sale.peak_rps
