@@ -264,14 +264,50 @@ POSTGRES_MIN_STORAGE_GB = 20  # https://docs.aws.amazon.com/AmazonRDS/latest/Use
 # Retry-After). The relay runs one at a time: that keeps each coupon's events in order.
 BUILDER_CONCURRENCY, REBUILD_CONCURRENCY, RELAY_CONCURRENCY = 5, 2, 1
 # The Amazon MSK quota page: TCP connections with IAM access control, per Standard broker and per
-# serverless cluster. An intake container holds its producer's connection to each broker it
-# writes to; its INIT opens two (the bootstrap's, closed once the metadata is read, and the
-# producer's), which may be open together for a moment: two on one broker at most. It reads
-# nothing back (a lost state is built by the builder function). Both counted by a test
-# (tests/services/test_intake.py).
+# serverless cluster, 3,000 by default; on a Standard broker, raised through the broker's
+# listener.name.client_iam.max.connections, where the page warns that a high value can make the
+# broker unavailable: this stack raises it, when the budget below needs it, by a tenth at most.
+# An intake container's producer holds one connection to each broker it writes to. Its INIT
+# opens two one after the other: the bootstrap's, which kafka-python closes once it has read the
+# metadata, then the producer's, to the partition's leader. One open at a time, two over time
+# (the connection rate's count). It reads nothing back (a lost state is built by the builder
+# function). Both counted by a test (tests/services/test_intake.py).
 MSK_IAM_CONNECTIONS = 3_000  # https://docs.aws.amazon.com/msk/latest/developerguide/limits.html
-CONNECTIONS_PER_INTAKE = 2
+MSK_IAM_CONNECTIONS_RAISED = 3_300  # the most this stack sets on a Standard broker
+CONNECTIONS_PER_INTAKE = 1
 INIT_CONNECTION_ATTEMPTS = 2
+# The clients of the cluster besides the intake, and at most one connection each to a broker:
+# the worker's pollers, the builder's, the rebuild's and the DLQ handler's read-back consumers,
+# the relay's producer, and at deploy time the topic function.
+DEPLOY_TIME_CLIENTS = 1
+
+
+def iam_connections(config: EnvironmentConfig, *, intake: int | None = None) -> int:
+    """The IAM connections one broker may hold at once, at worst: every intake environment (its
+    reserved concurrency, or ``intake``) to the leader of a hot coupon's partition (one coupon is
+    one partition: every container writes to the same broker), and every other client."""
+    assert config.concurrency is not None
+    assert config.kafka is not None
+    others = (
+        config.kafka.max_pollers + BUILDER_CONCURRENCY + REBUILD_CONCURRENCY + config.concurrency.dlq_handler
+        + RELAY_CONCURRENCY + DEPLOY_TIME_CLIENTS
+    )  # fmt: skip
+    return (config.concurrency.intake if intake is None else intake) * CONNECTIONS_PER_INTAKE + others
+
+
+def iam_connections_taken(config: EnvironmentConfig) -> int:
+    """The IAM connections the environment's brokers may be set to take: a serverless cluster its
+    quota, a Standard broker MSK's default raised by a tenth at most."""
+    assert config.kafka is not None
+    return MSK_IAM_CONNECTIONS if config.kafka.kind == "serverless" else MSK_IAM_CONNECTIONS_RAISED
+
+
+def iam_connection_limit(config: EnvironmentConfig) -> int | None:
+    """listener.name.client_iam.max.connections as the stack sets it on every broker: None (MSK's
+    default, 3,000) while :func:`iam_connections` fits in it, else that count rounded up to a
+    hundred. Refused at synth past :data:`MSK_IAM_CONNECTIONS_RAISED`, and on MSK Serverless."""
+    needed = iam_connections(config)
+    return None if needed <= MSK_IAM_CONNECTIONS else -(-needed // 100) * 100
 
 
 def _emails(listed: str) -> list[str]:
@@ -323,15 +359,26 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
         )
     assert config.kafka is not None
     _check_kafka(config, config.kafka)
+    _check_connections(config)
+
+
+def _check_connections(config: EnvironmentConfig) -> None:
+    needed = iam_connections(config)
+    assert config.kafka is not None
+    assert config.concurrency is not None
+    serverless, most = config.kafka.kind == "serverless", iam_connections_taken(config)
+    if needed > most:
+        where, why = (
+            ("a serverless cluster", "MSK Serverless's quota") if serverless
+            else ("a broker", f"MSK's {MSK_IAM_CONNECTIONS}, raised by a tenth at most")
+        )  # fmt: skip
+        raise CdkContextError(
+            f"{config.name}.concurrency.intake {config.concurrency.intake} could hold {needed} IAM connections "
+            f"to {where} with the other clients'; it takes {most} ({why}: docs/deploy.md, Sizing)"
+        )
 
 
 def _check_concurrency(name: str, concurrency: ConcurrencyConfig) -> None:
-    if concurrency.intake * CONNECTIONS_PER_INTAKE > MSK_IAM_CONNECTIONS:
-        raise CdkContextError(
-            f"{name}.concurrency.intake {concurrency.intake} could open "
-            f"{concurrency.intake * CONNECTIONS_PER_INTAKE} IAM connections to a broker; MSK accepts "
-            f"{MSK_IAM_CONNECTIONS} (docs/deploy.md, Sizing)"
-        )
     if concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
         raise CdkContextError(f"{name}.concurrency.dlqMapping must be at least 2, got {concurrency.dlq_mapping}")
     warmup = concurrency.warmup

@@ -40,6 +40,7 @@ class DataStores:
     kafka_kind: str
     kafka_cluster: str
     brokers: int
+    iam_connections_per_broker: int  # what each broker takes: MSK's default, or the limit the stack set
 
 
 class Monitoring(Construct):
@@ -231,6 +232,14 @@ class Monitoring(Construct):
                     periods=3,
                 )
                 self._alarm(
+                    f"BrokerConnections{broker}",
+                    _metric("AWS/Kafka", "ConnectionCount", dims, "Maximum"),
+                    round(stores.iam_connections_per_broker * CONNECTIONS_ALARM_SHARE),
+                    f"MSK broker {broker}: connections near the {stores.iam_connections_per_broker} it takes with IAM; "
+                    "beyond, new ones are refused and an intake that cannot reach its leader answers 503",
+                    periods=1,
+                )
+                self._alarm(
                     f"BrokerDisk{broker}",
                     _metric("AWS/Kafka", "KafkaDataLogsDiskUsed", dims, "Maximum"),
                     80,
@@ -258,6 +267,9 @@ class Monitoring(Construct):
 
     def _graph(self, title: str, metric: cloudwatch.IMetric) -> None:
         self._graphs.append(cloudwatch.GraphWidget(title=title, left=[metric], width=6))
+
+
+CONNECTIONS_ALARM_SHARE = 0.9  # of the IAM connections a broker takes, where its alarm fires
 
 
 def _metric(namespace: str, name: str, dimensions: dict[str, str], statistic: str) -> cloudwatch.Metric:

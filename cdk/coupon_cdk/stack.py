@@ -20,12 +20,14 @@ from coupon_cdk.api import Api
 from coupon_cdk.code import Layers, function_code
 from coupon_cdk.config import (
     BUILDER_CONCURRENCY,
+    MSK_IAM_CONNECTIONS,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
     CdkContextError,
     EnvironmentConfig,
     LocalConfig,
     WarmupConfig,
+    iam_connection_limit,
 )
 from coupon_cdk.functions import Function, FunctionSpec, Placement
 from coupon_cdk.monitoring import DataStores, Monitoring
@@ -355,7 +357,13 @@ class CouponStack(Stack):
         assert config.kafka is not None
         kafka = aws.kafka
         topic_maker = self._function(
-            FunctionSpec("topic", "functions/topic/app.handler", "create or grow the Kafka topic", 256, 120),
+            FunctionSpec(
+                "topic",
+                "functions/topic/app.handler",
+                "make the Kafka topics, limit the brokers' connections",
+                256,
+                120,
+            ),
             {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam", "KAFKA_TOPIC": TOPIC},
         )
         topics = KafkaTopics(self, "KafkaTopics", handler=topic_maker, cluster_arn=kafka.cluster_arn)
@@ -391,6 +399,9 @@ class CouponStack(Stack):
         )
         mapping.node.add_dependency(self.worker.role, issue_topic)
         self.intake.node.add_dependency(issue_topic)
+        limit = iam_connection_limit(config)
+        if limit is not None:  # the connection budget needs more than MSK's default (config.iam_connections)
+            self.intake.node.add_dependency(topics.limit_iam_connections("IamConnectionLimit", limit=limit))
         self.relay.node.add_dependency(events_topic)
         return mapping
 
@@ -488,6 +499,7 @@ class AwsParts:
             kafka_kind=config.kafka.kind,
             kafka_cluster=f"coupons-{config.name}",
             brokers=config.brokers,
+            iam_connections_per_broker=iam_connection_limit(config) or MSK_IAM_CONNECTIONS,
         )
 
 

@@ -1,6 +1,8 @@
-"""The Kafka topic as a custom resource: a function in the VPC creates it with the Kafka admin
-protocol (IAM auth), because ``AWS::MSK::Topic`` and the MSK topic API serve MSK Provisioned
-only (Kafka 3.6 or later), and dev runs MSK Serverless."""
+"""The Kafka cluster's deploy-time settings as custom resources: a function in the VPC makes the
+topics with the Kafka admin protocol (IAM auth), because ``AWS::MSK::Topic`` and the MSK topic
+API serve MSK Provisioned only (Kafka 3.6 or later), and dev runs MSK Serverless; and, where the
+connection budget needs it, it raises the brokers' IAM connection limit (MSK's quota page names
+the AlterConfigs API for it)."""
 
 from __future__ import annotations
 
@@ -18,11 +20,13 @@ CLUSTER_DEFAULT = -1  # replication factor: the cluster's own, as MSK Serverless
 
 
 class KafkaTopics(Construct):
-    """Topics created, or grown (never shrunk), by one handler; kept on delete."""
+    """Topics created, or grown (never shrunk), by one handler; kept on delete. The same handler
+    sets the brokers' IAM connection limit (:meth:`limit_iam_connections`)."""
 
     def __init__(self, scope: Construct, construct_id: str, *, handler: Function, cluster_arn: str) -> None:
         super().__init__(scope, construct_id)
         self._handler = handler
+        self._cluster_arn = cluster_arn
         handler.allow(["kafka-cluster:Connect"], [cluster_arn])
         self._provider = cr.Provider(
             self, "Provider", on_event_handler=handler.function, log_group=logs.LogGroup(self, "ProviderLogs")
@@ -47,4 +51,18 @@ class KafkaTopics(Construct):
                 "Partitions": str(partitions),
                 "ReplicationFactor": str(replication_factor),
             },
+        )
+
+    def limit_iam_connections(self, construct_id: str, *, limit: int) -> CustomResource:
+        """Every broker's ``listener.name.client_iam.max.connections``, removed again on delete."""
+        # DescribeCluster (the brokers' ids), IncrementalAlterConfigs on each broker
+        self._handler.allow(
+            ["kafka-cluster:DescribeCluster", "kafka-cluster:AlterClusterDynamicConfiguration"], [self._cluster_arn]
+        )
+        return CustomResource(
+            self,
+            construct_id,
+            service_token=self._provider.service_token,
+            resource_type="Custom::KafkaIamConnectionLimit",
+            properties={"Limit": str(limit)},
         )

@@ -17,11 +17,12 @@ from datetime import UTC, datetime, timedelta
 
 from coupon_cdk.config import (
     BUILDER_CONCURRENCY,
-    CONNECTIONS_PER_INTAKE,
     INIT_CONNECTION_ATTEMPTS,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
     EnvironmentConfig,
+    iam_connections,
+    iam_connections_taken,
 )
 from local.planner.quotas import QUOTAS, Quota
 from lua_redis.holders import size_bits
@@ -211,6 +212,7 @@ def plan(
     busy_s = (successes_first_second * success_ms + forwarded * other_ms + remembered * remembered_ms) / 1000
     concurrency = math.ceil(busy_s)  # Little's law over the opening second
     reserved = config.concurrency.intake
+    rate_needs = math.ceil(sale.peak_rps / q["lambda_rps_per_concurrency"])  # the reserved concurrency it needs
     used = min(concurrency, reserved)
     kafka = config.kafka
     serverless_kafka = kafka.kind == "serverless"
@@ -232,9 +234,9 @@ def plan(
         _quota(quotas["api_rps"], sale.peak_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
         Limit("the stage throttle (cdk.json api.rateLimit)", api.rate_limit, sale.peak_rps, "requests/s",
               "cdk.json", "raise api.rateLimit (at most the account's throttle) and deploy"),
-        Limit("requests/s that the intake's concurrency serves (10 x concurrency.intake)",
-              q["lambda_rps_per_environment"] * reserved, sale.peak_rps, "requests/s",
-              quotas["lambda_rps_per_environment"].source, "raise concurrency.intake"),
+        Limit("requests/s that the intake's reserved concurrency allows (10 x concurrency.intake)",
+              q["lambda_rps_per_concurrency"] * reserved, sale.peak_rps, "requests/s",
+              quotas["lambda_rps_per_concurrency"].source, f"raise concurrency.intake to {rate_needs:,}"),
         Limit("the intake's reserved concurrency (cdk.json concurrency.intake)", reserved, concurrency,
               "environments", "cdk.json", "raise concurrency.intake (and the account's concurrency with it)"),
         _quota(quotas["lambda_concurrency"], reserved_total + q["lambda_unreserved"],
@@ -243,8 +245,12 @@ def plan(
         Limit("Lambda scale-out in the first 10 s (1,000 environments per function)", q["lambda_scale_out"],
               max(concurrency - configured, 0), "environments", quotas["lambda_scale_out"].source,
               "schedule provisioned concurrency (concurrency.warmup)"),
-        _quota(quotas["msk_connections"], used * CONNECTIONS_PER_INTAKE,
-               "lower concurrency.intake, or add brokers (the connections are per broker)"),
+        Limit("IAM connections one broker holds if every intake environment the rate needs runs "
+              "(coupon_cdk.config's budget)", iam_connections_taken(config),
+              iam_connections(config, intake=max(reserved, rate_needs)), "connections",
+              quotas["msk_connections"].source,
+              "a broker's IAM connections bound the intake's reserved concurrency, so its rate: past it, "
+              "the intake needs a way in without IAM's cap (docs/deploy.md, Sizing)"),
         Limit(f"{quotas[rate_key].what} in the opening second", q[rate_key],
               cold_first_second * INIT_CONNECTION_ATTEMPTS, "connections/s", quotas[rate_key].source,
               "schedule provisioned concurrency, so that the INITs connect before the sale"),

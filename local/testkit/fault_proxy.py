@@ -9,8 +9,9 @@ is armed and not yet met. Everything else is
 forwarded untouched, in both directions. It counts the connections clients open through it
 (``connections``) and the most that were open at once (``peak_open``). ``limit_new_connections``
 makes it a broker with a connection-rate quota (MSK's 100 new IAM connections per second per
-broker): a connection beyond the rate is closed as soon as it is accepted (``refused``), as MSK
-rejects it ("Too many connects"), and the client has to try again.
+broker), and ``limit_open_connections`` one with a connection quota (MSK's 3,000 IAM connections
+at once per broker): a connection beyond either is closed as soon as it is accepted
+(``refused``), as MSK rejects it ("Too many connects"), and the client has to try again.
 
 With ``tls=True`` the proxy stands where the network is in front of a TLS server (the local
 stores): it answers clients with the stack's certificate, which they verify as they would the
@@ -59,6 +60,7 @@ class FaultProxy:
         self.refused = 0
         self._open = 0
         self._rate = 0.0  # new connections per second allowed; 0: no limit
+        self._most_open = 0  # connections open at once allowed; 0: no limit
         self._tokens = 0.0
         self._refilled = 0.0
 
@@ -71,8 +73,16 @@ class FaultProxy:
         with self._lock:
             self._rate, self._tokens, self._refilled = per_second, per_second, time.monotonic()
 
+    def limit_open_connections(self, most: int) -> None:
+        """At most ``most`` connections open at once (0: no limit)."""
+        with self._lock:
+            self._most_open = most
+
     def _admit(self) -> bool:
         with self._lock:
+            if self._most_open and self._open >= self._most_open:
+                self.refused += 1
+                return False
             if not self._rate:
                 return True
             now = time.monotonic()
@@ -90,6 +100,12 @@ class FaultProxy:
         with self._lock:
             sockets, self._sockets = self._sockets, []
         _close(*sockets)
+
+    @property
+    def open_now(self) -> int:
+        """Connections open through it now (a dropped one counts until both its ends stopped)."""
+        with self._lock:
+            return self._open
 
     def count_from_now(self) -> None:
         """Counts connections afresh: none opened yet, the peak what is open now."""
@@ -153,16 +169,21 @@ class FaultProxy:
                 self.peak_open = max(self.peak_open, self._open)
             fault: list[float] = []  # what to do to this connection's next reply, once armed
             to_client, to_server = _Side(client), _Side(server)
-            forward = self._spawn(self._client_to_server, to_client, to_server, fault)
-            back = self._spawn(self._server_to_client, to_server, to_client, fault)
-            self._spawn(self._count_close, forward, back)
+            closed = threading.Event()  # set by the first direction to stop: the connection is gone
+            self._spawn(self._one_way, self._client_to_server, to_client, to_server, fault, closed)
+            self._spawn(self._one_way, self._server_to_client, to_server, to_client, fault, closed)
 
-    def _count_close(self, *directions: threading.Thread) -> None:
-        """Counts a connection as closed once both of its directions have stopped."""
-        for direction in directions:
-            direction.join()
+    def _one_way(
+        self, pump: Callable[[_Side, _Side, list[float]], None], source: _Side, sink: _Side, fault: list[float],
+        closed: threading.Event,
+    ) -> None:  # fmt: skip
+        """One direction of a connection; the connection counts as closed when the first of its
+        two directions stops (as soon as either end closed), not when the other one notices."""
+        pump(source, sink, fault)
         with self._lock:
-            self._open -= 1
+            if not closed.is_set():
+                closed.set()
+                self._open -= 1
 
     def _connect(self, client: socket.socket) -> tuple[socket.socket, socket.socket]:
         """The client's socket and one to the server, both over TLS in TLS mode."""

@@ -22,10 +22,13 @@ from aws_cdk.assertions import Annotations, Match, Template
 from coupon_cdk.config import (
     BUILDER_CONCURRENCY,
     CONTEXT_KEY,
+    MSK_IAM_CONNECTIONS,
+    MSK_IAM_CONNECTIONS_RAISED,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
     CdkContextError,
     cdk_json_context,
+    iam_connections,
     load,
 )
 from coupon_core.observability import FROM_MEMORY, MEMORY_REFRESH
@@ -128,7 +131,10 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
     [
         ({"availabilityZones": 2}, "replicationFactor 3 exceeds the 2 brokers"),
         ({"kafka": {"minInsyncReplicas": 3}}, "minInsyncReplicas must be at least 1 and below replicationFactor 3"),
-        ({"concurrency": {"intake": 1501}}, "could open 3002 IAM connections to a broker; MSK accepts 3000"),
+        (
+            {"concurrency": {"intake": 3272}},
+            r"intake 3272 could hold 3301 IAM connections to a broker with the other clients'; it takes 3300",
+        ),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
         ({"endpointAzs": 4}, "endpointAzs must be 1 to availabilityZones 3, got 4"),
         ({"endpointAzs": 0}, "endpointAzs must be 1 to availabilityZones 3, got 0"),
@@ -546,6 +552,38 @@ def test_bot_control_inspects_the_issue_route_alone_at_the_level_cdk_json_asks(t
     assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules) == 5
     (line,) = [line for line in idle_bill(template.to_json()) if line.item == "WAF Bot Control"]
     assert (line.usd, line.prices) == (10.0, ("waf_bot_control_month", f"waf_bot_control_million:{level.upper()}"))
+
+
+def test_prod_takes_30000_requests_a_second_with_its_brokers_iam_connection_limit_raised(tmp_path):
+    """Amazon MSK quota page: 3,000 IAM connections a Standard broker at once, raised through
+    listener.name.client_iam.max.connections with the AlterConfigs API. The intake's reserved
+    concurrency of 3,000 (Lambda serves ten requests a second per unit of a function's concurrency)
+    could hold one connection each to a hot coupon's leader, with the other clients' beside them:
+    the stack sets the limit on every broker before the intake deploys, and alarms short of it."""
+    values = offline_context("prod")
+    values["coupon:environments"]["prod"]["concurrency"]["intake"] = 3000
+    config = load(values["coupon:environments"], "prod", alarm_emails=OFFLINE_ALARM_EMAILS)
+    template = Template.from_stack(build(cdk.App(context=values, outdir=str(tmp_path))))
+
+    needed = iam_connections(config)
+    limit_id, limit = only(template, "Custom::KafkaIamConnectionLimit")
+    assert MSK_IAM_CONNECTIONS < needed <= int(limit["Properties"]["Limit"]) <= MSK_IAM_CONNECTIONS_RAISED
+    assert int(limit["Properties"]["Limit"]) == 3100
+    assert limit_id in template.to_json()["Resources"][function_id(template, "intake")]["DependsOn"]
+    assert {"kafka-cluster:DescribeCluster", "kafka-cluster:AlterClusterDynamicConfiguration"} <= set(
+        actions(template, "topic")
+    )
+    alarms = [a["Properties"] for a in resources(template, "AWS::CloudWatch::Alarm").values()]
+    connections = [a for a in alarms if a.get("MetricName") == "ConnectionCount"]
+    assert len(connections) == config.brokers
+    assert {a["Threshold"] for a in connections} == {round(3100 * 0.9)}
+
+
+def test_prod_as_shipped_keeps_msk_default_connection_limit(prod):
+    """Below 3,000 connections a broker, the brokers are left as MSK makes them."""
+    assert not resources(prod, "Custom::KafkaIamConnectionLimit")
+    alarms = [a["Properties"] for a in resources(prod, "AWS::CloudWatch::Alarm").values()]
+    assert {a["Threshold"] for a in alarms if a.get("MetricName") == "ConnectionCount"} == {2700}
 
 
 def test_a_scheduled_warmup_gives_the_api_an_alias_with_provisioned_concurrency(tmp_path):

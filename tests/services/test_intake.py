@@ -7,7 +7,7 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 
 import pytest
@@ -441,12 +441,14 @@ def test_a_container_on_a_kafka_python_without_the_publishers_internals_fails_it
 def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per_broker(
     topic, monkeypatch, store, redis_client, tmp_path
 ):
-    """What the sizing counts, counted through a proxy that stands for the one broker (so every
-    connection lands on it, the worst case of a cluster): a fresh container's INIT opens
-    ``INIT_CONNECTION_ATTEMPTS`` (the connection-rate quota at a cold opening), and at most
-    ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota) while it answers. A lost
-    state adds none of the intake's: the builder function reads the records in flight (its
-    connections are counted apart, before the container starts, as another container's are)."""
+    """What the sizing counts (coupon_cdk.config), counted through a proxy that stands for the one
+    broker, so that every connection lands on it (a hot coupon's leader, the worst case of a
+    cluster): a fresh container's INIT opens ``INIT_CONNECTION_ATTEMPTS`` (the connection-rate
+    quota at a cold opening), the bootstrap's closed before the producer's opens, so that at most
+    ``CONNECTIONS_PER_INTAKE`` are open at once (the connection quota): at INIT, warm, and after the
+    broker restarts (every connection dropped: one new one). A lost state adds none of the
+    intake's: the builder function reads the records in flight (its connections are counted apart,
+    before the container starts, as another container's are)."""
     with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, _):
         coupon_id = create_coupon(10)
         redis_client.flushall()  # the state is gone: the first request has it built
@@ -455,14 +457,58 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
         while build(coupon_id) != "READY" and time.monotonic() < deadline:
             time.sleep(0.5)
         reset()  # a new container, on the coupon the previous one created
-        proxy.count_from_now()
-        open_connections()
-        init_attempts = proxy.connections
-        answers = [issue(coupon_id, user).status_code for user in (1, 2, 1)]
-        connections, peak_open = proxy.connections, proxy.peak_open
-    assert answers == [202, 202, 409]
-    assert init_attempts <= INIT_CONNECTION_ATTEMPTS, f"INIT opened {init_attempts} connections"
-    assert peak_open <= CONNECTIONS_PER_INTAKE, f"{peak_open} connections open at once ({connections} in all)"
+        counted: dict[str, tuple[int, int]] = {}  # phase -> (connections opened, most open at once)
+
+        def phase(name: str, action: Callable[[], object]) -> None:
+            deadline = time.monotonic() + 10
+            while proxy.open_now > (1 if counted else 0) and time.monotonic() < deadline:
+                time.sleep(0.05)  # what closed before the phase is counted closed
+            proxy.count_from_now()
+            action()
+            counted[name] = (proxy.connections, proxy.peak_open)
+
+        phase("INIT", open_connections)
+        phase("warm", lambda: [issue(coupon_id, user) for user in (1, 2, 1)])
+        proxy.drop_connections()  # the broker restarts
+        phase("after a restart", lambda: [issue(coupon_id, user) for user in (3, 4)])
+    assert counted["INIT"][0] <= INIT_CONNECTION_ATTEMPTS, counted
+    assert counted["warm"][0] == 0, counted  # the INIT's connection serves every request
+    assert counted["after a restart"][0] == 1, counted
+    assert all(peak <= CONNECTIONS_PER_INTAKE for _, peak in counted.values()), counted
+    assert [store.reservation_time(coupon_id, user) is not None for user in (1, 2, 3, 4)] == [True] * 4
+
+
+def test_a_container_beyond_the_brokers_connection_quota_answers_503_with_nothing_reserved(
+    topic, monkeypatch, store, tmp_path
+):
+    """More producers than the broker takes connections (MSK: 3,000 IAM connections a broker):
+    the broker refuses the last container's connections; its request gets no connection to the
+    leader within the produce timeout, so nothing was sent: 503 with Retry-After, the reservation
+    released, no record. Once a container goes (Lambda scales in), the next request is a SUCCESS."""
+    with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, own_topic):
+        coupon_id = create_coupon(10)
+        reset()  # the handler's container starts last
+        first = wiring.__wrapped__()  # a container of its own, warm: it holds the quota's one connection
+        first.publisher.connect()
+        deadline = time.monotonic() + 10
+        while proxy.open_now != 1 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the handler's earlier container's connection counted closed
+        proxy.limit_open_connections(1)
+
+        refused = issue(coupon_id, 7)
+        nothing_reserved = store.reservation_time(coupon_id, 7) is None
+        first.publisher.close()  # scaled in
+        first.client.close()
+        deadline = time.monotonic() + 10
+        while (again := issue(coupon_id, 7)).status_code == 503 and time.monotonic() < deadline:
+            time.sleep(0.5)  # as a client does after Retry-After
+        proxy.limit_open_connections(0)  # the test's own reader
+        records = [json.loads(r.value)["userId"] for r in read_all(f"127.0.0.1:{proxy.port}", own_topic)]
+    assert (refused.status_code, refused.body["status"], refused.headers["Retry-After"]) == (503, "UNAVAILABLE", "1")
+    assert nothing_reserved
+    assert proxy.refused > 0
+    assert again.status_code == 202
+    assert records == [7]
 
 
 def test_a_producer_refused_new_connections_sends_nothing_releases_and_keeps_trying(

@@ -1,4 +1,5 @@
-"""The topic custom resource against the real broker: created once, left alone, never shrunk."""
+"""The cluster's deploy-time custom resources against the real broker: the topic created once,
+left alone, never shrunk; the brokers' IAM connection limit set on every broker, and removed."""
 
 from __future__ import annotations
 
@@ -63,7 +64,9 @@ def test_two_deployments_at_once_make_one_topic(settings):
     assert partitions(settings) == 3
 
 
-def cloudformation_event(request_type: str, properties: dict[str, str]) -> dict[str, object]:
+def cloudformation_event(
+    request_type: str, properties: dict[str, str], resource_type: str = "Custom::KafkaTopic"
+) -> dict[str, object]:
     return {
         "RequestType": request_type,
         "ServiceToken": "arn:aws:lambda:eu-west-1:123456789012:function:provider",
@@ -72,7 +75,7 @@ def cloudformation_event(request_type: str, properties: dict[str, str]) -> dict[
         "RequestId": str(uuid.uuid4()),
         "LogicalResourceId": "KafkaTopicResource",
         "PhysicalResourceId": "coupon.issue.v1",
-        "ResourceType": "Custom::KafkaTopic",
+        "ResourceType": resource_type,
         "ResourceProperties": {"ServiceToken": "arn", **properties},
     }
 
@@ -104,3 +107,32 @@ def test_the_handler_refuses_malformed_properties_and_makes_nothing(settings, mo
     with pytest.raises(ConfigError, match=message):
         handler(cloudformation_event("Create", {"TopicName": settings.topic, **properties}), InProcessContext())
     assert partitions(settings) is None
+
+
+def test_the_connection_limit_is_set_on_every_broker_and_removed_on_delete(settings, monkeypatch):
+    """Tansu answers IncrementalAlterConfigs for each broker by id, as MSK does (it keeps no such
+    listener: what MSK does with the value is its quota page's word, not this test's)."""
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", ",".join(settings.bootstrap_servers))
+    monkeypatch.setenv("KAFKA_TOPIC", settings.topic)
+    for request_type in ("Create", "Update", "Delete"):
+        answer = handler(
+            cloudformation_event(request_type, {"Limit": "3100"}, "Custom::KafkaIamConnectionLimit"),
+            InProcessContext(),
+        )
+        assert answer == {"PhysicalResourceId": "iam-connection-limit", "Data": {"Brokers": 1}}
+
+
+@pytest.mark.parametrize(
+    ("properties", "message"),
+    [({"Limit": "2999"}, "at least MSK's default 3000"), ({"Limit": "many"}, "property Limit must be an integer")],
+)
+def test_a_malformed_connection_limit_is_refused_before_any_broker_is_asked(monkeypatch, properties, message):
+    monkeypatch.setenv("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9")  # nothing listens: asking would fail otherwise
+    monkeypatch.setenv("KAFKA_TOPIC", "coupon.issue.v1")
+    with pytest.raises(ConfigError, match=message):
+        handler(cloudformation_event("Create", properties, "Custom::KafkaIamConnectionLimit"), InProcessContext())
+
+
+def test_an_unknown_resource_type_is_refused(monkeypatch):
+    with pytest.raises(ConfigError, match="custom resource type must be"):
+        handler(cloudformation_event("Create", {}, "Custom::Something"), InProcessContext())

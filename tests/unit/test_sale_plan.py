@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from coupon_cdk.config import CONTEXT_KEY, cdk_json_context, load
+from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
 from local.planner.quotas import QUOTAS, QuotaError, with_raised
 from local.planner.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
 from local.tools import plan as plan_tool
@@ -54,10 +54,18 @@ def environment(name: str, **changes: dict[str, Any]) -> Any:
          "Lambda concurrent executions", False),
         ("prod", {"concurrency": {"warmup": WARM}}, "copies=5000 users=300000 peak=9000/s",
          {"lambda_concurrency": "2000"}, "API Gateway throttle", True),  # prod's stage throttle is the account's
-        # throttles raised far: ten requests/s per environment
+        # throttles raised far: ten requests/s a unit of the intake's reserved concurrency
         ("prod", {"api": {"rateLimit": 100000}, "concurrency": {"warmup": WARM}},
          "copies=5000 users=300000 peak=60000/s", {"api_rps": "100000", "lambda_concurrency": "5000"},
-         "requests/s that the intake's concurrency serves", False),
+         "requests/s that the intake's reserved concurrency allows", False),
+        # ... and the intake's concurrency raised as far as the brokers' IAM connections go: they bind next
+        ("prod", {"api": {"rateLimit": 100000}, "concurrency": {"intake": 3200, "warmup": WARM}},
+         "copies=5000 users=300000 peak=60000/s", {"api_rps": "100000", "lambda_concurrency": "5000"},
+         "requests/s that the intake's reserved concurrency allows", False),
+        # 30,000 requests/s on prod: concurrency.intake 3,000, warmed up, the account's quotas raised
+        ("prod", {"api": {"rateLimit": 30000}, "concurrency": {"intake": 3000, "warmup": WARM}},
+         "copies=5000 users=900000 peak=30000/s holders=0.125", {"api_rps": "30000", "lambda_concurrency": "4000"},
+         "API Gateway throttle", True),
     ],
 )  # fmt: skip
 def test_the_limit_that_binds_first(env, changes, sale, raised, binding, fits):
@@ -186,3 +194,19 @@ def test_the_tool_prints_the_binding_limit_and_exits_1_when_the_sale_does_not_fi
 def test_the_tool_refuses_what_it_cannot_plan_with_exit_2(argv, message, capsys):
     assert plan_tool.main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("intake", [1000, 3000, 3271, 3272])
+def test_the_plan_and_the_config_agree_on_the_brokers_iam_connections(intake):
+    """The reserved concurrency a rate needs fits the plan's connection budget exactly when the
+    config accepts it (coupon_cdk.config.iam_connections: one leader broker, every environment)."""
+    changes = {"api": {"rateLimit": 10 * intake}, "concurrency": {"intake": 1000, "warmup": WARM}}
+    sale = PlannedSale.parse(f"copies=5000 users=3000000 peak={10 * intake}/s")
+    result = plan(environment("prod", **changes), sale, with_raised({"api_rps": str(10 * intake)}), FIGURES)
+    (budget,) = [limit for limit in result.limits if limit.name.startswith("IAM connections one broker holds")]
+    try:
+        environment("prod", concurrency={"intake": intake})
+        accepted = True
+    except CdkContextError:
+        accepted = False
+    assert (budget.headroom >= 1) is accepted

@@ -22,6 +22,7 @@ HANDLERS = {  # function -> (module, handler, an event it takes without servers)
     "coupons": ("functions.coupons.app", "handler", {"httpMethod": "GET", "path": "/nowhere"}),
     "worker": ("functions.worker.app", "handler", {"eventSource": "aws:kafka", "records": {}}),
     "dlq": ("functions.worker.dlq", "handler", {"Records": []}),
+    "builder": ("functions.rebuild.build", "handler", {"unknown": 1}),
     "rebuild": ("functions.rebuild.app", "handler", {"unknown": 1}),
     "relay": ("functions.relay.app", "handler", {"unknown": 1}),
     "migrate": ("functions.migrate.app", "handler", {}),
