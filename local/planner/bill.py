@@ -68,6 +68,7 @@ FREE_AT_IDLE: dict[str, str] = {
     "AWS::SecretsManager::SecretTargetAttachment": "no charge of its own",
     "AWS::WAFv2::WebACLAssociation": "WAF bills the web ACL and its requests",
     "Custom::AWS": "a Lambda function run at deploy time",
+    "Custom::KafkaIamConnectionLimit": "a Lambda function run at deploy time (the brokers' setting is free)",
     "Custom::KafkaTopic": "a Lambda function run at deploy time (the partitions are priced with MSK)",
     "Custom::Trigger": "a Lambda function run at deploy time",
     "Custom::VpcRestrictDefaultSG": "a Lambda function run at deploy time",

@@ -37,6 +37,7 @@ NOT_OURS = {
     "coupon.issue.rejected", "coupon.issue.malformed",  # dead letters' kinds
     "coupon_issues.expires_at", "source.release",  # a column, and a key of a JSONB column
     "rds.force_ssl",  # a PostgreSQL parameter of RDS
+    "listener.name.client_iam.max.connections",  # a dynamic configuration of an MSK broker
     "KafkaBatchInfo.recordsInfo",  # a field of the MSK event source mapping's on-failure letter
     "Sandbox.Timedout",  # a Lambda error type
     "stack.env",  # written by make up in .local/

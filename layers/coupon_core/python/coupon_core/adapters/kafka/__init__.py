@@ -8,4 +8,5 @@ event_publisher.py   the coupon event stream, a batch of outbox events at a time
 in_flight.py         the records after the worker group's committed offsets
 range_reader.py      a range of records read back by offset (the mapping's on-failure records)
 topics.py            the topics, made through the Kafka admin protocol
+brokers.py           the brokers' IAM connection limit, set through the Kafka admin protocol
 """
