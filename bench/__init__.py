@@ -17,4 +17,5 @@ worker.py                 the worker's and the DLQ handler's batching
 write_limit.py            the processing limit under a burst
 reconcile.py              reconciling a coupon of 100,000 issued users
 msk_token.py              signing MSK IAM auth tokens
+command_start.py          how soon the coupons command answers, beside aws --version and another commit's
 """

@@ -12,15 +12,20 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
-from coupon_client.api_client import NO_ANSWER, ApiClient, Reply
+from coupon_client.api_client import NO_ANSWER, ApiClient, Failure, Reply
 from coupon_client.errors import (
+    BlockedError,
     ConflictError,
     CouponsError,
     ForbiddenError,
     NoAnswerError,
+    NoCredentialsError,
     NotFoundError,
     RefusedError,
+    SessionExpiredError,
+    TlsError,
     UnavailableError,
+    UnreachableError,
 )
 
 Body = dict[str, Any]
@@ -104,19 +109,62 @@ class AdminApi:
 
 def refusal(reply: Reply, method: str, path: str, invoke_arn: str, region: str) -> CouponsError:
     """The error that an answer other than the route's success means (the API's ``status`` and
-    ``error`` in its message)."""
+    ``error`` in its message). A read (GET) changes nothing whatever happened to it; a write
+    that got no answer may have been carried out, and the message says how to look."""
     said, code, route = _said(reply), reply.status_code, path.split("?", 1)[0]
+    if code == NO_ANSWER:
+        return _no_answer(reply, method, route)
+    if code == HTTPStatus.FORBIDDEN and (denied := _forbidden(reply, said)) is not None:
+        return denied
     if code in (HTTPStatus.UNAUTHORIZED, HTTPStatus.FORBIDDEN):
         lacks = f"it needs execute-api:Invoke on {invoke_arn} ({region})"
         return ForbiddenError(f"{code}: your identity may not call {method} {route}: {lacks}; {said}".rstrip("; "))
     if code in (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS):
         after = f"after {reply.retry_after_s:g} s" if reply.retry_after_s is not None else "in a few seconds"
-        return UnavailableError(f"{code} {said}; nothing changed: try again {after}")
+        who = " (the stage's rate limit, or the web ACL's)" if code == HTTPStatus.TOO_MANY_REQUESTS else ""
+        return UnavailableError(f"{code} {said}{who}; nothing changed: try again {after}")
     if code in _REFUSALS:
         error, suffix = _REFUSALS[code]
         return error(f"{code} {said}{suffix}")
-    answered = "no answer" if code == NO_ANSWER else f"{code}"
-    return NoAnswerError(f"{answered} from {method} {route}: {said}; it may have been carried out, look first")
+    return NoAnswerError(f"{code} from {method} {route}: {said}; {_outcome(method, route)}")
+
+
+def _no_answer(reply: Reply, method: str, route: str) -> CouponsError:
+    said = _said(reply).removeprefix("NO_ANSWER: ")
+    if reply.failure is Failure.UNREACHABLE:
+        return UnreachableError(f"could not connect for {method} {route} ({said}); nothing was sent")
+    if reply.failure is Failure.TLS:
+        return TlsError(f"TLS failed for {method} {route} ({said}); nothing was sent")
+    waited = "no answer in time" if reply.failure is Failure.TIMEOUT else "the connection closed before an answer"
+    return NoAnswerError(f"{waited} from {method} {route} ({said}); {_outcome(method, route)}")
+
+
+def _outcome(method: str, route: str) -> str:
+    """What an unknown outcome means: nothing for a read; for a write, where to look."""
+    if method == "GET":
+        return "a read: nothing changed, try again"
+    segments = route.strip("/").split("/")
+    look = f"coupons show {segments[1]}" if len(segments) > 1 and segments[0] == "coupons" else "coupons list"
+    return f"it may have been carried out: look ({look}) before repeating it"
+
+
+def _forbidden(reply: Reply, said: str) -> CouponsError | None:
+    """A 403 that is not a policy's denial: a web ACL's block (``x-amzn-ErrorType:
+    ForbiddenException``, ``Forbidden``), or credentials or a signature AWS refused."""
+    kind = {name.lower(): value for name, value in reply.headers.items()}.get("x-amzn-errortype", "")
+    if kind.startswith("ForbiddenException") or said == "Forbidden":
+        return BlockedError(
+            "403 Forbidden from the web ACL (AWS WAF) in front of the API, not from IAM: a rule blocked the "
+            "request (the per-caller rate, Bot Control or a managed rule; the web ACL's sampled requests say "
+            "which); nothing changed"
+        )
+    if kind.startswith("InvalidSignatureException") or "Signature expired" in said:
+        return NoCredentialsError(f"403: AWS refused the request's signature ({said}): is this machine's clock right?")
+    if "security token included in the request is expired" in said or kind.startswith("ExpiredToken"):
+        return SessionExpiredError(f"403: AWS refused the credentials as expired ({said}): sign in again")
+    if "security token included in the request is invalid" in said or kind.startswith("UnrecognizedClient"):
+        return NoCredentialsError(f"403: AWS refused the credentials as invalid ({said}): sign in again")
+    return None
 
 
 _REFUSALS: dict[int, tuple[type[CouponsError], str]] = {

@@ -11,15 +11,19 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import urllib3
 
-from coupon_client.aws_auth import Signer
+if TYPE_CHECKING:
+    from coupon_client.aws_auth import Signer
+    from coupon_client.debug import Tracer
 
 NO_ANSWER = 0
 """``Reply.status_code`` when nothing came back: the request may or may not have been handled."""
@@ -30,6 +34,15 @@ MAX_RETRY_AFTER_S = 5.0
 RETRY_JITTER = 1.5  # a retry waits Retry-After times 1 to this, so that refused clients do not return together
 
 
+class Failure(StrEnum):
+    """Why nothing came back (``NO_ANSWER``), as far as the client can tell."""
+
+    UNREACHABLE = "unreachable"  # no connection was made: nothing was sent
+    TLS = "tls"  # the TLS handshake failed: nothing was sent
+    TIMEOUT = "timeout"  # sent; no answer within the read timeout
+    DROPPED = "dropped"  # sent; the connection closed before an answer
+
+
 @dataclass(frozen=True)
 class Reply:
     status_code: int
@@ -37,6 +50,7 @@ class Reply:
     seconds: float
     retry_after_s: float | None = None  # the Retry-After header (503, 429)
     headers: dict[str, str] = field(default_factory=dict)
+    failure: Failure | None = None  # set when status_code is NO_ANSWER
 
     @property
     def status(self) -> str:
@@ -49,10 +63,12 @@ class ApiClient:
     IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
 
     def __init__(
-        self, base_url: str, timeout_s: float = 60, connections: int = 16, *, sign: Signer | None = None
-    ) -> None:
+        self, base_url: str, timeout_s: float = 60, connections: int = 16, *, sign: Signer | None = None,
+        trace: Tracer | None = None,
+    ) -> None:  # fmt: skip
         self._base_url = base_url.rstrip("/")
         self._sign = sign
+        self._trace = trace
         retries = urllib3.Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, backoff_factor=0.1)
         self._pool = urllib3.PoolManager(
             maxsize=connections, block=False, retries=retries, timeout=urllib3.Timeout(connect=5, read=timeout_s)
@@ -72,12 +88,20 @@ class ApiClient:
         all_headers = {"Content-Type": "application/json", **(headers or {})}
         if self._sign is not None:
             all_headers |= self._sign(method, url, data, all_headers)
+        if self._trace is not None:
+            self._trace.request(method, url, all_headers, data)
         started = time.perf_counter()
         try:
             response = self._pool.request(method, url, body=data, headers=all_headers)
         except urllib3.exceptions.HTTPError as exc:
-            return Reply(NO_ANSWER, {"status": "NO_ANSWER", "error": repr(exc)}, time.perf_counter() - started)
+            failure, said = _failure(exc)
+            if self._trace is not None:
+                self._trace.failure(said, time.perf_counter() - started)
+            body = {"status": "NO_ANSWER", "error": said}
+            return Reply(NO_ANSWER, body, time.perf_counter() - started, failure=failure)
         text = response.data.decode()
+        if self._trace is not None:
+            self._trace.answer(response.status, time.perf_counter() - started, response.headers, text)
         try:
             document: Any = json.loads(text)
         except json.JSONDecodeError:
@@ -115,6 +139,23 @@ class ApiClient:
                 lost = {"status": "ANSWER_LOST", "issue": held.status, "answer": answer.body}
                 return replace(answer, body=lost, seconds=time.perf_counter() - started)
         return replace(answer, seconds=time.perf_counter() - started)
+
+
+_CONNECTION = re.compile(r"^HTTPS?Connection\(host='([^']*)', port=(\d+)\): ")
+
+
+def _failure(exc: urllib3.exceptions.HTTPError) -> tuple[Failure, str]:
+    """What kind of failure ``exc`` is, and its cause in words (urllib3 wraps the cause in a
+    ``MaxRetryError`` once its retries are spent)."""
+    cause = exc.reason if isinstance(exc, urllib3.exceptions.MaxRetryError) and exc.reason else exc
+    said = _CONNECTION.sub(r"\1:\2: ", str(cause))  # urllib3's connection object, as host:port
+    if isinstance(cause, urllib3.exceptions.SSLError):
+        return Failure.TLS, said
+    if isinstance(cause, urllib3.exceptions.NewConnectionError | urllib3.exceptions.ConnectTimeoutError):
+        return Failure.UNREACHABLE, said
+    if isinstance(cause, urllib3.exceptions.ReadTimeoutError):
+        return Failure.TIMEOUT, said
+    return Failure.DROPPED, said
 
 
 def _unknown(answer: Reply) -> bool:

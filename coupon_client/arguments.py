@@ -6,7 +6,9 @@ models set (a test holds them equal to ``functions/http_api``'s models): a typo 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from urllib.parse import urlsplit
 
 import typer
 
@@ -46,6 +48,42 @@ def name(text: str) -> str:
 def ordered(starts: datetime | None, ends: datetime | None) -> None:
     if starts is not None and ends is not None and ends <= starts:
         raise typer.BadParameter(f"the window ends ({ends.isoformat()}) before it starts ({starts.isoformat()})")
+
+
+def bounded(what: str, low: int, high: int) -> Callable[[int | None], int | None]:
+    """A callback that says ``what must be at least low`` (or at most ``high``) of a number out of
+    bounds, in the operator's words (Click's range check would say ``-5 is not in the range``)."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None and value < low:
+            raise typer.BadParameter(f"{what} must be at least {low:,}")
+        if value is not None and value > high:
+            raise typer.BadParameter(f"{what} must be at most {high:,}")
+        return value
+
+    return check
+
+
+def url(text: str | None) -> str | None:
+    """An http(s) URL with a host (the API's, or an endpoint's), or a usage error that says so."""
+    if text is None:
+        return None
+    parts = urlsplit(text)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise typer.BadParameter(
+            f"{text!r} is not an http(s) URL such as https://ID.execute-api.REGION.amazonaws.com/STAGE"
+        )
+    return text.rstrip("/")
+
+
+def not_past(ends: datetime, *, yes: bool) -> None:
+    """A window that has wholly ended sells nothing: refused unless the operator says ``--yes``."""
+    now = datetime.now(UTC)
+    if ends <= now and not yes:
+        raise typer.BadParameter(
+            f"the window ended already ({ends.isoformat()}, now {now.replace(microsecond=0).isoformat()}): no request "
+            "could take a copy; pass --yes to create it anyway"
+        )
 
 
 def wire(moment_: datetime) -> str:

@@ -2,10 +2,15 @@
 user's request status for support, and ``watch``, a live view of a sale.
 
 Each call is signed with SigV4 from the operator's own AWS identity (botocore's chain); the
-deployment is found by its environment's name (``--env dev``: the stack's outputs) or given as
-``--api-url``. What goes wrong is said on one line of standard error, with the exit status of
-its cause (``coupon_client.errors``); ``--json`` prints the API's documents on standard output
-and nothing else there.
+deployment is found by its environment's name (``--env dev``: the stack's outputs; ``--env
+local``: the stack ``make up`` runs) or given as ``--api-url``. The options are the AWS CLI's
+where it has one (``--output``, ``--debug``, ``--endpoint-url``, ``--profile``, ``--region``).
+What goes wrong is said on one line of standard error, with the exit status of its cause
+(``coupon_client.errors``).
+
+This module imports Typer and the command's own light modules only: boto3, botocore and Rich
+load when a command calls something (``Options.session``) or draws a table, so that ``--help``,
+a usage error and shell completion answer at once.
 """
 
 from __future__ import annotations
@@ -17,78 +22,56 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
+from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import boto3
 import typer
-from botocore.credentials import Credentials
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from rich.table import Table
 
-from coupon_client import arguments, environment
-from coupon_client.admin import AdminApi, Body
-from coupon_client.api_client import ApiClient
-from coupon_client.aws_auth import id_token, sigv4
-from coupon_client.errors import CouponsError, UnknownEnvironmentError
-from coupon_client.metrics import StackMetrics
-from coupon_client.watch import watch as watch_view
-from coupon_client.watch import watch_json
+from coupon_client import arguments
+from coupon_client.errors import CouponsError
+from coupon_client.output import Format, Printer
+
+if TYPE_CHECKING:
+    from coupon_client.session import Session
+
+DISTRIBUTION = "coupon-system"  # pyproject.toml's project name
+NUMBERS = {"ignore_unknown_options": True}  # a negative number is an argument for the check to refuse, not an option
 
 app = typer.Typer(
     name="coupons",
     help="Run a coupon sale on a deployed environment, signed with your own AWS identity.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    rich_markup_mode=None,  # Click's plain help: each option's type, nothing drawn, Rich not imported
+    context_settings={"max_content_width": 120},
 )
-
-TIMEOUT_S = 30
 
 
 @dataclass
-class Session:
-    """The command line's target and identity, resolved on first use (``--help`` needs neither)."""
+class Options:
+    """The global options, as given; the session they name is made on first use."""
 
     env: str | None
     api_url: str | None
+    endpoint_url: str | None
     profile: str | None
     region: str | None
-    _aws: boto3.Session | None = field(default=None, init=False)
-    _target: environment.Target | None = field(default=None, init=False)
-    _credentials: Credentials | None = field(default=None, init=False)
+    output: Format
+    debug: bool
+    read_timeout: float
+    _session: Session | None = field(default=None, init=False)
 
-    def aws(self) -> boto3.Session:
-        if self._aws is None:
-            self._aws = environment.aws_session(self.profile, self.region)
-        return self._aws
+    def session(self) -> Session:
+        if self._session is None:
+            from coupon_client.session import Session  # noqa: PLC0415 -- boto3 loads for a call only
 
-    def credentials(self) -> Credentials:
-        """The operator's credentials, checked once (an expired SSO session is said before anything is sent)."""
-        if self._credentials is None:
-            self._credentials = environment.credentials(self.aws())
-        return self._credentials
+            self._session = Session(self)
+        return self._session
 
-    def target(self) -> environment.Target:
-        if self._target is None:
-            if self.api_url:
-                self._target = environment.Target(self.api_url.rstrip("/"), environment.region_of(self.aws()))
-            elif self.env:
-                self.credentials()  # before the stack lookup: a missing identity is said as such
-                self._target = environment.find(self.aws(), self.env)
-            else:
-                raise UnknownEnvironmentError(
-                    "which environment? pass --env NAME (or set COUPONS_ENV) or --api-url URL"
-                )
-        return self._target
-
-    def admin(self, token: str | None = None) -> AdminApi:
-        target = self.target()
-        sign = id_token(token) if token else sigv4(target.region, self.credentials())
-        return AdminApi(ApiClient(target.api_url, timeout_s=TIMEOUT_S, connections=2, sign=sign), target.api_url,
-                        target.region)  # fmt: skip
+    def printer(self) -> Printer:
+        return Printer(self.output)
 
 
 def reported[**P, R](command: Callable[P, R]) -> Callable[P, R]:
@@ -106,54 +89,124 @@ def reported[**P, R](command: Callable[P, R]) -> Callable[P, R]:
     return run
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        typer.echo(f"coupons {version(DISTRIBUTION)} Python/{sys.version.split()[0]}")
+        raise typer.Exit
+
+
 @app.callback()
 def main(
     ctx: typer.Context,
-    env: Annotated[str | None, typer.Option(envvar="COUPONS_ENV", help="the environment (stack Coupons-ENV)")] = None,
-    api_url: Annotated[str | None, typer.Option(envvar="COUPONS_API_URL", help="the API's URL, not --env")] = None,
-    profile: Annotated[str | None, typer.Option(help="the AWS profile (default: botocore's chain)")] = None,
-    region: Annotated[str | None, typer.Option(help="the AWS region (default: AWS_REGION, the profile's)")] = None,
+    env: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COUPONS_ENV",
+            metavar="NAME",
+            help="the environment: the stack Coupons-NAME; local: the stack make up runs",
+        ),
+    ] = None,
+    api_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="COUPONS_API_URL", metavar="URL", callback=arguments.url, help="the API's URL, in place of --env"
+        ),
+    ] = None,
+    endpoint_url: Annotated[
+        str | None,
+        typer.Option(
+            envvar="AWS_ENDPOINT_URL",
+            metavar="URL",
+            callback=arguments.url,
+            help="AWS's APIs at this endpoint (LocalStack's)",
+        ),
+    ] = None,
+    profile: Annotated[
+        str | None, typer.Option(metavar="NAME", help="the AWS profile (default: botocore's chain)")
+    ] = None,
+    region: Annotated[
+        str | None, typer.Option(metavar="REGION", help="the AWS region (default: AWS_REGION, the profile's)")
+    ] = None,
+    output: Annotated[
+        Format,
+        typer.Option(
+            envvar="COUPONS_OUTPUT",
+            case_sensitive=False,
+            help="json: the API's documents, one a line; table: for a person; text: tab-separated, for scripts",
+        ),
+    ] = Format.TABLE,
+    debug: Annotated[
+        bool, typer.Option("--debug", help="every request and answer on stderr, secrets redacted")
+    ] = False,
+    read_timeout: Annotated[
+        float, typer.Option(min=0.1, max=900, metavar="SECONDS", help="how long to wait for an answer")
+    ] = 30.0,
+    _show_version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="the command's version, and exit")
+    ] = False,
 ) -> None:
-    ctx.obj = Session(env, api_url, profile, region)
+    ctx.obj = Options(env, api_url, endpoint_url, profile, region, output, debug, read_timeout)
 
 
-CouponId = Annotated[int, typer.Argument(min=1, max=arguments.MAX_ID, help="the coupon's id")]
-Json = Annotated[bool, typer.Option("--json", help="print the API's JSON document, and nothing else, on stdout")]
+COUPON_ID = arguments.bounded("a coupon id", 1, arguments.MAX_ID)
+CouponId = Annotated[int, typer.Argument(metavar="COUPON", callback=COUPON_ID, help="the coupon's id")]
 MOMENT_HELP = "ISO 8601 with a zone, now, or from now: +10m"
 Moment = Annotated[datetime, typer.Option(parser=arguments.moment, metavar="TIME", help=MOMENT_HELP)]
 OptionalMoment = Annotated[datetime | None, typer.Option(parser=arguments.moment, metavar="TIME", help=MOMENT_HELP)]
-Copies = Annotated[int, typer.Argument(min=1, max=arguments.MAX_COPIES, help="copies to add")]
-After = Annotated[int, typer.Option(min=0, max=arguments.MAX_ID, help="the last id of the previous page")]
-Limit = Annotated[int, typer.Option(min=1, max=arguments.MAX_PAGE, help="at most this many")]
+After = Annotated[int, typer.Option(metavar="ID", callback=arguments.bounded("--after", 0, arguments.MAX_ID),
+                                    help="the last id of the previous page")]  # fmt: skip
+Limit = Annotated[int, typer.Option(metavar="N", callback=arguments.bounded("--limit", 1, arguments.MAX_PAGE),
+                                    help=f"at most this many (1 to {arguments.MAX_PAGE:,})")]  # fmt: skip
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="do not ask for confirmation")]
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
 def create(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(parser=arguments.name, help="the coupon's name")],
-    copies: Annotated[int, typer.Option(min=1, max=arguments.MAX_COPIES, help="the stock")],
+    name: Annotated[str, typer.Argument(parser=arguments.name, metavar="NAME", help="the coupon's name")],
+    copies: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            callback=arguments.bounded("--copies", 1, arguments.MAX_COPIES),
+            help=f"the stock (1 to {arguments.MAX_COPIES:,})",
+        ),
+    ],
     starts: Moment,
     ends: Moment,
     valid_until: OptionalMoment = None,
     valid_days: Annotated[
-        int | None, typer.Option(min=1, max=arguments.MAX_VALID_DAYS, help="days a copy lasts")
+        int | None,
+        typer.Option(
+            metavar="DAYS",
+            callback=arguments.bounded("--valid-days", 1, arguments.MAX_VALID_DAYS),
+            help="days a copy lasts once issued",
+        ),
     ] = None,
     reissue_after_cancel: Annotated[bool, typer.Option(help="may a user who canceled take it again?")] = False,
-    as_json: Json = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="create it even if its window has ended")] = False,
 ) -> None:
-    """Create a coupon: coupons create "Black Friday" --copies 5000 --starts 2026-12-24T12:00Z --ends +2h"""
+    """Create a coupon.
+
+    coupons create "Black Friday" --copies 5000 --starts 2026-12-24T12:00Z --ends +2h
+    """
     arguments.ordered(starts, ends)
+    arguments.not_past(ends, yes=yes)
     if valid_until is not None:
         arguments.ordered(starts, valid_until)
-    body: Body = {"name": name, "totalQuantity": copies, "issueStartsAt": arguments.wire(starts),
-                  "issueEndsAt": arguments.wire(ends), "reissueAfterCancel": reissue_after_cancel}  # fmt: skip
+    body: dict[str, Any] = {
+        "name": name,
+        "totalQuantity": copies,
+        "issueStartsAt": arguments.wire(starts),
+        "issueEndsAt": arguments.wire(ends),
+        "reissueAfterCancel": reissue_after_cancel,
+    }
     if valid_until is not None:
         body["validUntil"] = arguments.wire(valid_until)
     if valid_days is not None:
         body["validDays"] = valid_days
-    _show_coupon(_session(ctx).admin().create(body), as_json)
+    _options(ctx).printer().coupon(_options(ctx).session().admin().create(body), _now())
 
 
 @app.command("list")
@@ -162,45 +215,33 @@ def list_coupons(
     ctx: typer.Context,
     after: After = 0,
     limit: Limit = 100,
-    every: Annotated[bool, typer.Option("--all")] = False,
-    as_json: Json = False,
+    every: Annotated[bool, typer.Option("--all", help="every page, not only the first")] = False,
 ) -> None:
-    """Coupons, a page at a time (--all: every page)."""
-    admin = _session(ctx).admin()
+    """List coupons, with their state and stock left."""
+    admin = _options(ctx).session().admin()
     page = admin.coupons_page(after, limit)
     coupons = list(page["coupons"])
     while every and page["next"] is not None:
         page = admin.coupons_page(page["next"], limit)
         coupons += page["coupons"]
-    if as_json:
-        _json({"coupons": coupons, "next": page["next"]})
-        return
-    table = Table("id", "name", "total", "remaining", "issued", "reserved", "starts", "ends", "closed")
-    for c in coupons:
-        table.add_row(str(c["couponId"]), c["name"], str(c["totalQuantity"]), str(c["remainingQuantity"]),
-                      str(c["issued"]), str(c["reserved"]), c["issueStartsAt"], c["issueEndsAt"],
-                      "yes" if c["closed"] else "")  # fmt: skip
-    _out().print(table)
-    if page["next"] is not None:
-        _out().print(f"more: coupons list --after {page['next']}")
+    _options(ctx).printer().coupons({**page, "coupons": coupons}, _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
-def show(ctx: typer.Context, coupon: CouponId, as_json: Json = False) -> None:
-    """A coupon with its database and Redis counts."""
-    _show_coupon(_session(ctx).admin().coupon(coupon), as_json)
+def show(ctx: typer.Context, coupon: CouponId) -> None:
+    """Show a coupon: its state, database and Redis counts."""
+    _options(ctx).printer().coupon(_options(ctx).session().admin().coupon(coupon), _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
 def change(
     ctx: typer.Context,
     coupon: CouponId,
-    name: Annotated[str | None, typer.Option(parser=arguments.name, help="the new name")] = None,
+    name: Annotated[str | None, typer.Option(parser=arguments.name, metavar="NAME", help="the new name")] = None,
     starts: OptionalMoment = None,
     ends: OptionalMoment = None,
-    as_json: Json = False,
 ) -> None:
     """Rename a coupon or move its window."""
     if name is None and starts is None and ends is None:
@@ -211,86 +252,96 @@ def change(
         "issueStartsAt": starts and arguments.wire(starts),
         "issueEndsAt": ends and arguments.wire(ends),
     }
-    _show_coupon(_session(ctx).admin().change(coupon, {k: v for k, v in changes.items() if v is not None}), as_json)
+    changed = _options(ctx).session().admin().change(coupon, {k: v for k, v in changes.items() if v is not None})
+    _options(ctx).printer().coupon(changed, _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
-def close(ctx: typer.Context, coupon: CouponId, yes: Yes = False, as_json: Json = False) -> None:
-    """Stop a sale now: requests answer 409 CLOSED until it is reopened."""
+def close(ctx: typer.Context, coupon: CouponId, yes: Yes = False) -> None:
+    """Stop a sale now (the kill switch).
+
+    Requests answer 409 CLOSED until it is reopened.
+    """
     if not yes:
         typer.confirm(f"Close coupon {coupon} now? Requests will answer 409 CLOSED", abort=True, err=True)
-    _show_coupon(_session(ctx).admin().close(coupon), as_json)
+    _options(ctx).printer().coupon(_options(ctx).session().admin().close(coupon), _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
-def reopen(ctx: typer.Context, coupon: CouponId, as_json: Json = False) -> None:
+def reopen(ctx: typer.Context, coupon: CouponId) -> None:
     """Reopen a closed coupon."""
-    _show_coupon(_session(ctx).admin().reopen(coupon), as_json)
+    _options(ctx).printer().coupon(_options(ctx).session().admin().reopen(coupon), _now())
 
 
-@app.command("top-up")
+@app.command("top-up", context_settings=NUMBERS)
 @reported
-def top_up(ctx: typer.Context, coupon: CouponId, copies: Copies, as_json: Json = False) -> None:
+def top_up(
+    ctx: typer.Context,
+    coupon: CouponId,
+    copies: Annotated[
+        int,
+        typer.Argument(
+            metavar="COPIES",
+            callback=arguments.bounded("copies", 1, arguments.MAX_COPIES),
+            help=f"copies to add (1 to {arguments.MAX_COPIES:,})",
+        ),
+    ],
+) -> None:
     """Add copies to a coupon's stock."""
-    _show_coupon(_session(ctx).admin().top_up(coupon, copies), as_json)
+    _options(ctx).printer().coupon(_options(ctx).session().admin().top_up(coupon, copies), _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
-def reconcile(ctx: typer.Context, coupon: CouponId, as_json: Json = False) -> None:
-    """Repair a coupon's Redis state from the database now, and print the report."""
-    answer = _session(ctx).admin().reconcile(coupon)
-    if as_json:
-        _json(answer)
-        return
+def reconcile(ctx: typer.Context, coupon: CouponId) -> None:
+    """Repair a coupon's Redis state from the database now.
+
+    Prints the rebuild's report.
+    """
+    answer = _options(ctx).session().admin().reconcile(coupon)
     report = answer["report"]
-    table = Table(f"reconcile of coupon {coupon}", "")
-    for entry in report.get("reconciled", []):
-        for key, value in entry.items():
-            table.add_row(key, str(value))
-    for key in ("failed", "inFlightError"):
-        if report.get(key):
-            table.add_row(key, json.dumps(report[key]))
-    _out().print(table)
+    fields = {key: value for entry in report.get("reconciled", []) for key, value in entry.items()}
+    fields |= {key: report[key] for key in ("failed", "inFlightError") if report.get(key)}
+    _options(ctx).printer().pairs(f"reconcile of coupon {coupon}", answer, fields)
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
-def issues(ctx: typer.Context, coupon: CouponId, after: After = 0, limit: Limit = 100, as_json: Json = False) -> None:
-    """A coupon's issues, a page at a time."""
-    page = _session(ctx).admin().issues_page(coupon, after, limit)
-    if as_json:
-        _json(page)
-        return
-    table = Table("issue", "user", "status", "issued at", "expires at", "request")
-    for i in page["issues"]:
-        table.add_row(str(i["issueId"]), str(i["userId"]), i["status"], i["issuedAt"], i["expiresAt"] or "",
-                      i["requestId"])  # fmt: skip
-    _out().print(table)
-    if page["next"] is not None:
-        _out().print(f"more: coupons issues {coupon} --after {page['next']}")
+def issues(ctx: typer.Context, coupon: CouponId, after: After = 0, limit: Limit = 100) -> None:
+    """List a coupon's issues, a page at a time."""
+    _options(ctx).printer().issues(_options(ctx).session().admin().issues_page(coupon, after, limit), coupon, _now())
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
 def export(
     ctx: typer.Context,
     coupon: CouponId,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="the CSV file (default: stdout)")] = None,
-    page_size: Annotated[int, typer.Option(min=1, max=arguments.MAX_PAGE)] = arguments.MAX_PAGE,
-    as_json: Json = False,
+    file: Annotated[
+        Path | None, typer.Option("--file", "-f", metavar="PATH", help="the CSV file (default: standard output)")
+    ] = None,
+    page_size: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            callback=arguments.bounded("--page-size", 1, arguments.MAX_PAGE),
+            help=f"issues a request (1 to {arguments.MAX_PAGE:,})",
+        ),
+    ] = arguments.MAX_PAGE,
 ) -> None:
-    """Every issue of a coupon as CSV, a header row first, page after page."""
-    if as_json and output is None:
-        raise typer.BadParameter("--json prints a summary on stdout: give the CSV a file with --output")
-    admin = _session(ctx).admin()
+    """Export every issue of a coupon as CSV.
+
+    A header row first, then page after page; with --file, a summary on standard output.
+    """
+    options = _options(ctx)
+    admin = options.session().admin()
     expected = int(admin.coupon(coupon)["issued"])
     rows = 0
     with (
-        output.open("w", newline="") if output else contextlib.nullcontext(sys.stdout) as sink,
-        _progress(as_json) as progress,
+        file.open("w", newline="") if file else contextlib.nullcontext(sys.stdout) as sink,
+        _progress(hidden=options.output is not Format.TABLE) as progress,
     ):
         task = progress.add_task(f"coupon {coupon}", total=expected or None)
         after: int | None = 0
@@ -301,82 +352,98 @@ def export(
             rows += max(len(lines) - 1, 0)
             progress.update(task, completed=rows)
             after = page.next_after
-    if as_json:
-        _json({"couponId": coupon, "rows": rows, "output": str(output)})
-    elif output is not None:
-        _out().print(f"{rows} issues of coupon {coupon} written to {output}")
+    if file is not None:
+        summary = {"couponId": coupon, "rows": rows, "file": str(file)}
+        options.printer().pairs(f"{rows} issues of coupon {coupon} written to {file}", summary, summary, sentence=True)
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
 def status(
     ctx: typer.Context,
     coupon: CouponId,
-    user: Annotated[int, typer.Argument(min=1, max=arguments.MAX_ID, help="the user's id")],
+    user: Annotated[
+        int,
+        typer.Argument(
+            metavar="USER", callback=arguments.bounded("a user id", 1, arguments.MAX_ID), help="the user's id"
+        ),
+    ],
     id_token_file: Annotated[
         Path | None,
-        typer.Option("--id-token-file", help="the user's Cognito ID token, where the public routes take one (prod)"),
+        typer.Option(
+            "--id-token-file",
+            metavar="PATH",
+            help="the user's Cognito ID token, where the public routes take one (prod)",
+        ),
     ] = None,
-    as_json: Json = False,
 ) -> None:
-    """Where a user's request stands: NONE, PENDING, ISSUED, USED, CANCELED, EXPIRED or FAILED."""
+    """Say where a user's request stands.
+
+    NONE, PENDING, ISSUED, USED, CANCELED, EXPIRED or FAILED.
+    """
     token = id_token_file.read_text().strip() if id_token_file else None
-    answer = _session(ctx).admin(token).status(coupon, user)
-    if as_json:
-        _json(answer)
-    else:
-        _out().print(f"user {user} on coupon {coupon}: {answer['status']}")
+    answer = _options(ctx).session().admin(token).status(coupon, user)
+    fields = {"couponId": coupon, "userId": user, "status": answer["status"]}
+    _options(ctx).printer().pairs(f"user {user} on coupon {coupon}: {answer['status']}", answer, fields, sentence=True)
 
 
-@app.command()
+@app.command(context_settings=NUMBERS)
 @reported
 def watch(
     ctx: typer.Context,
     coupon: CouponId,
-    interval: Annotated[float, typer.Option(min=0.2, max=60, help="seconds between refreshes")] = 1.0,
-    frames: Annotated[int | None, typer.Option(min=1, help="stop after this many refreshes")] = None,
-    as_json: Json = False,
+    interval: Annotated[float, typer.Option(min=0.2, max=60, metavar="SECONDS", help="between refreshes")] = 1.0,
+    frames: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", callback=arguments.bounded("--frames", 1, 10**9), help="stop after this many refreshes"
+        ),
+    ] = None,
 ) -> None:
-    """A live view of a sale, refreshed every second: c closes, r reopens, t tops up, q or Ctrl-C quits."""
-    session = _session(ctx)
+    """Watch a sale live; c closes it.
+
+    r reopens it, t tops it up, q or Ctrl-C quits. With --output json or text, one line a refresh.
+    """
+    from coupon_client import watch as view  # noqa: PLC0415 -- Rich's live view loads for this command only
+
+    options = _options(ctx)
+    session = options.session()
     admin, target = session.admin(), session.target()
-    metrics = StackMetrics(session.aws(), target)
+    metrics = session.metrics()
     try:
-        if as_json:
-            watch_json(admin, metrics, coupon, sys.stdout, interval_s=interval, frames=frames, sleep=time.sleep)
-        else:
+        if options.output is Format.TABLE:
             where = target.name or target.api_url
-            watch_view(admin, metrics, coupon, _out(), where, interval_s=interval, frames=frames)
+            view.watch(admin, metrics, coupon, _console(), where, interval_s=interval, frames=frames)
+        else:
+            line = view.Frame.line if options.output is Format.TEXT else lambda frame: json.dumps(frame.document())
+            view.watch_lines(admin, metrics, coupon, sys.stdout, line, interval_s=interval, frames=frames,
+                             sleep=time.sleep)  # fmt: skip
     except KeyboardInterrupt:
         pass  # Ctrl-C is how one leaves the view: the terminal is already put back
+    except view.Ended as ended:
+        raise typer.Exit(128 + ended.signum) from None  # the terminal is put back, as for Ctrl-C
 
 
-def _session(ctx: typer.Context) -> Session:
-    session = ctx.find_object(Session)
-    assert session is not None  # set by main(), the callback of every command
-    return session
+def _options(ctx: typer.Context) -> Options:
+    options = ctx.find_object(Options)
+    assert options is not None  # set by main(), the callback of every command
+    return options
 
 
-def _show_coupon(coupon: Body, as_json: bool) -> None:
-    if as_json:
-        _json(coupon)
-        return
-    table = Table(f"coupon {coupon['couponId']}", coupon["status"])
-    for key in ("name", "totalQuantity", "remainingQuantity", "issued", "reserved", "issueStartsAt", "issueEndsAt",
-                "validUntil", "validDays", "reissueAfterCancel", "closed"):  # fmt: skip
-        table.add_row(key, str(coupon[key]))
-    _out().print(table)
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
-def _json(document: Any) -> None:
-    typer.echo(json.dumps(document))
+def _console() -> Any:
+    from rich.console import Console  # noqa: PLC0415
 
-
-def _out() -> Console:
     return Console()
 
 
-def _progress(hidden: bool) -> Progress:
+def _progress(*, hidden: bool) -> Any:
     """The export's progress, on standard error, so that the CSV on stdout stays whole."""
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # noqa: PLC0415
+
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                     console=Console(stderr=True), disable=hidden, transient=True)  # fmt: skip

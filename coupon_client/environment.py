@@ -6,12 +6,20 @@ deployment is found by its environment's name, the stack ``Coupons-<env>`` that 
 ENV=<env>`` made, whose outputs name the API's URL and what the live view reads (the dead letter
 queue, the worker function, the metrics namespace); or given as an API URL alone, in which case
 the view shows what the API says and names what it cannot read.
+
+The environment ``local`` is the stack ``make up`` runs on LocalStack. ``make up`` writes what
+reaching it takes (LocalStack's endpoint, region and test identity) to ``.local/stack.env`` in
+the checkout, where the command finds it from the current directory or any folder above: no
+export, and no real credential ever sent to an emulator.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,10 +27,25 @@ import boto3
 import botocore.credentials
 import botocore.exceptions
 
-from coupon_client.errors import NoCredentialsError, SessionExpiredError, UnknownEnvironmentError
+from coupon_client.errors import (
+    CouponsError,
+    ForbiddenError,
+    NoAnswerError,
+    NoCredentialsError,
+    SessionExpiredError,
+    TlsError,
+    UnknownEnvironmentError,
+    UnreachableError,
+)
 
 STACK_PREFIX = "Coupons-"  # the CDK app's stack of each environment: Coupons-<env> (cdk/app.py)
+LOCAL = "local"  # the environment make up runs (local/stack/control.py)
+LOCAL_STACK_FILE = Path(".local") / "stack.env"
 SSO_EXPIRED = (botocore.exceptions.SSOError, botocore.exceptions.TokenRetrievalError)
+EXPIRED_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "RequestExpired"})
+INVALID_CODES = frozenset({"InvalidClientTokenId", "UnrecognizedClientException", "SignatureDoesNotMatch",
+                           "InvalidSignatureException"})  # fmt: skip
+DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
 
 
 @dataclass(frozen=True)
@@ -38,10 +61,41 @@ class Target:
     aws_endpoint: str | None = None  # AWS's APIs through an endpoint of one's own (LocalStack)
 
 
-def aws_session(profile: str | None, region: str | None) -> boto3.Session:
+@dataclass(frozen=True)
+class LocalStack:
+    """What ``make up`` wrote for reaching the local stack's AWS APIs (LocalStack)."""
+
+    endpoint: str
+    region: str
+    access_key_id: str
+    secret_access_key: str
+
+
+def local_stack(start: Path) -> LocalStack:
+    """The local stack described by ``.local/stack.env`` in ``start`` or the nearest folder above."""
+    for folder in (start, *start.parents):
+        found = folder / LOCAL_STACK_FILE
+        if found.is_file():
+            lines = found.read_text().splitlines()
+            env = dict(line.split("=", 1) for line in lines if "=" in line and not line.startswith("#"))
+            try:
+                return LocalStack(env["AWS_ENDPOINT_URL"], env["AWS_REGION"], env["AWS_ACCESS_KEY_ID"],
+                                  env["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
+            except KeyError as exc:
+                raise UnknownEnvironmentError(f"{found} has no {exc.args[0]}: run make down, then make up") from None
+    raise UnknownEnvironmentError(
+        f"no local stack: no {LOCAL_STACK_FILE} in {start} or above (make up writes it in the checkout; "
+        "run coupons from inside it)"
+    )
+
+
+def aws_session(profile: str | None, region: str | None, local: LocalStack | None = None) -> boto3.Session:
     """A session on botocore's chain (``profile`` or ``AWS_PROFILE``, SSO, environment, role), in
     ``region``, else ``AWS_REGION`` (as the AWS CLI v2 reads it), else botocore's own choice
-    (``AWS_DEFAULT_REGION``, the profile's)."""
+    (``AWS_DEFAULT_REGION``, the profile's). On the local stack, its test identity instead."""
+    if local is not None:
+        return boto3.Session(aws_access_key_id=local.access_key_id, aws_secret_access_key=local.secret_access_key,
+                             region_name=region or local.region)  # fmt: skip
     try:
         return boto3.Session(profile_name=profile, region_name=region or os.environ.get("AWS_REGION"))
     except botocore.exceptions.ProfileNotFound as exc:
@@ -66,29 +120,38 @@ def credentials(session: boto3.Session) -> botocore.credentials.Credentials:
     return found
 
 
+def region_in(api_url: str) -> str | None:
+    """The region an API's own URL names (``https://ID.execute-api.REGION.amazonaws.com/STAGE``)."""
+    host = urlsplit(api_url).hostname or ""
+    parts = host.split(".")
+    return parts[2] if len(parts) == 5 and parts[1] == "execute-api" and host.endswith(".amazonaws.com") else None
+
+
 def region_of(session: boto3.Session) -> str:
     if not session.region_name:
         raise UnknownEnvironmentError("no AWS region: pass --region, or set AWS_REGION or a region in the profile")
     return str(session.region_name)
 
 
-def find(session: boto3.Session, environment: str) -> Target:
-    """The deployment of ``environment``, from its stack's outputs in the session's region."""
+def find(session: boto3.Session, environment: str, endpoint: str | None = None) -> Target:
+    """The deployment of ``environment``, from its stack's outputs in the session's region
+    (through ``endpoint`` when AWS's APIs are reached at one's own, such as LocalStack's)."""
     region = region_of(session)
     stack_name = f"{STACK_PREFIX}{environment}"
-    cloudformation = session.client("cloudformation")
+    cloudformation = session.client("cloudformation", endpoint_url=endpoint)
     try:
-        stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
+        with aws_errors("cloudformation:DescribeStacks", endpoint):
+            stacks = cloudformation.describe_stacks(StackName=stack_name)["Stacks"]
     except botocore.exceptions.ClientError as exc:
         if "does not exist" not in str(exc):
             raise
-        others = sorted(_deployed(cloudformation))
+        with aws_errors("cloudformation:DescribeStacks", endpoint):
+            others = sorted(_deployed(cloudformation))
         known = f"; deployed here: {', '.join(others)}" if others else "; none is deployed here"
         raise UnknownEnvironmentError(
             f"no environment {environment!r} in {region} (no stack {stack_name}){known}"
         ) from None
     outputs = {item["OutputKey"]: item["OutputValue"] for item in stacks[0].get("Outputs", [])}
-    endpoint = _aws_endpoint(cloudformation)
     if "ApiUrl" not in outputs:
         raise UnknownEnvironmentError(f"{stack_name} in {region} has no ApiUrl output: is its deploy finished?")
     return Target(
@@ -114,10 +177,36 @@ def reachable(api_url: str, aws_endpoint: str | None) -> str:
     return f"{aws_endpoint.rstrip('/')}/_aws/execute-api/{api_id}/{stage}"
 
 
-def _aws_endpoint(client: Any) -> str | None:
-    """The endpoint of AWS's APIs when it is not AWS's own (``AWS_ENDPOINT_URL``)."""
-    configured = os.environ.get("AWS_ENDPOINT_URL")
-    return str(client.meta.endpoint_url) if configured else None
+@contextmanager
+def aws_errors(action: str, endpoint: str | None) -> Iterator[None]:
+    """A failed call of AWS's API ``action`` as the one error its cause is; an error code this
+    does not know is left to the caller (``ClientError``)."""
+    where = endpoint or "AWS"
+    try:
+        yield
+    except (botocore.exceptions.EndpointConnectionError, botocore.exceptions.ConnectTimeoutError) as exc:
+        raise UnreachableError(f"could not connect to {where} for {action}: {exc}; nothing was sent") from None
+    except botocore.exceptions.SSLError as exc:
+        raise TlsError(f"TLS failed with {where} for {action}: {exc}; nothing was sent") from None
+    except (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError) as exc:
+        raise NoAnswerError(f"no answer from {where} to {action} ({exc}): a read, nothing changed; try again") from None
+    except botocore.exceptions.ClientError as exc:
+        error: CouponsError | None = _refused(exc, action)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _refused(exc: botocore.exceptions.ClientError, action: str) -> CouponsError | None:
+    code = exc.response.get("Error", {}).get("Code", "")
+    said = exc.response.get("Error", {}).get("Message", code)
+    if code in EXPIRED_CODES:
+        return SessionExpiredError(f"AWS refused the credentials as expired ({code}: {said}): sign in again")
+    if code in INVALID_CODES:
+        return NoCredentialsError(f"AWS refused the credentials or the signature ({code}: {said})")
+    if code in DENIED_CODES:
+        return ForbiddenError(f"your identity may not call {action} ({code}: {said})")
+    return None
 
 
 def _deployed(cloudformation: Any) -> list[str]:

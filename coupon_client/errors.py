@@ -18,13 +18,15 @@ class CouponsError(Exception):
 
 
 class NoCredentialsError(CouponsError):
-    """No AWS credentials in botocore's chain, or a profile that does not exist."""
+    """No AWS credentials in botocore's chain, a profile that does not exist, or credentials AWS
+    refuses as invalid."""
 
     exit_code = 3
 
 
 class SessionExpiredError(CouponsError):
-    """The SSO session (or the temporary credentials) behind the profile has expired."""
+    """The SSO session (or the temporary credentials) behind the profile has expired, here or as
+    AWS judged the request."""
 
     exit_code = 4
 
@@ -36,7 +38,7 @@ class UnknownEnvironmentError(CouponsError):
 
 
 class ForbiddenError(CouponsError):
-    """401 or 403: the identity may not call the route (the message names the IAM action)."""
+    """401 or 403 from IAM: the identity may not call the route (the message names the IAM action)."""
 
     exit_code = 6
 
@@ -60,7 +62,8 @@ class ConflictError(CouponsError):
 
 
 class UnavailableError(CouponsError):
-    """503 (or a 429 throttle): nothing changed; try again after the hint."""
+    """503, or 429 (the stage's rate limit, or a web ACL answering 429): nothing changed; try again
+    after the hint."""
 
     exit_code = 10
 
@@ -70,6 +73,26 @@ class NoAnswerError(CouponsError):
     not have been carried out; look before repeating it."""
 
     exit_code = 11
+
+
+class UnreachableError(CouponsError):
+    """No connection to the endpoint (a name that does not resolve, a port nobody listens on, a
+    connect timeout): nothing was sent."""
+
+    exit_code = 12
+
+
+class TlsError(CouponsError):
+    """The TLS handshake failed (a certificate not trusted, or for another name): nothing was sent."""
+
+    exit_code = 13
+
+
+class BlockedError(CouponsError):
+    """403 from the web ACL (AWS WAF) in front of the API, not from IAM: a rule (the per-caller
+    rate, Bot Control, the managed rules) blocked the request; nothing changed."""
+
+    exit_code = 14
 
 
 EVERY_ERROR: tuple[type[CouponsError], ...] = (
@@ -82,4 +105,7 @@ EVERY_ERROR: tuple[type[CouponsError], ...] = (
     ConflictError,
     UnavailableError,
     NoAnswerError,
+    UnreachableError,
+    TlsError,
+    BlockedError,
 )

@@ -53,6 +53,16 @@ AWS = {
     "AWS_ENDPOINT_URL": localstack.URL,
     "AWS_ENDPOINT_URL_S3": localstack.URL,
 }
+# What the coupons command and the AWS CLI need to reach the stack with nothing exported:
+# LocalStack's endpoint, region and test identity, and the environment's name (a sourced
+# stack.env makes `coupons list` and `aws cloudformation describe-stacks` work as they are).
+OPERATOR = {
+    "AWS_ENDPOINT_URL": localstack.URL,
+    "AWS_REGION": AWS["AWS_DEFAULT_REGION"],
+    "AWS_ACCESS_KEY_ID": AWS["AWS_ACCESS_KEY_ID"],
+    "AWS_SECRET_ACCESS_KEY": AWS["AWS_SECRET_ACCESS_KEY"],
+    "COUPONS_ENV": STACK.removeprefix("Coupons-"),
+}
 
 
 def _pids() -> dict[str, list[tuple[int, int]]]:
@@ -124,8 +134,8 @@ def _start() -> dict[str, str]:
         "KAFKA_TOPIC": TOPIC,
         "DLQ_URL": outputs["DlqUrl"],
         **{f"{name.upper()}_FUNCTION": outputs[f"{name.title()}FunctionName"] for name in FUNCTIONS},
-        "AWS_ENDPOINT_URL": localstack.URL,
         "API_URL": reachable(outputs["ApiUrl"], localstack.URL),
+        **OPERATOR,
     }
     ready = STATE / "bridge.ready"
     ready.unlink(missing_ok=True)

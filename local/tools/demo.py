@@ -324,14 +324,13 @@ def operator_commands(coupon_id: int, quantity: int, window: dict[str, str]) -> 
     (docs/operations.md, The coupons command): on the local stack while it is up, or on AWS with
     ``--env dev`` and their own profile."""
     commands = [
-        "set -a; . .local/stack.env; set +a  # LocalStack's endpoint (AWS_ENDPOINT_URL)",
-        "export AWS_ACCESS_KEY_ID=test AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 COUPONS_ENV=local",
+        "export COUPONS_ENV=local  # the stack make up runs: its endpoint and identity are in .local/stack.env",
         f'coupons create "flash sale" --copies {quantity} --starts {window["issueStartsAt"]} '
-        f"--ends {window['issueEndsAt']}",
+        f"--ends {window['issueEndsAt']} --yes",
         f"coupons watch {coupon_id}        # the sale live; c closes it, Ctrl-C leaves",
         f"coupons top-up {coupon_id} 2",
         f"coupons reconcile {coupon_id}",
-        f"coupons export {coupon_id} --output coupon-{coupon_id}.csv",
+        f"coupons export {coupon_id} --file coupon-{coupon_id}.csv",
         f"coupons close {coupon_id}",
     ]
     lines = ["\nThe same as an operator types it (make up first; on AWS: --env dev --profile YOURS):"]

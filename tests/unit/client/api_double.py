@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ class Answer:
     status: int
     body: Any  # a JSON document, or text sent as it is
     headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0  # wait this long before answering (a slow API)
 
 
 @dataclass
@@ -57,6 +59,7 @@ def api_double() -> Iterator[ApiDouble]:
             path = self.path.removeprefix(STAGE)
             double.sent.append(Sent(self.command, path, dict(self.headers), self.rfile.read(length)))
             answer = double._next(self.command, path)
+            time.sleep(answer.delay_s)
             raw = answer.body.encode() if isinstance(answer.body, str) else json.dumps(answer.body).encode()
             self.send_response(answer.status)
             content_type = "text/csv" if isinstance(answer.body, str) else "application/json"
@@ -71,7 +74,11 @@ def api_double() -> Iterator[ApiDouble]:
         def log_message(self, *_: object) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        def handle_error(self, request: object, client_address: object) -> None:
+            pass  # a client that gave up on a slow answer closed its end: nothing to report
+
+    server = Server(("127.0.0.1", 0), Handler)
     double = ApiDouble(f"http://127.0.0.1:{server.server_address[1]}{STAGE}")
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()

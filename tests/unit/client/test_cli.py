@@ -1,5 +1,5 @@
-"""The ``coupons`` command through Typer's test runner: what each command sends, what it prints
-(JSON alone on stdout with --json), and the one line and exit status of each failure."""
+"""The ``coupons`` command through Typer's test runner: what each command sends, and what it prints
+in each ``--output`` form (JSON alone on stdout with json; nothing cut in a table)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import csv
 import io
 import json
 import re
-import socket
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -18,10 +17,10 @@ from moto import mock_aws
 from rich.console import Console
 from typer.testing import CliRunner
 
-from coupon_client import errors
+from coupon_client import errors, sale
 from coupon_client.cli import app
-from coupon_client.metrics import Answers, StackFigures, Unavailable
-from coupon_client.watch import Frame, render
+from coupon_client.metrics import Answers, Latency, StackFigures, Unavailable
+from coupon_client.watch import Frame, Rates, render
 from tests.unit.client.api_double import Answer, api_double
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -44,15 +43,16 @@ def api(monkeypatch):
         yield double
 
 
-def run(api, *args: str, input: str | None = None):
-    return CliRunner().invoke(app, ["--api-url", api.url, *args], input=input)
+def run(api, *args: str, input: str | None = None, output: str | None = None):
+    form = ["--output", output] if output else []
+    return CliRunner().invoke(app, ["--api-url", api.url, *form, *args], input=input)
 
 
 def test_create_sends_the_body_the_api_takes_signed_and_prints_json_alone(api):
     api.answer("POST", "/coupons", Answer(201, {**COUPON, "status": "CREATED"}))
 
     result = run(api, "create", "Black Friday", "--copies", "100", "--starts", "2026-12-24T12:00:00Z",
-                 "--ends", "2026-12-24T14:00Z", "--valid-days", "30", "--json")  # fmt: skip
+                 "--ends", "2026-12-24T14:00Z", "--valid-days", "30", "--yes", output="json")  # fmt: skip
 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == {**COUPON, "status": "CREATED"}
@@ -80,7 +80,7 @@ def test_create_sends_the_body_the_api_takes_signed_and_prints_json_alone(api):
 def test_each_coupon_command_calls_its_route(api, args, method, path, body):
     api.answer(method, path, Answer(200, COUPON))
 
-    result = run(api, *args, "--json")
+    result = run(api, *args, output="json")
 
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == COUPON
@@ -110,7 +110,7 @@ def test_list_all_follows_the_pages(api):
     second = {**COUPON, "couponId": 8}
     api.answer("GET", "/coupons?after=7&limit=1", Answer(200, {"status": "OK", "coupons": [second], "next": None}))
 
-    result = run(api, "list", "--limit", "1", "--all", "--json")
+    result = run(api, "list", "--limit", "1", "--all", output="json")
 
     assert result.exit_code == 0, result.output
     assert [c["couponId"] for c in json.loads(result.stdout)["coupons"]] == [7, 8]
@@ -127,10 +127,10 @@ def test_export_writes_every_page_with_one_header(api, tmp_path):
     api.answer("GET", "/coupons/7/issues?after=2&limit=2&format=csv", Answer(200, header + "3,12,r3,ISSUED\n"))
     out = tmp_path / "issues.csv"  # fmt: skip
 
-    result = run(api, "export", "7", "--page-size", "2", "--output", str(out), "--json")
+    result = run(api, "export", "7", "--page-size", "2", "--file", str(out), output="json")
 
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {"couponId": 7, "rows": 3, "output": str(out)}
+    assert json.loads(result.stdout) == {"couponId": 7, "rows": 3, "file": str(out)}
     rows = list(csv.DictReader(io.StringIO(out.read_text())))
     assert [r["userId"] for r in rows] == ["10", "11", "12"]
 
@@ -166,7 +166,7 @@ def test_status_with_an_id_token_sends_it_in_place_of_a_signature(api, tmp_path)
 def test_watch_as_json_prints_one_document_a_refresh_and_says_what_it_cannot_read(api):
     api.answer("GET", "/coupons/7", Answer(200, COUPON))
 
-    result = run(api, "watch", "7", "--json", "--frames", "2", "--interval", "0.2")
+    result = run(api, "watch", "7", "--frames", "2", "--interval", "0.2", output="json")
 
     assert result.exit_code == 0, result.output
     frames = [json.loads(line) for line in result.stdout.splitlines()]
@@ -175,45 +175,6 @@ def test_watch_as_json_prints_one_document_a_refresh_and_says_what_it_cannot_rea
     assert (frames[0]["inFlight"], frames[0]["stockLeft"]) == (15, 45)  # 55 reserved, 40 issued, 60 remaining
     assert "MetricsNamespace is unknown" in frames[0]["answersPerSecond"]["unavailable"]
     assert "DlqUrl is unknown" in frames[0]["deadLetters"]["unavailable"]
-
-
-ERRORS = [
-    (Answer(404, {"status": "COUPON_NOT_FOUND", "error": "coupon 7 does not exist"}), errors.NotFoundError,
-     "404 COUPON_NOT_FOUND: coupon 7 does not exist"),
-    (Answer(409, {"status": "PENDING", "error": "retry shortly"}), errors.ConflictError, "409 PENDING: retry shortly"),
-    (Answer(422, {"status": "INVALID_REQUEST", "error": "copies: must be at least 1"}), errors.RefusedError,
-     "422 INVALID_REQUEST: copies: must be at least 1; nothing changed"),
-    (Answer(503, {"status": "UNAVAILABLE", "error": "database"}, {"Retry-After": "2"}), errors.UnavailableError,
-     "503 UNAVAILABLE: database; nothing changed: try again after 2 s"),
-    (Answer(429, {"message": "Too Many Requests"}), errors.UnavailableError, "429 Too Many Requests"),
-    (Answer(502, {"message": "Internal server error"}), errors.NoAnswerError, "it may have been carried out"),
-    (Answer(403, {"message": "User: arn:aws:iam::1:user/ops is not authorized"}), errors.ForbiddenError,
-     "403: your identity may not call POST /coupons/7/close: it needs execute-api:Invoke on "
-     "arn:aws:execute-api:eu-west-1:*:*/dev/POST/coupons/7/close (eu-west-1)"),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize(("answer", "error", "said"), ERRORS, ids=[e[1].__name__ for e in ERRORS])
-def test_each_failure_is_one_line_on_stderr_with_its_exit_status(api, answer, error, said):
-    api.answer("POST", "/coupons/7/close", answer)
-
-    result = run(api, "close", "7", "--yes", "--json")
-
-    assert result.exit_code == error.exit_code
-    assert result.stdout == ""
-    assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith("coupons: ")
-    assert said in result.stderr
-
-
-def test_no_answer_at_all_says_it_may_have_been_carried_out(monkeypatch, api):
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    result = CliRunner().invoke(app, ["--api-url", f"http://127.0.0.1:{port}/dev", "reopen", "7"])
-
-    assert result.exit_code == errors.NoAnswerError.exit_code
-    assert "no answer from POST /coupons/7/reopen" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -226,7 +187,6 @@ def test_no_answer_at_all_says_it_may_have_been_carried_out(monkeypatch, api):
         ["create", "x", "--copies", "5", "--starts", "+2h", "--ends", "+1h"],  # ends first
         ["create", "", "--copies", "5", "--starts", "now", "--ends", "+1h"],
         ["change", "7"],  # nothing to change
-        ["export", "7", "--json"],  # the CSV would mix with the JSON
     ],
 )
 def test_a_bad_argument_is_a_usage_error_and_sends_nothing(api, args):
@@ -261,12 +221,6 @@ def test_no_credentials_is_said_before_anything_is_sent(api, monkeypatch, tmp_pa
     assert api.sent == []
 
 
-def test_every_exit_status_is_its_own():
-    codes = [error.exit_code for error in errors.EVERY_ERROR]
-    assert len(set(codes)) == len(codes)
-    assert not {0, 1, 2} & set(codes)  # success, an abort, Click's usage errors
-
-
 def test_a_query_is_what_the_api_takes(api):
     api.answer("GET", "/coupons/7/issues?after=5&limit=10", Answer(200, {"status": "OK", "couponId": 7,
                                                                        "issues": [], "next": None}))  # fmt: skip
@@ -286,7 +240,7 @@ def test_reconcile_prints_the_rebuilds_report(api):
     report = {"reconciled": [{"couponId": 7, "added": 2, "released": 1}], "failed": [], "inFlightError": None}
     api.answer("POST", "/coupons/7/reconcile", Answer(200, {"status": "OK", "couponId": 7, "report": report}))
 
-    human, as_json = run(api, "reconcile", "7"), run(api, "reconcile", "7", "--json")
+    human, as_json = run(api, "reconcile", "7"), run(api, "reconcile", "7", output="json")
 
     assert human.exit_code == 0
     assert re.search(r"added\s+│\s+2", human.stdout)
@@ -321,7 +275,7 @@ def test_an_environment_is_looked_up_by_name(api, monkeypatch):
         )
         api.answer("GET", "/coupons/7", Answer(200, COUPON))
 
-        found = CliRunner().invoke(app, ["--env", "dev", "show", "7", "--json"])
+        found = CliRunner().invoke(app, ["--env", "dev", "--output", "json", "show", "7"])
         unknown = CliRunner().invoke(app, ["--env", "prod", "show", "7"])
 
     assert found.exit_code == 0, found.output
@@ -331,9 +285,13 @@ def test_an_environment_is_looked_up_by_name(api, monkeypatch):
 
 
 def test_the_view_draws_each_figure_or_why_it_is_missing():
-    answers = Answers({"SOLD_OUT": 410.5, "SUCCESS": 2.0}, datetime(2026, 12, 24, 12, 1, tzinfo=UTC), 3.2, 41.0)
-    stack = StackFigures(answers, Unavailable("no OffsetLag datapoints in the last 5 minutes"), 3)
-    frame = Frame(COUPON, stack, datetime(2026, 12, 24, 12, 2, 5, tzinfo=UTC), "closed at 12:02:04 UTC")
+    minute = datetime(2026, 12, 24, 12, 1, tzinfo=UTC)
+    answers = Answers({"SOLD_OUT": 410.5, "SUCCESS": 2.0}, minute)
+    stack = StackFigures(
+        answers, Latency(3.2, 41.0, minute), Unavailable("no OffsetLag datapoints in the last 5 minutes"), 3
+    )
+    read_at = datetime(2026, 12, 24, 12, 2, 5, tzinfo=UTC)
+    frame = Frame(COUPON, stack, read_at, read_at, Rates(12.0, 11.5), "closed at 12:02:04 UTC")
     console = Console(record=True, width=120)
 
     console.print(render(frame, "dev"))
@@ -344,7 +302,172 @@ def test_the_view_draws_each_figure_or_why_it_is_missing():
     assert re.search(r"stock left\s+45 of 100", screen)
     assert re.search(r"in flight\s+15", screen)
     assert re.search(r"answers/s \(all coupons, 12:01 UTC\)\s+SOLD_OUT 410.5  SUCCESS 2.0", screen)
-    assert re.search(r"latency p50 / p99\s+3.2 ms / 41.0 ms", screen)
+    assert re.search(r"latency p50 / p99 \(12:01 UTC\)\s+3.2 ms / 41.0 ms", screen)
+    assert re.search(r"this coupon, per second\s+\+12.0 reserved  \+11.5 issued", screen)
     assert re.search(r"worker lag\s+not available: no OffsetLag datapoints", screen)
     assert re.search(r"dead letters waiting\s+3", screen)
     assert "closed at 12:02:04 UTC" in screen
+
+
+LONG = {**COUPON, "couponId": 9_223_372_036_854_775_807, "name": "A sale whose name is long enough to wrap " * 3,
+        "totalQuantity": 10_000_000, "remainingQuantity": 9_999_999, "issued": 1, "reserved": 1,
+        "issueStartsAt": "2026-12-24T12:00:00+09:00", "issueEndsAt": "2026-12-24T23:59:59+09:00"}  # fmt: skip
+SOLD = {**COUPON, "couponId": 8, "remainingQuantity": 0, "issued": 100, "reserved": 100}
+
+
+def _list_page(api, *coupons):
+    api.answer(
+        "GET", "/coupons?after=0&limit=100", Answer(200, {"status": "OK", "coupons": list(coupons), "next": None})
+    )
+
+
+@pytest.mark.parametrize("columns", [80, 120, 200])
+def test_a_table_never_cuts_an_id_a_count_or_a_time_and_says_what_it_left_out(api, monkeypatch, columns):
+    monkeypatch.setenv("COLUMNS", str(columns))
+    _list_page(api, LONG, COUPON)
+
+    result = run(api, "list")
+
+    assert result.exit_code == 0, result.output
+    shown = result.stdout
+    assert "…" not in shown
+    assert all(len(line) <= columns for line in shown.splitlines())
+    header = next(line for line in shown.splitlines() if "│ id" in line or "┃ id" in line)
+    cells = {"id": "9223372036854775807", "state": "NOT OPEN", "left": "9999999", "total": "10000000",
+             "ends": "2026-12-24 14:59:59Z", "starts": "2026-12-24 03:00Z"}  # fmt: skip
+    for column, value in cells.items():
+        assert (value in shown) == (column in header), (value, column)
+    if columns < 200:
+        assert re.search(r"left out at \d+ columns: .*--output text or json", shown, flags=re.DOTALL)
+    else:
+        assert "left out" not in shown
+
+
+def test_text_is_every_column_tab_separated_with_full_times(api):
+    _list_page(api, LONG, SOLD)
+
+    result = run(api, "list", output="text")
+
+    assert result.exit_code == 0, result.output
+    first, second = (line.split("\t") for line in result.stdout.splitlines())
+    assert first == ["9223372036854775807", LONG["name"], "NOT OPEN", "9999999", "10000000", "1", "1",
+                     "2026-12-24T12:00:00+09:00", "2026-12-24T23:59:59+09:00"]  # fmt: skip
+    assert second[:3] == ["8", "Black Friday", "NOT OPEN"]
+
+
+def test_the_output_form_is_read_from_coupons_output(api, monkeypatch):
+    monkeypatch.setenv("COUPONS_OUTPUT", "json")
+    api.answer("GET", "/coupons/7", Answer(200, COUPON))
+
+    result = run(api, "show", "7")
+
+    assert json.loads(result.stdout) == COUPON
+
+
+@pytest.mark.parametrize(
+    ("coupon", "at", "state"),
+    [
+        (COUPON, "2026-12-24T11:59:59+00:00", "NOT OPEN"),
+        (COUPON, "2026-12-24T12:00:00+00:00", "OPEN"),
+        (SOLD, "2026-12-24T13:00:00+00:00", "SOLD OUT"),
+        ({**SOLD, "closed": True}, "2026-12-24T13:00:00+00:00", "CLOSED"),
+        (SOLD, "2026-12-24T14:00:00+00:00", "ENDED"),
+    ],
+)
+def test_each_coupon_says_its_state(coupon, at, state):
+    assert sale.state(coupon, datetime.fromisoformat(at)) == state
+
+
+def test_show_gives_the_state_in_every_form(api):
+    api.answer("GET", "/coupons/8", Answer(200, {**SOLD, "issueStartsAt": "2026-01-01T00:00:00Z",
+                                                  "issueEndsAt": "2027-01-01T00:00:00Z"}))  # fmt: skip
+
+    table, text = run(api, "show", "8"), run(api, "show", "8", output="text")
+
+    assert re.search(r"state\s+│\s+SOLD OUT", table.stdout)
+    assert "state\tSOLD OUT\n" in text.stdout
+    assert "stockLeft\t0\n" in text.stdout
+
+
+def test_watch_says_sold_out_when_no_copy_is_left(api):
+    api.answer("GET", "/coupons/8", Answer(200, {**SOLD, "issueStartsAt": "2026-01-01T00:00:00Z",
+                                                  "issueEndsAt": "2027-01-01T00:00:00Z"}))  # fmt: skip
+
+    result = run(api, "watch", "8", "--frames", "2", "--interval", "0.2", output="text")
+
+    assert result.exit_code == 0, result.output
+    lines = [line.split("\t") for line in result.stdout.splitlines()]
+    assert [line[1] for line in lines] == ["SOLD OUT", "SOLD OUT"]
+    assert lines[0][7:9] == ["", ""]  # no rate from one read
+    assert lines[1][7:9] == ["0.0", "0.0"]
+
+
+def test_watch_gives_the_coupons_rates_from_its_counts(api):
+    later = {**COUPON, "reserved": 75, "issued": 50}
+    api.answer("GET", "/coupons/7", Answer(200, COUPON), Answer(200, later))
+
+    result = run(api, "watch", "7", "--frames", "2", "--interval", "0.5", output="json")
+
+    first, second = (json.loads(line) for line in result.stdout.splitlines())
+    assert "unavailable" in first["perSecond"]
+    seconds = (datetime.fromisoformat(second["readAt"]) - datetime.fromisoformat(first["readAt"])).total_seconds()
+    assert second["perSecond"] == pytest.approx({"reserved": 20 / seconds, "issued": 10 / seconds})
+
+
+def test_a_window_wholly_past_is_refused_unless_yes(api):
+    api.answer("POST", "/coupons", Answer(201, {**COUPON, "status": "CREATED"}))
+    past = ["create", "late", "--copies", "5", "--starts", "2020-01-01T00:00Z", "--ends", "2020-01-02T00:00Z"]
+
+    refused, created = run(api, *past), run(api, *past, "--yes")
+
+    assert refused.exit_code == 2
+    assert "the window ended already" in refused.stderr
+    assert created.exit_code == 0, created.output
+    assert [s.path for s in api.sent] == ["/coupons"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["top-up", "7", "-5"], "copies must be at least 1"),
+        (["top-up", "7", "10000001"], "copies must be at most 10,000,000"),
+        (["show", "-3"], "a coupon id must be at least 1"),
+        (["status", "7", "-1"], "a user id must be at least 1"),
+        (["list", "--limit", "-2"], "--limit must be at least 1"),
+    ],
+)
+def test_a_negative_number_reaches_the_check_and_is_said_in_words(api, args, said):
+    result = run(api, *args)
+
+    assert result.exit_code == 2
+    assert said in result.stderr
+    assert api.sent == []
+
+
+def test_debug_shows_each_request_and_answer_without_a_secret(api, monkeypatch):
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "SESSIONTOKENSECRET")
+    api.answer("GET", "/coupons/7", Answer(200, COUPON))
+
+    result = run(api, "--debug", "show", "7")
+
+    assert result.exit_code == 0, result.output
+    trace = result.stderr
+    assert f"debug: > GET {api.url}/coupons/7" in trace
+    assert "debug: < 200 in " in trace
+    assert re.search(r"Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/.*Signature=<redacted>", trace)
+    assert "X-Amz-Security-Token: <redacted>" in trace
+    signature = re.search(r"Signature=([0-9a-f]+)", api.sent[0].headers["Authorization"])[1]  # type: ignore[index]
+    assert signature not in trace
+    assert "SESSIONTOKENSECRET" not in trace
+    assert "secret" not in trace.lower().replace("<redacted>", "")
+
+
+def test_debug_redacts_a_cognito_token(api, tmp_path):
+    api.answer("GET", "/coupons/7/issues/42", Answer(200, {"status": "NONE", "couponId": 7, "userId": 42}))
+    token = tmp_path / "token"
+    token.write_text("eyJ.secret-token\n")
+
+    result = run(api, "--debug", "status", "7", "42", "--id-token-file", str(token))
+
+    assert "Authorization: <redacted>" in result.stderr
+    assert "eyJ" not in result.stderr

@@ -9,9 +9,14 @@ import json
 import boto3
 import pytest
 from moto import mock_aws
+from moto.server import ThreadedMotoServer
 
 from coupon_client import environment
+from coupon_client.cli import Options
 from coupon_client.errors import NoCredentialsError, SessionExpiredError, UnknownEnvironmentError
+from coupon_client.output import Format
+from coupon_client.session import Session
+from local.stack import control
 
 API_URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/"
 START_URL = "https://example.awsapps.com/start"
@@ -140,3 +145,65 @@ def test_a_profile_is_used_as_the_aws_cli_uses_it(aws_config):
     found = environment.credentials(environment.aws_session("static", "eu-west-1"))
 
     assert found.get_frozen_credentials().access_key == "AKIDSTATIC"
+
+
+def write_stack_env(folder, endpoint: str) -> None:
+    (folder / ".local").mkdir(parents=True)
+    lines = {**control.OPERATOR, "AWS_ENDPOINT_URL": endpoint, "REDIS_URL": "rediss://127.0.0.1:1"}
+    (folder / ".local" / "stack.env").write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+
+
+def test_make_up_writes_what_the_local_environment_reads():
+    assert environment.LOCAL == control.STACK.removeprefix(environment.STACK_PREFIX) == control.OPERATOR["COUPONS_ENV"]
+    assert {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(control.OPERATOR)
+
+
+def test_the_local_stack_is_found_from_any_folder_of_the_checkout(tmp_path):
+    write_stack_env(tmp_path, "http://127.0.0.1:4566")
+    inside = tmp_path / "docs" / "deeper"
+    inside.mkdir(parents=True)
+
+    found = environment.local_stack(inside)
+
+    assert found == environment.LocalStack("http://127.0.0.1:4566", "us-east-1", "test", "test")
+
+
+def test_no_local_stack_is_said_with_what_to_do(tmp_path):
+    with pytest.raises(
+        UnknownEnvironmentError, match=r"no local stack: no \.local/stack\.env in .* \(make up writes it"
+    ):
+        environment.local_stack(tmp_path)
+
+
+@pytest.fixture
+def moto_endpoint():
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def test_the_local_environment_is_reached_with_the_stacks_identity_not_the_operators(
+    moto_endpoint, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAOPERATOR")  # a real identity, which must not be sent
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "operator-secret")
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    write_stack_env(tmp_path, moto_endpoint)
+    api_url = "https://abc123.execute-api.localhost.localstack.cloud:4566/local/"
+    template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": {"ApiUrl": {"Value": api_url}}}
+    cloudformation = boto3.client("cloudformation", region_name="us-east-1", endpoint_url=moto_endpoint,
+                                  aws_access_key_id="test", aws_secret_access_key="test")  # fmt: skip
+    cloudformation.create_stack(StackName="Coupons-local", TemplateBody=json.dumps(template))
+    monkeypatch.chdir(tmp_path)
+
+    session = Session(Options("local", None, None, None, None, Format.JSON, debug=False, read_timeout=5))
+    target = session.target()
+
+    assert target.api_url == f"{moto_endpoint}/_aws/execute-api/abc123/local"
+    assert (target.region, target.aws_endpoint) == ("us-east-1", moto_endpoint)
+    assert session.credentials().get_frozen_credentials().access_key == "test"

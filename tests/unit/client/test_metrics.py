@@ -7,8 +7,10 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import boto3
+import botocore.exceptions
 import pytest
 from moto import mock_aws
+from moto.server import ThreadedMotoServer
 
 from coupon_client.environment import Target
 from coupon_client.metrics import CLOUDWATCH_EVERY_S, INTAKE_SERVICE, Answers, StackMetrics, Unavailable
@@ -82,11 +84,66 @@ def test_no_datapoints_is_said_not_shown_as_zero(aws):
     assert figures.dead_letters == 0  # the queue was read: it is empty
 
 
-def test_through_an_endpoint_of_ones_own_no_datapoints_says_it_measures_nothing(aws):
-    figures = StackMetrics(aws, target(aws, aws_endpoint="http://127.0.0.1:4566")).read()
+@pytest.fixture
+def endpoint(monkeypatch):
+    """AWS's APIs at an endpoint of one's own: moto's server, on the loopback."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def test_through_an_endpoint_of_ones_own_no_datapoints_says_it_measures_nothing(endpoint):
+    session = boto3.Session(region_name="eu-west-1")
+    dlq = session.client("sqs", endpoint_url=endpoint).create_queue(QueueName="dlq")["QueueUrl"]
+    through = Target("https://a.execute-api.eu-west-1.amazonaws.com/dev", "eu-west-1", "local", dlq, "worker",
+                     NAMESPACE, aws_endpoint=endpoint)  # fmt: skip
+
+    figures = StackMetrics(session, through).read()
 
     assert isinstance(figures.answers, Unavailable)
-    assert "through http://127.0.0.1:4566, which publishes no such metric" in figures.answers.reason
+    assert f"through {endpoint}, which publishes no such metric" in figures.answers.reason
+    assert figures.dead_letters == 0  # read at the endpoint, not at AWS
+
+
+def test_a_statistic_the_endpoint_fails_on_is_named_with_its_answer_and_no_iam_action(aws, monkeypatch):
+    session_target = target(aws)
+    metrics = StackMetrics(aws, session_target)
+    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, minutes_ago=1)
+    real = metrics._series  # the percentile query alone fails, as LocalStack's does on p50
+
+    def failing_on_percentiles(queries, now):
+        if any(q["MetricStat"]["Stat"] == "p50" for q in queries):
+            error = {"Error": {"Code": "InternalError", "Message": "exception while calling cloudwatch"}}
+            raise botocore.exceptions.ClientError(error, "GetMetricData")
+        return real(queries, now)
+
+    monkeypatch.setattr(metrics, "_series", failing_on_percentiles)
+    figures = metrics.read()
+
+    assert isinstance(figures.answers, Answers)  # the counts are still read
+    assert figures.latency == Unavailable(
+        "AWS failed to give the p50 and p99 statistics of IssueLatency: "
+        "InternalError (exception while calling cloudwatch)"
+    )
+
+
+def test_a_denied_read_names_the_iam_action(aws, monkeypatch):
+    metrics = StackMetrics(aws, target(aws))
+    error = {"Error": {"Code": "AccessDenied", "Message": "User: x is not authorized"}}
+
+    def denied(*_args, **_kwargs):
+        raise botocore.exceptions.ClientError(error, "GetQueueAttributes")
+
+    monkeypatch.setattr(metrics._sqs, "get_queue_attributes", denied)
+
+    assert metrics.read().dead_letters == Unavailable("AccessDenied: your identity may not call sqs:GetQueueAttributes")
 
 
 def test_given_an_api_url_alone_each_figure_names_what_it_lacks(aws):

@@ -1,0 +1,86 @@
+"""The ``coupons`` command in a pseudo-terminal of 120 columns, the way a terminal runs it: its
+controlling terminal, so that Ctrl-C is a SIGINT from the terminal's line discipline, and what it
+draws is read back as a person would see it (``seen``, escapes removed) and as it was sent
+(``raw``, escapes kept: the cursor's hiding and showing)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pty
+import re
+import select
+import signal
+import struct
+import sys
+import termios
+import time
+from fcntl import ioctl
+from pathlib import Path
+
+COUPONS = Path(sys.executable).parent / "coupons"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
+SHOW_CURSOR, HIDE_CURSOR = "\x1b[?25h", "\x1b[?25l"
+
+
+class Terminal:
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: the command, with the pseudo-terminal as its terminal
+            # Ctrl-C interrupts, as from a shell: a runner that started the tests in the background
+            # without job control had SIGINT ignored, which the command inherited (the view never ended).
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+            if cwd is not None:
+                os.chdir(cwd)
+            os.execve(str(COUPONS), [str(COUPONS), *args], env)
+        ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        self.modes = termios.tcgetattr(self.fd)  # the terminal's modes before the command changes them
+        self.seen = ""
+        self.raw = ""
+
+    def until(self, pattern: str, timeout_s: float = 60) -> str:
+        """The screen's text up to the first match of ``pattern`` not yet consumed."""
+        deadline = time.monotonic() + timeout_s
+        while not (match := re.search(pattern, self.seen)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not on screen within {timeout_s} s: {pattern!r}; saw {self.seen[-2000:]!r}")
+            self._read(0.5)
+        shown, self.seen = self.seen[: match.end()], self.seen[match.end() :]
+        return shown
+
+    def press(self, keys: str) -> None:
+        os.write(self.fd, keys.encode())
+
+    def signal(self, number: int) -> None:
+        os.kill(self.pid, number)
+
+    def exit_status(self, timeout_s: float = 30) -> int:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            self._read(0.2)
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = 0
+                self._read(0.2)  # what it wrote on its way out
+                return os.waitstatus_to_exitcode(status)
+        raise AssertionError("the command did not end")
+
+    def kill(self) -> None:
+        if self.pid:
+            os.kill(self.pid, 9)
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+    def _read(self, timeout_s: float) -> None:
+        ready, _, _ = select.select([self.fd], [], [], timeout_s)
+        if ready:
+            with contextlib.suppress(OSError):  # EIO once the child has closed its end
+                text = os.read(self.fd, 65536).decode(errors="replace")
+                self.raw += text
+                self.seen += ANSI.sub("", text)
+
+
+def figure(frame: str, label: str) -> int:
+    found = re.findall(rf"{label}\s+(\d+)", frame)
+    assert found, f"no {label!r} on {frame!r}"
+    return int(found[-1])
