@@ -9,7 +9,6 @@ import json
 import boto3
 import pytest
 from moto import mock_aws
-from moto.server import ThreadedMotoServer
 
 from coupon_client import environment
 from coupon_client.cli import Options
@@ -173,17 +172,6 @@ def test_no_local_stack_is_said_with_what_to_do(tmp_path):
         UnknownEnvironmentError, match=r"no local stack: no \.local/stack\.env in .* \(make up writes it"
     ):
         environment.local_stack(tmp_path)
-
-
-@pytest.fixture
-def moto_endpoint():
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 def test_the_local_environment_is_reached_with_the_stacks_identity_not_the_operators(

@@ -10,7 +10,6 @@ import boto3
 import botocore.exceptions
 import pytest
 from moto import mock_aws
-from moto.server import ThreadedMotoServer
 
 from coupon_client.environment import Target
 from coupon_client.metrics import CLOUDWATCH_EVERY_S, INTAKE_SERVICE, Answers, StackMetrics, Unavailable
@@ -85,18 +84,12 @@ def test_no_datapoints_is_said_not_shown_as_zero(aws):
 
 
 @pytest.fixture
-def endpoint(monkeypatch):
-    """AWS's APIs at an endpoint of one's own: moto's server, on the loopback."""
+def endpoint(monkeypatch, moto_endpoint):
+    """AWS's APIs at an endpoint of one's own, with its test identity."""
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    try:
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
+    return moto_endpoint
 
 
 def test_through_an_endpoint_of_ones_own_no_datapoints_says_it_measures_nothing(endpoint):
