@@ -57,6 +57,10 @@ $(STAMP): pyproject.toml uv.lock $(UV)
 	@# aws-cdk-lib and aws-cdk.cloud-assembly-schema both ship aws_cdk/cloud_assembly_schema/__init__.py,
 	@# and the one installed last wins (aws/aws-cdk#38482): aws-cdk-lib's, installed alone after the rest.
 	$(UV) sync --frozen --quiet --python $(PYTHON) --reinstall-package aws-cdk-lib
+	@# The import roots besides the checkout (the layers' python/ folders, cdk/), as the functions
+	@# see them on Lambda: an activated .venv runs `python -m bench.intake` as make does.
+	printf '%s\n' $(subst :, ,$(LAYER_PATHS)) $(CURDIR)/cdk \
+		> $$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/coupon_system_roots.pth
 	touch $(STAMP)
 
 # uv, pinned by hash, installs every other Python dependency from uv.lock (coupon_cdk/locked.py).
@@ -171,7 +175,7 @@ rehearse: venv $(CDK)
 migrate: venv
 	$(BIN)/python -m coupon_core.adapters.postgres.migrate
 
-# Regenerate docs/openapi.json from the intake routes, and README.md's API table from it.
+# Regenerate docs/openapi.json from the routes, and docs/design.md's API table from it.
 openapi: venv
 	$(BIN)/python -m local.tools.openapi
 

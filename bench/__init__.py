@@ -2,12 +2,12 @@
 
 intake.py                 the intake handler from N processes, against the bare handler
 bare_intake.py            that bare handler: the same Lua and produce, no framework
-intake_forked.py          the intake against it in forked containers, CPU from /proc (issue 38's method)
+intake_forked.py          the intake against it in forked containers, CPU from /proc
 intake_instructions.py    instructions per answer of each, counted by Valgrind
 cold_start.py             one cold start of the intake in a fresh interpreter
 first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
 intake_profile.py         where a warm intake request's time goes
-intake_fixed_cost.py      what a SOLD_OUT answer's logging and metrics cost, against the way before
+intake_fixed_cost.py      what a SOLD_OUT answer's logging and metrics cost, against Powertools' decorators
 refusal_memory.py         Redis round trips and commands per request with the memory of refusals and without
 reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
 reserve_alternatives.py   those versions

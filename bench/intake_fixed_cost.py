@@ -4,8 +4,8 @@ A sale is nearly all answers without a produce (SOLD_OUT, DUPLICATE), and for th
 own work beside the one EVALSHA is what separates it from the bare handler of
 ``bench/bare_intake.py``. Here, in one process against embedded servers (or those named by
 REDIS_URL, KAFKA_BOOTSTRAP_SERVERS and DATABASE_URL), the same SOLD_OUT request is answered by
-the bare handler, by the intake, by the intake as it logged and counted before (Powertools'
-``inject_lambda_context`` with a JMESPath correlation id, Powertools' ``Metrics``), and by the
+the bare handler, by the intake, by the intake logging and counting through Powertools' decorators
+(``inject_lambda_context`` with a JMESPath correlation id, ``Metrics``), and by the
 intake with a part taken away (its Logger context, its metrics line, both), the variants taking
 turns in rounds so that a drift of the machine falls on all. Prints each one's CPU per request
 and its ratio to the bare handler's: what each part costs, measured side by side.
@@ -36,7 +36,7 @@ Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
 def _powertools_count(result: IssueResult, latency_ms: float) -> None:
-    """The issue metrics through Powertools' ``Metrics``, as the intake counted them before."""
+    """The issue metrics through Powertools' ``Metrics``."""
     metrics.add_metric(name=observability.ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
     metrics.add_metric(name=observability.ISSUE_COUNT_OF[result.outcome], unit=MetricUnit.Count, value=1)
     if result.release_failed:
@@ -63,18 +63,20 @@ def variants() -> dict[str, tuple[Handler, Callable[..., None]]]:
     from bench import bare_intake  # noqa: PLC0415 - connects when imported: after the servers are up
 
     lanes = inspect.unwrap(intake_app.handler)  # the handler under its Logger context
-    # Before: Powertools' Lambda context, its correlation id found by JMESPath, and Metrics'
-    # decorator flushing the answer's metrics.
-    before = logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+    # Powertools' Lambda context, its correlation id found by JMESPath, and Metrics' decorator
+    # flushing the answer's metrics: what the intake's own context and line stand in for.
+    powertools_context = logger.inject_lambda_context(
+        correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
+    )
     return {
         "bare": (bare_intake.handler, _uncounted),
         "the intake": (intake_app.handler, observability.count_issue),
-        "the intake as before: Powertools' Metrics, JMESPath's correlation id": (
-            before(metrics.log_metrics(lanes)),
+        "the intake with Powertools' Metrics and JMESPath's correlation id": (
+            powertools_context(metrics.log_metrics(lanes)),
             _powertools_count,
         ),
         "with Powertools' inject_lambda_context instead of its Logger context": (
-            before(lanes),
+            powertools_context(lanes),
             observability.count_issue,
         ),
         "without its Logger context": (lanes, observability.count_issue),

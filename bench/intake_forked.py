@@ -1,5 +1,5 @@
-"""Benchmark: the intake against the bare handler as issue 38 measured them from outside
-``bench/intake.py`` (``python -m bench.intake_forked``).
+"""Benchmark: the intake against the bare handler in forked containers, CPU read from outside
+them (``python -m bench.intake_forked``).
 
 N containers of each handler (8 by default), each a process forked from this one before any
 handler is imported, which then sets ``AWS_LAMBDA_INITIALIZATION_TYPE`` and imports its handler

@@ -11,7 +11,7 @@ to ``pyproject.toml``; a test fails while the two disagree.
 uv rather than pip-tools: one universal lock for every group and platform (Linux x86_64 for the
 venv and LocalStack, Linux arm64 for Lambda), groups that conflict (checkov's and LocalStack's
 older pins) resolved apart in the same file, and installs ten times faster than pip's
-(docs/benchmarks.md, The first minutes).
+(docs/benchmarks.md, `make demo`).
 """
 
 from __future__ import annotations

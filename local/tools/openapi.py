@@ -1,5 +1,5 @@
 """Write the OpenAPI document generated from the API's routes (the intake's described one, and
-the coupons function's), and README.md's API table generated from that document: ``make openapi``.
+the coupons function's), and docs/design.md's API table generated from that document: ``make openapi``.
 
 Both are checked in; a test fails when the routes change and they were not regenerated.
 """
@@ -18,7 +18,7 @@ from functions.intake import openapi as intake_route
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENT = ROOT / "docs" / "openapi.json"
-README = ROOT / "README.md"
+DESIGN = ROOT / "docs" / "design.md"
 TABLE_START, TABLE_END = (
     "<!-- the API table: make openapi writes it from docs/openapi.json -->",
     "<!-- end of the API table -->",
@@ -69,9 +69,9 @@ def api_table(document: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def readme_with_table(readme: str, document: dict[str, Any]) -> str:
-    """``readme`` with the API table between its markers generated from ``document``."""
-    before, rest = readme.split(TABLE_START, 1)
+def with_table(text: str, document: dict[str, Any]) -> str:
+    """``text`` with the API table between its markers generated from ``document``."""
+    before, rest = text.split(TABLE_START, 1)
     _, after = rest.split(TABLE_END, 1)
     return f"{before}{TABLE_START}\n{api_table(document)}\n{TABLE_END}{after}"
 
@@ -79,8 +79,8 @@ def readme_with_table(readme: str, document: dict[str, Any]) -> str:
 def main() -> int:
     document = generate()
     DOCUMENT.write_text(document, encoding="utf-8")
-    README.write_text(readme_with_table(README.read_text(encoding="utf-8"), json.loads(document)), encoding="utf-8")
-    print(f"wrote {DOCUMENT} and the API table of {README}")
+    DESIGN.write_text(with_table(DESIGN.read_text(encoding="utf-8"), json.loads(document)), encoding="utf-8")
+    print(f"wrote {DOCUMENT} and the API table of {DESIGN}")
     return 0
 
 

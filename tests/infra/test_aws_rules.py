@@ -1,7 +1,7 @@
 """Rules AWS applies when it deploys or runs the templates, each checked on the synthesized ones.
 
-Every test names the documentation the rule comes from. Each failed on the templates of before
-issue 12 (a stack that would not deploy, or that would fail every produce once deployed).
+Every test names the documentation the rule comes from: a template that breaks one would not
+deploy, or would fail every produce once deployed.
 """
 
 from __future__ import annotations

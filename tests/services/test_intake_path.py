@@ -1,11 +1,11 @@
 """How far a reader walks: the project files one warm SUCCESS of ``POST /coupon-issues`` executes,
-traced with a profiler hook through ``functions.intake.app.handler`` on the real servers (issue
-38's measure; the Lambda context the test passes, ``local/testkit``, is not the project's path).
+traced with a profiler hook through ``functions.intake.app.handler`` on the real servers (the
+Lambda context the test passes, ``local/testkit``, is not the project's path).
 At most 8, the handler cookbook's split: the handler (``functions/intake/app.py``), the request
 (``functions/http_api/request.py``), the answers (``functions/http_api/answers.py``),
 observability, the domain service (``domain/issuing.py``), the record and the ids it carries
 (``domain/records.py``), the reservation store with its Lua and its client (``lua_redis/store.py``)
-and the publisher. 18 files before issue 38."""
+and the publisher."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ def test_importing_every_domain_module_loads_no_driver():
 
 
 def test_the_domain_and_the_http_models_own_their_values_and_import_no_adapter():
-    """Goal of issue 38: the Redis adapter implements the domain's ports, never the other way."""
+    """The Redis adapter implements the domain's ports, never the other way."""
     assert "lua_redis" not in loaded_by_the_domain()
     for folder in (DOMAIN, ROOT / "functions" / "http_api"):
         for path in folder.glob("*.py"):

@@ -1,20 +1,20 @@
-"""The checked-in OpenAPI document matches the routes, and README's API table the document."""
+"""The checked-in OpenAPI document matches the routes, and docs/design.md's API table the document."""
 
 from __future__ import annotations
 
 import json
 
-from local.tools.openapi import DOCUMENT, README, api_table, generate, readme_with_table
+from local.tools.openapi import DESIGN, DOCUMENT, api_table, generate, with_table
 
 
 def test_the_checked_in_document_is_current():
     assert DOCUMENT.read_text(encoding="utf-8") == generate(), "routes changed: run make openapi"
 
 
-def test_the_readmes_api_table_lists_every_route_and_answer_of_the_document():
-    readme = README.read_text(encoding="utf-8")
+def test_the_designs_api_table_lists_every_route_and_answer_of_the_document():
+    design = DESIGN.read_text(encoding="utf-8")
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
-    assert readme == readme_with_table(readme, document), "docs/openapi.json changed: run make openapi"
+    assert design == with_table(design, document), "docs/openapi.json changed: run make openapi"
     table = api_table(document)
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
@@ -59,26 +59,3 @@ def test_the_csv_export_and_the_claims_modes_refusal_are_documented():
         ("/coupons/{couponId}/issues/{userId}/cancel", "post"),
     ):
         assert paths[path][method]["responses"]["403"]["description"].startswith("FORBIDDEN"), path
-
-
-def test_design_md_names_every_answer_of_every_route():
-    """docs/design.md's HTTP table says what each answer means; every route of the document is in
-    it with each status code the document gives (415, which every route answers alike, is said
-    once above the table)."""
-    design = (DOCUMENT.parent / "design.md").read_text(encoding="utf-8")
-    table = design.split("\n## 3. HTTP API\n", 1)[1].split("\n\n| route | answers |\n", 1)[1].split("\n\n", 1)[0]
-    rows = table.splitlines()[1:]
-    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
-    problems = []
-    for path, methods in document["paths"].items():
-        for method, operation in methods.items():
-            route = f"{method.upper()} {path}"
-            named = [row for row in rows if f"`{route}`" in row.split(" | ")[0] or f"`{route}?" in row.split(" | ")[0]]
-            if len(named) != 1:
-                problems.append(f"{len(named)} rows for {route}")
-                continue
-            answers = named[0].split(" | ", 1)[1]
-            missing = [code for code in operation["responses"] if code != "415" and code not in answers]
-            if missing:
-                problems.append(f"the row of {route} does not say {missing}")
-    assert not problems, f"design.md's HTTP table: {problems}"
