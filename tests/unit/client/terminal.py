@@ -5,7 +5,6 @@ draws is read back as a person would see it (``seen``, escapes removed) and as i
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pty
 import re
@@ -61,7 +60,8 @@ class Terminal:
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
                 self.pid = 0
-                self._read(0.2)  # what it wrote on its way out
+                while self._read(0.5):  # what it wrote on its way out, to the last byte
+                    pass
                 return os.waitstatus_to_exitcode(status)
         raise AssertionError("the command did not end")
 
@@ -71,13 +71,18 @@ class Terminal:
             os.waitpid(self.pid, 0)
         os.close(self.fd)
 
-    def _read(self, timeout_s: float) -> None:
+    def _read(self, timeout_s: float) -> bool:
+        """Whatever the command wrote within ``timeout_s``; False when there was nothing more."""
         ready, _, _ = select.select([self.fd], [], [], timeout_s)
-        if ready:
-            with contextlib.suppress(OSError):  # EIO once the child has closed its end
-                text = os.read(self.fd, 65536).decode(errors="replace")
-                self.raw += text
-                self.seen += ANSI.sub("", text)
+        if not ready:
+            return False
+        try:
+            text = os.read(self.fd, 65536).decode(errors="replace")
+        except OSError:  # EIO once the child has closed its end and everything was read
+            return False
+        self.raw += text
+        self.seen += ANSI.sub("", text)
+        return bool(text)
 
 
 def figure(frame: str, label: str) -> int:

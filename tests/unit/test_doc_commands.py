@@ -1,0 +1,122 @@
+"""Every command README.md and docs/*.md give runs as written in a checkout after ``make venv``:
+each is run here in its dry form, with nothing on ``PYTHONPATH`` (the virtual environment knows
+the import roots, as ``make venv`` writes them): a make target with ``make -n``, a module with
+``--help``, the ``coupons`` command with ``--help``, pytest with ``--collect-only``. A command of
+another tool (git, the AWS CLI, psql) is listed in ``OTHER_TOOLS`` with why it is not run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+INLINE = re.compile(r"`((?:make|python -m|\.venv/bin/python -m|coupons|\.venv/bin/pytest) [^`]*)`")
+OTHER_TOOLS = {
+    "git": "a checkout's own history (clone, worktree)",
+    "cd": "the shell's",
+    "aws": "the AWS CLI against a deployed account",
+    "set": "the shell's",
+    "psql": "a client of the local stack's database, once it is up",
+    "openssl": "a client of the local stack's broker, once it is up",
+    ".venv/bin/python": "a one-line program (-c), not a command of ours",
+}
+PLACEHOLDER = re.compile(r"<[^>]*>|\.\.\.|\|")  # <repository>, ..., make synth|diff
+OURS = {"make", "python", ".venv/bin/python", "coupons", ".venv/bin/coupons", "pytest", ".venv/bin/pytest"}
+
+
+def _commands() -> list[tuple[str, list[str]]]:
+    """Each command the documents give, as (where, its words), comments and shell glue removed."""
+    found: list[tuple[str, list[str]]] = []
+    for document in DOCUMENTS:
+        lines = document.read_text().splitlines()
+        inside, joined = False, ""
+        for number, line in enumerate(lines, 1):
+            if line.startswith("```"):
+                inside = not inside
+                continue
+            where = f"{document.relative_to(ROOT)}:{number}"
+            if inside:
+                joined += line.removesuffix("\\")
+                if line.endswith("\\"):
+                    continue
+                text, joined = joined, ""
+                found += [(where, words) for words in _simple(text) if _is_command(words)]
+            else:
+                found += [(where, words) for span in INLINE.findall(line) for words in _simple(span)]
+    return found
+
+
+def _simple(text: str) -> list[list[str]]:
+    """The simple commands of a shell line: split at ``&&`` and ``;``, comments dropped."""
+    try:
+        words = shlex.split(text, comments=True)
+    except ValueError:  # a diagram, not a command
+        return []
+    commands, current = [], []
+    for word in [*words, ";"]:
+        if word in ("&&", ";") or word.endswith(";"):
+            current += [word.removesuffix(";")] if word.endswith(";") and word != ";" else []
+            if current:
+                commands.append(current)
+            current = []
+        else:
+            current.append(word)
+    return commands
+
+
+def _is_command(words: list[str]) -> bool:
+    """A line of a code block that is a command, not a diagram or a document."""
+    program = _program(words)
+    return bool(program) and (program[0] in OURS or program[0] in OTHER_TOOLS)
+
+
+def _program(words: list[str]) -> list[str]:
+    """The words from the program on: ``VAR=value`` assignments and ``time`` left out."""
+    while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):  # VAR=value make demo
+        words = words[1:]
+    if words[:1] in (["time"], ["/usr/bin/time"]):
+        words = [word for word in words[1:] if word != "-v"]
+    return words
+
+
+def _dry(words: list[str]) -> list[str] | None:
+    """The command's dry form, or None for another tool's."""
+    words = _program(words)
+    program = words[0]
+    if program == "make":
+        return ["make", "-n", *words[1:]]
+    if program in ("python", ".venv/bin/python") and words[1:2] == ["-m"]:
+        return [str(BIN / "python"), *words[1:3], "--help"]
+    if program in ("coupons", ".venv/bin/coupons"):
+        return [str(BIN / "coupons"), *words[1:], "--help"]
+    if program in ("pytest", ".venv/bin/pytest"):
+        return [str(BIN / "pytest"), "--collect-only", "-q", "-p", "no:cacheprovider", *words[1:]]
+    return None
+
+
+COMMANDS = [(where, words) for where, words in _commands() if not PLACEHOLDER.search(" ".join(words))]
+DRY: dict[tuple[str, ...], list[str]] = {}  # each dry form once, with every place that gives it
+for _where, _words in COMMANDS:
+    if (_dry_form := _dry(_words)) is not None:
+        DRY.setdefault(tuple(_dry_form), []).append(_where)
+
+
+def test_the_documents_give_commands():
+    programs = {words[0] for _, words in COMMANDS}
+    assert {"make", "python", "coupons"} <= programs, programs
+
+
+@pytest.mark.parametrize(("dry", "where"), DRY.items(), ids=[f"{w[0]} {' '.join(d)[-60:]}" for d, w in DRY.items()])
+def test_each_command_runs_as_written(dry, where):
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run(list(dry), cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, f"{where}: {shlex.join(dry)}\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
