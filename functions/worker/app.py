@@ -1,16 +1,20 @@
 """Worker function: persists MSK batches of accepted requests (docs/design.md, Flow).
 
-Thin: decode the MSK event, let the domain persist the whole batch grouped by coupon, then hand
-each record's verdict to Powertools' batch processor, which answers the partial batch response
-(``batchItemFailures`` with topic-partition and offset) for the TRANSIENT ones.
+Thin: read the MSK event once, with Powertools' Kafka event type, let the domain persist the
+whole batch grouped by coupon, then hand each record's verdict to Powertools' batch processor,
+which answers the partial batch response (``batchItemFailures`` with topic-partition and offset)
+for the TRANSIENT ones. The processor is used as a context manager over the records already read,
+since the domain persists a coupon's records together, not one record at a time. Kept by hand:
+the event's shape is checked first, so that an event that is not an MSK batch is refused with a
+message that says so (Powertools' data class would fail on it with a bare ``KeyError``).
 """
 
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
-from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEventRecord
+from aws_lambda_powertools.utilities.data_classes.kafka_event import KafkaEvent, KafkaEventRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core.domain.delivery import Delivered, Position
@@ -30,19 +34,20 @@ class TransientRecordError(Exception):
     """Raised for a TRANSIENT record so that the batch processor lists it as failed."""
 
 
-def _delivered(event: dict[str, Any]) -> list[Delivered]:
+def _read(event: dict[str, Any]) -> list[tuple[KafkaEventRecord, Delivered]]:
+    """Each record of the MSK event, with what it delivers (its position, and its issue record or
+    the problem that left it none)."""
     batches = event.get("records")
     if not isinstance(batches, dict) or not all(isinstance(batch, list) for batch in batches.values()):
         raise MalformedEventError("an MSK event has 'records': an object of topic-partition -> list of records")
-    delivered = []
-    for batch in batches.values():
-        for raw in batch:
-            try:
-                position = Position(str(raw["topic"]), int(raw["partition"]), int(raw["offset"]))
-            except (KeyError, TypeError, ValueError) as exc:
-                raise MalformedEventError(f"a record lacks topic, partition or offset: {exc!r}") from None
-            delivered.append(Delivered.decode(position, raw.get("value")))
-    return delivered
+    read = []
+    for record in KafkaEvent(event).records:
+        try:
+            position = Position(str(record.topic), int(record.partition), int(record.offset))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise MalformedEventError(f"a record lacks topic, partition or offset: {exc!r}") from None
+        read.append((record, Delivered.decode(position, record.get("value"))))
+    return read
 
 
 def _log(delivered: Delivered, verdict: Verdict) -> None:
@@ -66,16 +71,18 @@ def _log(delivered: Delivered, verdict: Verdict) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailureResponse:
-    batch = _delivered(event)
-    verdicts = persister().persist(batch)
-    for delivered in batch:
+    read = _read(event)
+    verdicts = persister().persist([delivered for _, delivered in read])
+    for _, delivered in read:
         verdict = verdicts[delivered.position]
         _log(delivered, verdict)
         metrics.add_metric(name=metric_name("Record", verdict.outcome), unit=MetricUnit.Count, value=1)
 
     def record_handler(record: KafkaEventRecord) -> None:
-        verdict = verdicts[Position(record.topic, record.partition, record.offset)]
+        verdict = verdicts[Position(record.topic, int(record.partition), int(record.offset))]
         if verdict.outcome is RecordOutcome.TRANSIENT:
             raise TransientRecordError(verdict.reason)
 
-    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)
+    with processor(records=[record.raw_event for record, _ in read], handler=record_handler, lambda_context=context):
+        processor.process()
+    return processor.response()

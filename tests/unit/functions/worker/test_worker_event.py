@@ -1,4 +1,4 @@
-"""The worker's reading of MSK events, without servers."""
+"""The worker's reading of MSK events, without servers: once, through Powertools' Kafka event type."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import base64
 import pytest
 
 from coupon_core.domain.delivery import Delivered, Position
-from functions.worker.app import MalformedEventError, _delivered
+from functions.worker.app import MalformedEventError, _read
 from local.testkit.lambda_events import msk_event
 
 WHERE = Position("coupon.issue.v1", 0, 1)
@@ -38,9 +38,11 @@ def test_undecodable_values_carry_their_problem(value, problem):
 )
 def test_an_event_that_is_not_an_msk_event_is_refused(event, error):
     with pytest.raises(MalformedEventError, match=error):
-        _delivered(event)
+        _read(event)
 
 
 def test_records_come_out_of_every_topic_partition():
     event = msk_event([("t", 0, 5, b"x"), ("t", 1, 9, b"y")])
-    assert [d.position for d in _delivered(event)] == [Position("t", 0, 5), Position("t", 1, 9)]
+    read = _read(event)
+    assert [delivered.position for _, delivered in read] == [Position("t", 0, 5), Position("t", 1, 9)]
+    assert [record.raw_event for record, _ in read] == [*event["records"]["t-0"], *event["records"]["t-1"]]
