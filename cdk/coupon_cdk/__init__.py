@@ -1,7 +1,10 @@
 """The CDK app of the coupon system: one stack per environment, built from small constructs.
 
 config.py        cdk.json's environments, validated (pydantic)
-stack.py         CouponStack: the local and the AWS halves over the same functions and API
+stack.py         CouponStack: the constructs below, wired, for a local or an AWS environment
+fleet.py         the seven functions of every environment, their wiring and schedules
+managed.py       an AWS environment's managed services, and what each function is granted of them
+pipeline.py      what only AWS runs: the topics and the worker's mapping, the migration, failed runs
 functions.py     a Lambda function with a role of its own (least privilege)
 code.py          the functions' package and the layers, as Lambda ships them
 locked.py        installs from uv.lock, the one lock of every Python dependency, hash-checked

@@ -13,6 +13,8 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct, IConstruct
 
+from coupon_cdk.config import CdkContextError
+
 # Data an environment keeps when it says removalPolicy=retain: snapshots where the service takes
 # one on deletion, the resource itself otherwise.
 KEPT = {
@@ -60,3 +62,20 @@ class Retention:
         group = logs.CfnLogGroup(scope, "LogGroup", retention_in_days=self._retention_days)
         group.apply_removal_policy(RemovalPolicy.RETAIN if self._retain else RemovalPolicy.DESTROY)
         function.add_property_override("LoggingConfig.LogGroup", group.ref)
+
+
+RETENTION_DAYS = {
+    1: logs.RetentionDays.ONE_DAY,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    90: logs.RetentionDays.THREE_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+}
+
+
+def log_retention(days: int) -> logs.RetentionDays:
+    """``logRetentionDays`` as CDK names it; a number CloudWatch Logs does not offer is refused."""
+    if days not in RETENTION_DAYS:
+        raise CdkContextError(f"logRetentionDays must be one of {sorted(RETENTION_DAYS)}, got {days}")
+    return RETENTION_DAYS[days]

@@ -1,0 +1,103 @@
+"""The managed services of an AWS environment (the VPC, the cache, the brokers, the database),
+what each function is granted of them, and what the alarms watch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import Stack
+from aws_cdk import aws_logs as logs
+
+from coupon_cdk.config import MSK_IAM_CONNECTIONS, EnvironmentConfig, iam_connection_limit
+from coupon_cdk.fleet import Fleet, Functions, StoreAccess, worker_group
+from coupon_cdk.functions import Placement
+from coupon_cdk.monitoring import DataStores
+from coupon_cdk.network import Network
+from coupon_cdk.stores import Cache, Database, Kafka
+
+
+@dataclass(frozen=True)
+class AwsParts:
+    """The managed services of an AWS environment."""
+
+    network: Network
+    cache: Cache
+    kafka: Kafka
+    database: Database
+
+    @classmethod
+    def build(cls, stack: Stack, config: EnvironmentConfig, retention: logs.RetentionDays) -> AwsParts:
+        assert config.cache is not None
+        assert config.kafka is not None
+        assert config.database is not None
+        name = f"coupons-{config.name}"
+        network = Network(
+            stack,
+            "Network",
+            max_azs=config.availability_zones,
+            endpoint_azs=config.endpoint_azs,
+            log_retention=retention,
+        )
+        return cls(
+            network=network,
+            cache=Cache(stack, "Cache", config=config.cache, network=network, name=name),
+            kafka=Kafka(stack, "Kafka", config=config.kafka, network=network, name=name, brokers=config.brokers),
+            database=Database(stack, "Database", config=config.database, network=network, name=name),
+        )
+
+    def access(self) -> StoreAccess:
+        """The functions in the VPC, reaching each store with credentials."""
+        network = self.network
+        return StoreAccess(
+            placement=Placement(network.vpc, network.subnets, network.functions, network.functions_without_database),
+            redis=self.cache.environment,
+            database={"DB_SECRET_ARN": self.database.secret.secret_arn, "DB_HOST": self.database.host},
+            kafka={"KAFKA_BOOTSTRAP_SERVERS": self.kafka.bootstrap_servers, "KAFKA_AUTH": "iam"},
+        )
+
+    def grant(self, fleet: Fleet, functions: Functions, *, environment: str) -> None:
+        """Each function reads the database secret if it uses the database, connects to the cache
+        if it uses Redis, and gets what its Kafka requests need (MSK's IAM access control, "common
+        use cases")."""
+        for fn in fleet.database_users:
+            self.database.secret.grant_read(fn.role)
+        for fn in fleet.redis_users:
+            self.cache.grant_connect(fn.role)
+        kafka = self.kafka
+        cluster, topic = [kafka.cluster_arn], [kafka.topic_arn]
+        group = [kafka.group_arn_prefix + worker_group(environment)]
+        # The intake's producer is idempotent (kafka-python's default with acks=all): InitProducerId
+        # needs WriteDataIdempotently on the cluster, which WriteData on the topic does not imply.
+        functions.intake.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
+        functions.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], topic)
+        for in_flight_reader in (functions.builder, functions.rebuild):  # the records after the worker's offsets
+            in_flight_reader.allow(["kafka-cluster:Connect"], cluster)
+            in_flight_reader.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+            in_flight_reader.allow(["kafka-cluster:DescribeGroup"], group)
+        functions.dlq_handler.allow(["kafka-cluster:Connect"], cluster)
+        functions.dlq_handler.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+        # The MSK event source mapping uses the worker's role: AWSLambdaMSKExecutionRole's actions
+        # (the ENI actions come with every function in the VPC), then the consumer's own.
+        worker = functions.worker
+        worker.allow(["kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"], cluster)
+        worker.allow(["ec2:DescribeVpcs", "ec2:DescribeSecurityGroups"], ["*"])
+        worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
+        worker.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
+        worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], group)
+        functions.relay.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
+        functions.relay.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.events_topic_arn])
+
+    def stores(self, config: EnvironmentConfig) -> DataStores:
+        assert config.cache is not None
+        assert config.kafka is not None
+        return DataStores(
+            database_instance=self.database.instance.instance_identifier,
+            proxy=self.database.proxy_name,
+            cache_kind=config.cache.kind,
+            cache=self.cache.name,
+            cache_nodes=self.cache.nodes,
+            kafka_kind=config.kafka.kind,
+            kafka_cluster=f"coupons-{config.name}",
+            brokers=config.brokers,
+            iam_connections_per_broker=iam_connection_limit(config) or MSK_IAM_CONNECTIONS,
+        )
