@@ -30,8 +30,10 @@ class Placement:
         return self if database else replace(self, security_group=self.without_database)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FunctionSpec:
+    """What makes one function itself, each by name: no bare number says what it is."""
+
     name: str
     handler: str
     description: str
