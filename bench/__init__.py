@@ -18,4 +18,5 @@ write_limit.py            the processing limit under a burst
 reconcile.py              reconciling a coupon of 100,000 issued users
 msk_token.py              signing MSK IAM auth tokens
 command_start.py          how soon the coupons command answers, beside aws --version and another commit's
+settings_read.py          what reading a function's settings costs a cold start
 """

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from coupon_core.errors import ConfigError
@@ -33,7 +31,6 @@ ELASTICACHE_IAM = {
 }
 
 
-@dataclass(frozen=True)
 class EveryPart(FunctionSettings):
     """Every part the functions compose their settings of, read at once: each variable's checks."""
 

@@ -83,8 +83,9 @@ def test_without_credentials_the_error_names_the_setting(monkeypatch):
 
 
 def test_the_client_carries_the_provider_only_with_iam_and_speaks_tls():
-    iam = RedisSettings("rediss://cache.example:6379", "iam", USER, CACHE, "serverless", REGION)
-    plain = RedisSettings("redis://127.0.0.1:6379/0")
+    iam = RedisSettings.from_env({"REDIS_URL": "rediss://cache.example:6379", "REDIS_AUTH": "iam", "REDIS_USER": USER,
+                                  "REDIS_CACHE_NAME": CACHE, "AWS_REGION": REGION})  # fmt: skip
+    plain = RedisSettings.from_env({"REDIS_URL": "redis://127.0.0.1:6379/0"})
 
     iam_pool, plain_pool = redis_client(iam).connection_pool, redis_client(plain).connection_pool
 

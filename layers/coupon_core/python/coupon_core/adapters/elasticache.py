@@ -64,7 +64,7 @@ def redis_client(settings: RedisSettings, *, socket_timeout: float = 2.0, pinned
     if settings.auth == "none":
         return connect(settings.url, socket_timeout=socket_timeout, pinned=pinned)
     user, cache_name, region = settings.user, settings.cache_name, settings.region
-    assert user is not None  # REDIS_AUTH=iam requires all three (RedisSettings.from_env)
+    assert user is not None  # REDIS_AUTH=iam requires all three (RedisSettings checks it)
     assert cache_name is not None
     assert region is not None
     credentials = ElastiCacheIamCredentials(user, cache_name, region, serverless=settings.cache_kind == "serverless")

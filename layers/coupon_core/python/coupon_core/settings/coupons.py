@@ -3,27 +3,22 @@ request's, where the user id comes from, and the rebuild function of the reconci
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
 
-from coupon_core.settings import DatabaseSettings, FunctionSettings, RedisSettings, RetentionSettings
+from pydantic import AfterValidator, Field
+
+from coupon_core.settings import DatabaseSettings, FunctionSettings, Part, RedisSettings, RetentionSettings
 from coupon_core.settings import variables as var
 from coupon_core.settings.http_api import CallerSettings
-from coupon_core.settings.variables import Environ
 
 
-@dataclass(frozen=True)
-class RebuildFunctionSettings:
+class RebuildFunctionSettings(Part):
     """The rebuild function the reconcile route invokes (REBUILD_FUNCTION, a Lambda function name
     or ARN). Unset, the route answers 503."""
 
-    name: str | None
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> RebuildFunctionSettings:
-        return cls(name=var.function_name(environ, "REBUILD_FUNCTION"))
+    name: Annotated[str | None, Field(validation_alias="REBUILD_FUNCTION"), AfterValidator(var.FUNCTION_NAME)] = None
 
 
-@dataclass(frozen=True)
 class CouponsSettings(FunctionSettings):
     redis: RedisSettings
     database: DatabaseSettings

@@ -4,48 +4,38 @@ intake holds no credential of it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
 
 from coupon_core.domain.issuing import MEMORY_MS
-from coupon_core.settings import FunctionSettings, KafkaSettings, RedisSettings, produce_bounds
+from coupon_core.settings import FunctionSettings, KafkaSettings, Part, ProduceBounds, RedisSettings
 from coupon_core.settings import variables as var
 from coupon_core.settings.http_api import CallerSettings
-from coupon_core.settings.variables import Environ
 
 
-@dataclass(frozen=True)
-class IssuingSettings:
-    """The bound on every produce, whether a success waits for Redis replicas, and how long a
-    container remembers an answer that stands."""
+class IssuingSettings(ProduceBounds):
+    """The bound on every produce (which the reconcile skew must exceed), whether a success waits
+    for Redis replicas, and how long a container remembers an answer that stands."""
 
-    produce_timeout_ms: int
-    wait_replicas: int  # 0: answer SUCCESS without waiting for Redis replicas (the default)
-    wait_timeout_ms: int
-    memory_ms: int  # 0: every request asks Redis; at most the contract's second (issuing.MEMORY_MS)
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> IssuingSettings:
-        return cls(
-            produce_timeout_ms=produce_bounds(environ)[0],
-            wait_replicas=var.integer(environ, "REDIS_WAIT_REPLICAS", 0, low=0, high=5),
-            wait_timeout_ms=var.integer(environ, "REDIS_WAIT_TIMEOUT_MS", 100, low=1, high=2_000),
-            memory_ms=var.integer(environ, "ANSWER_MEMORY_MS", MEMORY_MS, low=0, high=MEMORY_MS),
-        )
+    wait_replicas: Annotated[  # 0: answer SUCCESS without waiting for Redis replicas (the default)
+        int, Field(validation_alias="REDIS_WAIT_REPLICAS"), AfterValidator(var.between(0, 5))
+    ] = 0
+    wait_timeout_ms: Annotated[
+        int, Field(validation_alias="REDIS_WAIT_TIMEOUT_MS"), AfterValidator(var.between(1, 2_000))
+    ] = 100
+    memory_ms: Annotated[  # 0: every request asks Redis; at most the contract's second (issuing.MEMORY_MS)
+        int, Field(validation_alias="ANSWER_MEMORY_MS"), AfterValidator(var.between(0, MEMORY_MS))
+    ] = MEMORY_MS
 
 
-@dataclass(frozen=True)
-class BuilderFunctionSettings:
+class BuilderFunctionSettings(Part):
     """The builder function the intake asks to build a missing state (BUILDER_FUNCTION, a Lambda
     function name or ARN). Unset, a request that needs a build answers 503."""
 
-    name: str | None
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> BuilderFunctionSettings:
-        return cls(name=var.function_name(environ, "BUILDER_FUNCTION"))
+    name: Annotated[str | None, Field(validation_alias="BUILDER_FUNCTION"), AfterValidator(var.FUNCTION_NAME)] = None
 
 
-@dataclass(frozen=True)
 class IntakeSettings(FunctionSettings):
     redis: RedisSettings
     kafka: KafkaSettings

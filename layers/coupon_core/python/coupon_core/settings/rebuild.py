@@ -3,48 +3,55 @@ is old enough to release."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Self
 
-from coupon_core.errors import ConfigError
+from pydantic import AfterValidator, Field, model_validator
+
 from coupon_core.settings import (
     HOUR_MS,
     ConsumerGroupSettings,
     DatabaseSettings,
     FunctionSettings,
     KafkaSettings,
+    ProduceBounds,
     ReadBackSettings,
     RedisSettings,
     RetentionSettings,
-    produce_bounds,
 )
 from coupon_core.settings import variables as var
-from coupon_core.settings.variables import Environ
 
 
-@dataclass(frozen=True)
-class ReconcileSettings:
-    """Which coupons the schedule reconciles, and how old a stray reservation must be to be released."""
+class ReconcileSettings(ProduceBounds, RetentionSettings):
+    """Which coupons the schedule reconciles, and how old a stray reservation must be to be
+    released (the skew, which a produce and its resend must fit)."""
 
-    skew_ms: int
-    lookback_ms: int
-    lookahead_ms: int
-    produce_bound_ms: int  # a send and its resend: how long a lost state waits before its rebuild
+    lookback_hours: Annotated[
+        int, Field(validation_alias="RECONCILE_LOOKBACK_HOURS"), AfterValidator(var.between(0, 24 * 366))
+    ] = 24
+    lookahead_minutes: Annotated[
+        int, Field(validation_alias="RECONCILE_LOOKAHEAD_MINUTES"), AfterValidator(var.between(0, 7 * 24 * 60))
+    ] = 60
 
-    @classmethod
-    def from_env(cls, environ: Environ) -> ReconcileSettings:
-        lookback_ms = var.integer(environ, "RECONCILE_LOOKBACK_HOURS", 24, low=0, high=24 * 366) * HOUR_MS
-        if lookback_ms >= RetentionSettings.from_env(environ).state_ms:
-            raise ConfigError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
-        produce_timeout_ms, skew_ms = produce_bounds(environ)
-        return cls(
-            skew_ms=skew_ms,
-            produce_bound_ms=2 * produce_timeout_ms,
-            lookback_ms=lookback_ms,
-            lookahead_ms=var.integer(environ, "RECONCILE_LOOKAHEAD_MINUTES", 60, low=0, high=7 * 24 * 60) * 60_000,
-        )
+    @model_validator(mode="after")
+    def _looks_back_within_the_retention(self) -> Self:
+        if self.lookback_ms >= self.state_ms:
+            raise ValueError("RECONCILE_LOOKBACK_HOURS must be shorter than STATE_RETENTION_HOURS")
+        return self
+
+    @property
+    def lookback_ms(self) -> int:
+        return self.lookback_hours * HOUR_MS
+
+    @property
+    def lookahead_ms(self) -> int:
+        return self.lookahead_minutes * 60_000
+
+    @property
+    def produce_bound_ms(self) -> int:
+        """A send and its resend: how long a lost state waits before its rebuild."""
+        return 2 * self.produce_timeout_ms
 
 
-@dataclass(frozen=True)
 class RebuildSettings(FunctionSettings):
     """Kafka to read the records in flight: the topic's tail after the worker group's offsets."""
 

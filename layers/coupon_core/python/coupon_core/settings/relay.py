@@ -2,29 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated
 
-from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings
+from pydantic import AfterValidator, Field
+
+from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings, Part
 from coupon_core.settings import variables as var
-from coupon_core.settings.variables import Environ
 
 
-@dataclass(frozen=True)
-class OutboxRelaySettings:
+class OutboxRelaySettings(Part):
     """How many events the relay publishes per transaction, and how long it waits for Kafka."""
 
-    batch: int
-    publish_timeout_ms: int
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> OutboxRelaySettings:
-        return cls(
-            batch=var.integer(environ, "OUTBOX_BATCH", 500, low=1, high=10_000),
-            publish_timeout_ms=var.integer(environ, "OUTBOX_PUBLISH_TIMEOUT_MS", 10_000, low=100, high=60_000),
-        )
+    batch: Annotated[int, Field(validation_alias="OUTBOX_BATCH"), AfterValidator(var.between(1, 10_000))] = 500
+    publish_timeout_ms: Annotated[
+        int, Field(validation_alias="OUTBOX_PUBLISH_TIMEOUT_MS"), AfterValidator(var.between(100, 60_000))
+    ] = 10_000
 
 
-@dataclass(frozen=True)
 class RelaySettings(FunctionSettings):
     """The outbox relay: the database, and Kafka to publish to (KAFKA_TOPIC: the events topic)."""
 

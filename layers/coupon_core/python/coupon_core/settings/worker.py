@@ -3,57 +3,58 @@ the processing limit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Annotated, Self
 
-from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings, ReadBackSettings, RedisSettings
+from pydantic import AfterValidator, Field, model_validator
+
+from coupon_core.settings import (
+    DatabaseSettings,
+    FunctionSettings,
+    KafkaSettings,
+    Part,
+    ReadBackSettings,
+    RedisSettings,
+)
 from coupon_core.settings import variables as var
-from coupon_core.settings.variables import Environ
 
 
-@dataclass(frozen=True)
-class DlqSettings:
+class DlqSettings(Part):
     """The SQS DLQ the worker sends its rejection letters to."""
 
-    url: str
-
-    @classmethod
-    def from_env(cls, environ: Environ) -> DlqSettings:
-        return cls(url=var.url(environ, "DLQ_URL", ("https", "http")))
+    url: Annotated[str, Field(validation_alias="DLQ_URL"), AfterValidator(var.url_of("https", "http"))]
 
 
-@dataclass(frozen=True)
-class WorkerLockSettings:
-    """The worker's per-coupon issue lock: its lease, and how long to wait for it."""
+class WorkerLockSettings(Part):
+    """The worker's per-coupon issue lock: its lease, and how long to wait for it (at most the lease)."""
 
-    lease_s: int
-    wait_s: int
+    lease_s: Annotated[int, Field(validation_alias="WORKER_LOCK_LEASE_S"), AfterValidator(var.between(1, 900))] = 30
+    wait_s: Annotated[int, Field(validation_alias="WORKER_LOCK_WAIT_S")] = 5
 
-    @classmethod
-    def from_env(cls, environ: Environ) -> WorkerLockSettings:
-        lease = var.integer(environ, "WORKER_LOCK_LEASE_S", 30, low=1, high=900)
-        return cls(lease_s=lease, wait_s=var.integer(environ, "WORKER_LOCK_WAIT_S", 5, low=1, high=lease))
+    @model_validator(mode="after")
+    def _wait_within_the_lease(self) -> Self:
+        if "wait_s" in self.model_fields_set and not 1 <= self.wait_s <= self.lease_s:
+            raise ValueError(f"WORKER_LOCK_WAIT_S must be between 1 and {self.lease_s}; got {self.wait_s}")
+        return self
 
 
-@dataclass(frozen=True)
-class WriteLimitSettings:
+class WriteLimitSettings(Part):
     """The processing limit (docs/design.md, Processing limit): database writes per second across
-    every worker (0: none), the burst it allows, and how long one batch may wait for it."""
+    every worker (0: none), the burst it allows (by default one second's writes), and how long one
+    batch may wait for it."""
 
-    per_second: int
-    burst: int
-    wait_s: int
+    per_second: Annotated[
+        int, Field(validation_alias="WORKER_WRITES_PER_SECOND"), AfterValidator(var.between(0, 1_000_000))
+    ] = 0
+    burst_asked: Annotated[
+        int | None, Field(validation_alias="WORKER_WRITE_BURST"), AfterValidator(var.between(1, 10_000_000))
+    ] = None
+    wait_s: Annotated[int, Field(validation_alias="WORKER_WRITE_WAIT_S"), AfterValidator(var.between(1, 600))] = 60
 
-    @classmethod
-    def from_env(cls, environ: Environ) -> WriteLimitSettings:
-        per_second = var.integer(environ, "WORKER_WRITES_PER_SECOND", 0, low=0, high=1_000_000)
-        return cls(
-            per_second=per_second,
-            burst=var.integer(environ, "WORKER_WRITE_BURST", max(1, per_second), low=1, high=10_000_000),
-            wait_s=var.integer(environ, "WORKER_WRITE_WAIT_S", 60, low=1, high=600),
-        )
+    @property
+    def burst(self) -> int:
+        return self.burst_asked if self.burst_asked is not None else max(1, self.per_second)
 
 
-@dataclass(frozen=True)
 class WorkerSettings(FunctionSettings):
     redis: RedisSettings
     database: DatabaseSettings
@@ -62,7 +63,6 @@ class WorkerSettings(FunctionSettings):
     write_limit: WriteLimitSettings
 
 
-@dataclass(frozen=True)
 class DlqHandlerSettings(FunctionSettings):
     """Kafka only to read records back by offset."""
 
