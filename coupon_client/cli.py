@@ -67,7 +67,15 @@ class Options:
         if self._session is None:
             from coupon_client.session import Session  # noqa: PLC0415 -- boto3 loads for a call only
 
-            self._session = Session(self)
+            self._session = Session(
+                env=self.env,
+                api_url=self.api_url,
+                endpoint_url=self.endpoint_url,
+                profile=self.profile,
+                region=self.region,
+                debug=self.debug,
+                read_timeout=self.read_timeout,
+            )
         return self._session
 
     def printer(self) -> Printer:

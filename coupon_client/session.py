@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import boto3
 from botocore.credentials import Credentials
@@ -20,27 +20,35 @@ from coupon_client.debug import Tracer
 from coupon_client.errors import UnknownEnvironmentError
 from coupon_client.metrics import StackMetrics
 
-if TYPE_CHECKING:
-    from coupon_client.cli import Options
-
 
 class Session:
     """Where the command's calls go, and as whom: ``--env`` (the stack's outputs; ``local``: the
     local stack, with its test identity) or ``--api-url``, through ``--endpoint-url`` when AWS's
     APIs are reached at one's own; signed with the operator's credentials, checked once."""
 
-    def __init__(self, options: Options) -> None:
-        self._options = options
-        self._tracer = Tracer(sys.stderr) if options.debug else None
-        self._local = environment.local_stack(Path.cwd()) if options.env == environment.LOCAL else None
-        self._endpoint = options.endpoint_url or (self._local.endpoint if self._local else None)
+    def __init__(
+        self,
+        *,
+        env: str | None,
+        api_url: str | None,
+        endpoint_url: str | None,
+        profile: str | None,
+        region: str | None,
+        debug: bool,
+        read_timeout: float,
+    ) -> None:
+        self._env, self._api_url, self._profile, self._region = env, api_url, profile, region
+        self._read_timeout = read_timeout
+        self._tracer = Tracer(sys.stderr) if debug else None
+        self._local = environment.local_stack(Path.cwd()) if env == environment.LOCAL else None
+        self._endpoint = endpoint_url or (self._local.endpoint if self._local else None)
         self._aws: boto3.Session | None = None
         self._target: environment.Target | None = None
         self._credentials: Credentials | None = None
 
     def aws(self) -> boto3.Session:
         if self._aws is None:
-            self._aws = environment.aws_session(self._options.profile, self._options.region, self._local)
+            self._aws = environment.aws_session(self._profile, self._region, self._local)
             if self._tracer is not None:
                 self._aws.events.register("before-send", self._sent)
                 self._aws.events.register("after-call", self._answered)
@@ -54,12 +62,12 @@ class Session:
 
     def target(self) -> environment.Target:
         if self._target is None:
-            if self._options.api_url:
-                region = environment.region_in(self._options.api_url) or environment.region_of(self.aws())
-                self._target = environment.Target(self._options.api_url, region, aws_endpoint=self._endpoint)
-            elif self._options.env:
+            if self._api_url:
+                region = environment.region_in(self._api_url) or environment.region_of(self.aws())
+                self._target = environment.Target(self._api_url, region, aws_endpoint=self._endpoint)
+            elif self._env:
                 self.credentials()  # before the stack lookup: a missing identity is said as such
-                self._target = environment.find(self.aws(), self._options.env, self._endpoint)
+                self._target = environment.find(self.aws(), self._env, self._endpoint)
             else:
                 raise UnknownEnvironmentError(
                     "which environment? pass --env NAME (or set COUPONS_ENV; local: the stack make up runs) "
@@ -70,9 +78,7 @@ class Session:
     def admin(self, token: str | None = None) -> AdminApi:
         target = self.target()
         sign = id_token(token) if token else sigv4(target.region, self.credentials())
-        client = ApiClient(
-            target.api_url, timeout_s=self._options.read_timeout, connections=2, sign=sign, trace=self._tracer
-        )
+        client = ApiClient(target.api_url, timeout_s=self._read_timeout, connections=2, sign=sign, trace=self._tracer)
         return AdminApi(client, target.api_url, target.region)
 
     def metrics(self) -> StackMetrics:

@@ -14,7 +14,6 @@ from coupon_client import environment
 from coupon_client.cli import Options
 from coupon_client.errors import NoCredentialsError, SessionExpiredError, UnknownEnvironmentError
 from coupon_client.output import Format
-from coupon_client.session import Session
 from local.stack import control
 
 API_URL = "https://abc123.execute-api.eu-west-1.amazonaws.com/dev/"
@@ -189,7 +188,7 @@ def test_the_local_environment_is_reached_with_the_stacks_identity_not_the_opera
     cloudformation.create_stack(StackName="Coupons-local", TemplateBody=json.dumps(template))
     monkeypatch.chdir(tmp_path)
 
-    session = Session(Options("local", None, None, None, None, Format.JSON, debug=False, read_timeout=5))
+    session = Options("local", None, None, None, None, Format.JSON, debug=False, read_timeout=5).session()
     target = session.target()
 
     assert target.api_url == f"{moto_endpoint}/_aws/execute-api/abc123/local"
