@@ -94,11 +94,10 @@ class ApiClient:
         try:
             response = self._pool.request(method, url, body=data, headers=all_headers)
         except urllib3.exceptions.HTTPError as exc:
-            failure, said = _failure(exc)
+            failure, said, seconds = *_failure(exc), time.perf_counter() - started
             if self._trace is not None:
-                self._trace.failure(said, time.perf_counter() - started)
-            body = {"status": "NO_ANSWER", "error": said}
-            return Reply(NO_ANSWER, body, time.perf_counter() - started, failure=failure)
+                self._trace.failure(said, seconds)
+            return Reply(NO_ANSWER, {"status": "NO_ANSWER", "error": said}, seconds, failure=failure)
         text = response.data.decode()
         if self._trace is not None:
             self._trace.answer(response.status, time.perf_counter() - started, response.headers, text)

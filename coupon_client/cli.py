@@ -34,6 +34,7 @@ from coupon_client.errors import CouponsError
 from coupon_client.output import Format, Printer
 
 if TYPE_CHECKING:
+    from coupon_client.admin import AdminApi
     from coupon_client.session import Session
 
 DISTRIBUTION = "coupon-system"  # pyproject.toml's project name
@@ -214,7 +215,7 @@ def create(
         body["validUntil"] = arguments.wire(valid_until)
     if valid_days is not None:
         body["validDays"] = valid_days
-    _options(ctx).printer().coupon(_options(ctx).session().admin().create(body), _now())
+    _show_coupon(ctx, _admin(ctx).create(body))
 
 
 @app.command("list")
@@ -226,7 +227,7 @@ def list_coupons(
     every: Annotated[bool, typer.Option("--all", help="every page, not only the first")] = False,
 ) -> None:
     """List coupons, with their state and stock left."""
-    admin = _options(ctx).session().admin()
+    admin = _admin(ctx)
     page = admin.coupons_page(after, limit)
     coupons = list(page["coupons"])
     while every and page["next"] is not None:
@@ -239,7 +240,7 @@ def list_coupons(
 @reported
 def show(ctx: typer.Context, coupon: CouponId) -> None:
     """Show a coupon: its state, database and Redis counts."""
-    _options(ctx).printer().coupon(_options(ctx).session().admin().coupon(coupon), _now())
+    _show_coupon(ctx, _admin(ctx).coupon(coupon))
 
 
 @app.command(context_settings=NUMBERS)
@@ -260,8 +261,7 @@ def change(
         "issueStartsAt": starts and arguments.wire(starts),
         "issueEndsAt": ends and arguments.wire(ends),
     }
-    changed = _options(ctx).session().admin().change(coupon, {k: v for k, v in changes.items() if v is not None})
-    _options(ctx).printer().coupon(changed, _now())
+    _show_coupon(ctx, _admin(ctx).change(coupon, {k: v for k, v in changes.items() if v is not None}))
 
 
 @app.command(context_settings=NUMBERS)
@@ -273,14 +273,14 @@ def close(ctx: typer.Context, coupon: CouponId, yes: Yes = False) -> None:
     """
     if not yes:
         typer.confirm(f"Close coupon {coupon} now? Requests will answer 409 CLOSED", abort=True, err=True)
-    _options(ctx).printer().coupon(_options(ctx).session().admin().close(coupon), _now())
+    _show_coupon(ctx, _admin(ctx).close(coupon))
 
 
 @app.command(context_settings=NUMBERS)
 @reported
 def reopen(ctx: typer.Context, coupon: CouponId) -> None:
     """Reopen a closed coupon."""
-    _options(ctx).printer().coupon(_options(ctx).session().admin().reopen(coupon), _now())
+    _show_coupon(ctx, _admin(ctx).reopen(coupon))
 
 
 @app.command("top-up", context_settings=NUMBERS)
@@ -298,7 +298,7 @@ def top_up(
     ],
 ) -> None:
     """Add copies to a coupon's stock."""
-    _options(ctx).printer().coupon(_options(ctx).session().admin().top_up(coupon, copies), _now())
+    _show_coupon(ctx, _admin(ctx).top_up(coupon, copies))
 
 
 @app.command(context_settings=NUMBERS)
@@ -308,7 +308,7 @@ def reconcile(ctx: typer.Context, coupon: CouponId) -> None:
 
     Prints the rebuild's report.
     """
-    answer = _options(ctx).session().admin().reconcile(coupon)
+    answer = _admin(ctx).reconcile(coupon)
     report = answer["report"]
     fields = {key: value for entry in report.get("reconciled", []) for key, value in entry.items()}
     fields |= {key: report[key] for key in ("failed", "inFlightError") if report.get(key)}
@@ -319,7 +319,7 @@ def reconcile(ctx: typer.Context, coupon: CouponId) -> None:
 @reported
 def issues(ctx: typer.Context, coupon: CouponId, after: After = 0, limit: Limit = 100) -> None:
     """List a coupon's issues, a page at a time."""
-    _options(ctx).printer().issues(_options(ctx).session().admin().issues_page(coupon, after, limit), coupon, _now())
+    _options(ctx).printer().issues(_admin(ctx).issues_page(coupon, after, limit), coupon, _now())
 
 
 @app.command(context_settings=NUMBERS)
@@ -436,6 +436,16 @@ def _options(ctx: typer.Context) -> Options:
     options = ctx.find_object(Options)
     assert options is not None  # set by main(), the callback of every command
     return options
+
+
+def _admin(ctx: typer.Context) -> AdminApi:
+    """The admin routes of the API the global options name, signed as the operator."""
+    return _options(ctx).session().admin()
+
+
+def _show_coupon(ctx: typer.Context, coupon: dict[str, Any]) -> None:
+    """A coupon's document as the API answered it, in the asked form, with its state now."""
+    _options(ctx).printer().coupon(coupon, _now())
 
 
 def _now() -> datetime:

@@ -45,6 +45,9 @@ class Unavailable:
     reason: str
 
 
+NO_NAMESPACE = Unavailable("the stack's MetricsNamespace is unknown (give --env, not --api-url)")
+
+
 @dataclass(frozen=True)
 class Answers:
     per_second: dict[str, float]  # by outcome (SUCCESS, SOLD_OUT, ...), in the minute ``at``
@@ -91,7 +94,7 @@ class StackMetrics:
     def _answers(self, now: float) -> Answers | Unavailable:
         namespace = self._target.metrics_namespace
         if namespace is None:
-            return Unavailable("the stack's MetricsNamespace is unknown (give --env, not --api-url)")
+            return NO_NAMESPACE
         try:
             if now - self._listed_at >= LIST_EVERY_S or not self._outcomes:
                 self._outcomes = self._listed(namespace)
@@ -115,7 +118,7 @@ class StackMetrics:
     def _latency(self, now: float) -> Latency | Unavailable:
         namespace = self._target.metrics_namespace
         if namespace is None:
-            return Unavailable("the stack's MetricsNamespace is unknown (give --env, not --api-url)")
+            return NO_NAMESPACE
         queries = [_query(key, namespace, LATENCY, _SERVICE, key) for key in ("p50", "p99")]
         try:
             series = self._series(queries, now)

@@ -46,16 +46,17 @@ class Column:
     wraps: bool = False
 
 
+def _raw(name: str) -> Callable[[Document], str]:
+    return lambda document: "" if document.get(name) is None else str(document[name])
+
+
 def _field(name: str) -> Callable[[Document, datetime], str]:
-    return lambda document, _now: "" if document.get(name) is None else str(document[name])
+    raw = _raw(name)
+    return lambda document, _now: raw(document)
 
 
 def _time(name: str) -> Callable[[Document, datetime], str]:
     return lambda document, _now: sale.moment(document.get(name))
-
-
-def _raw(name: str) -> Callable[[Document], str]:
-    return lambda document: "" if document.get(name) is None else str(document[name])
 
 
 COUPON_COLUMNS = (
@@ -102,12 +103,7 @@ class Printer:
             "stockLeft": sale.stock_left(coupon),
             **{name: coupon[name] for name in COUPON_FIELDS},
         }
-        if self.form is Format.JSON:
-            self.document(coupon)
-        elif self.form is Format.TEXT:
-            self._pairs(fields)
-        else:
-            self._key_values(f"coupon {coupon['couponId']}", fields)
+        self.pairs(f"coupon {coupon['couponId']}", coupon, fields)
 
     def coupons(self, page: Document, now: datetime) -> None:
         self._list(page, page["coupons"], COUPON_COLUMNS, now, "coupons list")

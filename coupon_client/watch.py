@@ -20,7 +20,7 @@ import termios
 import tty
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import FrameType
 from typing import Any, TextIO
@@ -201,7 +201,7 @@ def watch(
                 live.start()
             frame = read_frame(admin, metrics, coupon_id, frame)
             if note:
-                frame = Frame(frame.coupon, frame.stack, frame.read_at, frame.counted_at, frame.rates, note)
+                frame = replace(frame, note=note)
             live.update(render(frame, target), refresh=True)
 
 
