@@ -9,12 +9,9 @@ on every broker by id: kafka-python's admin client addresses a broker's configur
 
 from __future__ import annotations
 
-from kafka import KafkaAdminClient
 from kafka.admin import AlterConfigOp, ConfigResource, ConfigResourceType
-from kafka.errors import KafkaError
 
-from coupon_core.adapters.kafka.connection import connection_config
-from coupon_core.adapters.kafka.topics import ADMIN_TIMEOUT_MS
+from coupon_core.adapters.kafka.topics import admin_client
 from coupon_core.errors import UnavailableError
 from coupon_core.settings import KafkaSettings
 
@@ -25,19 +22,11 @@ def set_iam_connection_limit(settings: KafkaSettings, limit: int | None) -> list
     """Set ``limit`` on every broker of the cluster, or with None remove it (MSK's default
     again); the brokers set. Raises :class:`UnavailableError` if a broker refused it."""
     change = (AlterConfigOp.SET, str(limit)) if limit is not None else (AlterConfigOp.DELETE, None)
-    try:
-        admin = KafkaAdminClient(**connection_config(settings, ADMIN_TIMEOUT_MS))
-    except KafkaError as exc:
-        raise UnavailableError(f"Kafka admin connection: {exc!r}") from exc
-    try:
+    with admin_client(settings, IAM_MAX_CONNECTIONS) as admin:
         brokers = sorted(int(broker["broker_id"]) for broker in admin.describe_cluster()["brokers"])
         resources = [ConfigResource(ConfigResourceType.BROKER, str(broker), {IAM_MAX_CONNECTIONS: change})
                      for broker in brokers]  # fmt: skip
         results = admin.alter_configs(resources, raise_on_unknown=False, incremental=True).get("broker", {})
-    except KafkaError as exc:
-        raise UnavailableError(f"{IAM_MAX_CONNECTIONS}: {exc!r}") from exc
-    finally:
-        admin.close()
     refused = {broker: result for broker, result in results.items() if result != "OK"}
     if refused or len(results) != len(brokers):
         raise UnavailableError(f"{IAM_MAX_CONNECTIONS} not set on every broker: {results or 'no answer'}")

@@ -8,6 +8,8 @@ partitions, so the order of one coupon's records would no longer hold).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -57,13 +59,25 @@ def plan(spec: TopicSpec, existing_partitions: int | None) -> TopicChange:
     return TopicChange.GROWN if existing_partitions < spec.partitions else TopicChange.UNCHANGED
 
 
-def ensure_topic(settings: KafkaSettings, spec: TopicSpec) -> TopicChange:
-    """Create the topic, or grow it to the partitions of ``spec``; what was done."""
+@contextmanager
+def admin_client(settings: KafkaSettings, doing: str) -> Iterator[KafkaAdminClient]:
+    """A Kafka admin client for the block, closed after it; a Kafka error, connecting or in the
+    block, is an :class:`UnavailableError` (``doing`` names what the block was doing)."""
     try:
         admin = KafkaAdminClient(**connection_config(settings, ADMIN_TIMEOUT_MS))
     except KafkaError as exc:
         raise UnavailableError(f"Kafka admin connection: {exc!r}") from exc
     try:
+        yield admin
+    except KafkaError as exc:
+        raise UnavailableError(f"{doing}: {exc!r}") from exc
+    finally:
+        admin.close()
+
+
+def ensure_topic(settings: KafkaSettings, spec: TopicSpec) -> TopicChange:
+    """Create the topic, or grow it to the partitions of ``spec``; what was done."""
+    with admin_client(settings, f"topic {spec.name}") as admin:
         change = plan(spec, _partitions(admin, spec.name))
         if change is TopicChange.CREATED:
             try:
@@ -76,10 +90,6 @@ def ensure_topic(settings: KafkaSettings, spec: TopicSpec) -> TopicChange:
         if change is TopicChange.GROWN:
             admin.create_partitions({spec.name: NewPartitions(spec.partitions)})
         return change
-    except KafkaError as exc:
-        raise UnavailableError(f"topic {spec.name}: {exc!r}") from exc
-    finally:
-        admin.close()
 
 
 def _partitions(admin: KafkaAdminClient, name: str) -> int | None:
