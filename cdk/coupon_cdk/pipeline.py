@@ -31,7 +31,7 @@ def topics_and_mapping(
     topic_maker = fleet.add(
         FunctionSpec(name="topic", handler="functions/topic/app.handler",
                      description="make the Kafka topics, limit the brokers' connections", memory_mb=256, timeout_s=120),
-        {"KAFKA_BOOTSTRAP_SERVERS": kafka.bootstrap_servers, "KAFKA_AUTH": "iam", "KAFKA_TOPIC": TOPIC},
+        {**fleet.stores.kafka, "KAFKA_TOPIC": TOPIC},
     )  # fmt: skip
     topics = KafkaTopics(scope, "KafkaTopics", handler=topic_maker, cluster_arn=kafka.cluster_arn)
     replicas = CLUSTER_DEFAULT if kafka_config.kind == "serverless" else kafka_config.replication_factor

@@ -20,6 +20,7 @@ from aws_cdk import aws_wafv2 as wafv2
 from constructs import Construct
 
 ISSUE_PATH = "/coupon-issues"
+AS_SENT = [wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")]  # a field matched untransformed
 
 
 def _visibility(name: str) -> wafv2.CfnWebACL.VisibilityConfigProperty:
@@ -83,7 +84,7 @@ def _issue_requests() -> wafv2.CfnWebACL.StatementProperty:
             field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(uri_path={}),
             positional_constraint="ENDS_WITH",
             search_string=ISSUE_PATH,
-            text_transformations=[wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")],
+            text_transformations=AS_SENT,
         )
     )
 
@@ -106,7 +107,7 @@ class ApiFirewall(Construct):
         token = wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
             header=wafv2.CfnWebACL.RateLimitHeaderProperty(
                 name="authorization",
-                text_transformations=[wafv2.CfnWebACL.TextTransformationProperty(priority=0, type="NONE")],
+                text_transformations=AS_SENT,
             )
         )
         rules = [
