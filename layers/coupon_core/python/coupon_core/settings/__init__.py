@@ -46,26 +46,24 @@ _ELASTICACHE_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")  # a cache's or a user's
 REGION = AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")  # as the SDKs read it
 
 
-class Part(BaseModel):
-    """A part of a function's settings: the variables it reads, each field named by its variable.
-    Built when first read (``defer_build``), so that importing the settings costs a cold start
-    next to nothing."""
+class Settings(BaseModel):
+    """Settings read from the environment, frozen. Built when first read (``defer_build``), so
+    that importing the settings costs a cold start next to nothing."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     @classmethod
     def from_env(cls, environ: Environ | None = None) -> Self:
-        """The part read from ``environ`` (default: the process environment)."""
-        return read(cls, environ)
+        """Read from ``environ`` (default: the process environment); a problem is a
+        ``ConfigError`` naming its variable."""
+        try:
+            return cls.model_validate(var.present(os.environ if environ is None else environ))
+        except ValidationError as exc:
+            raise var.config_error(exc) from None
 
 
-def read[P: BaseModel](model: type[P], environ: Environ | None = None) -> P:
-    """``model`` read from ``environ`` (default: the process environment); a problem is a
-    ``ConfigError`` naming its variable."""
-    try:
-        return model.model_validate(var.present(os.environ if environ is None else environ))
-    except ValidationError as exc:
-        raise var.config_error(exc) from None
+class Part(Settings):
+    """A part of a function's settings: the variables it reads, each field named by its variable."""
 
 
 class RedisSettings(Part):
@@ -247,12 +245,10 @@ class ProduceBounds(Part):
         return self
 
 
-class FunctionSettings(BaseModel):
+class FunctionSettings(Settings):
     """What every function reads; a subclass adds the parts it needs as fields (Redis, the
     database, Kafka, ...), so that a function is given, and reads, only what it uses. Each part
     reads the same environment."""
-
-    model_config = ConfigDict(frozen=True, defer_build=True)
 
     observability: ObservabilitySettings
 
@@ -260,8 +256,3 @@ class FunctionSettings(BaseModel):
     @classmethod
     def _each_part_reads_the_environment(cls, environ: dict[str, str]) -> dict[str, Any]:
         return dict.fromkeys(cls.model_fields, environ)
-
-    @classmethod
-    def from_env(cls, environ: Environ | None = None) -> Self:
-        """Every part read from ``environ`` (default: the process environment)."""
-        return read(cls, environ)
