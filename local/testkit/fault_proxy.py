@@ -103,7 +103,7 @@ class FaultProxy:
 
     @property
     def open_now(self) -> int:
-        """Connections open through it now (a dropped one counts until both its ends stopped)."""
+        """Connections open through it now (one counts as closed as soon as either end closes it)."""
         with self._lock:
             return self._open
 
