@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit.documents import DOCUMENTS, ROOT, markdown_lines
+
 BIN = Path(sys.executable).parent
-DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 INLINE = re.compile(r"`((?:make|python -m|\.venv/bin/python -m|coupons|\.venv/bin/pytest) [^`]*)`")
 OTHER_TOOLS = {
     "git": "a checkout's own history (clone, worktree)",
@@ -37,14 +37,10 @@ def _commands() -> list[tuple[str, list[str]]]:
     """Each command the documents give, as (where, its words), comments and shell glue removed."""
     found: list[tuple[str, list[str]]] = []
     for document in DOCUMENTS:
-        lines = document.read_text().splitlines()
-        inside, joined = False, ""
-        for number, line in enumerate(lines, 1):
-            if line.startswith("```"):
-                inside = not inside
-                continue
+        joined = ""
+        for number, line, fenced in markdown_lines(document.read_text()):
             where = f"{document.relative_to(ROOT)}:{number}"
-            if inside:
+            if fenced:
                 joined += line.removesuffix("\\")
                 if line.endswith("\\"):
                     continue

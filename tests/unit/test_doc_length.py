@@ -5,11 +5,11 @@ line of prose runs past 200 characters (a table row, a code block or a link refe
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.unit.documents import DOCUMENTS, ROOT, markdown_lines
+
 WORD_BUDGET = {"README.md": 1_200, "docs/architecture.md": 5_000, "docs/benchmarks.md": 5_000}
 PROSE_LINE = 200
 NOT_PROSE = re.compile(r"^\s*(\||\[[^\]]+\]:\s)")  # a table row, a link reference
@@ -17,13 +17,7 @@ NOT_PROSE = re.compile(r"^\s*(\||\[[^\]]+\]:\s)")  # a table row, a link referen
 
 def prose_lines(text: str) -> list[tuple[int, str]]:
     """The lines of a Markdown text outside fenced code blocks, tables and link references."""
-    lines, fenced = [], False
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.lstrip().startswith("```"):
-            fenced = not fenced
-        elif not fenced and not NOT_PROSE.match(line):
-            lines.append((number, line))
-    return lines
+    return [(number, line) for number, line, fenced in markdown_lines(text) if not fenced and not NOT_PROSE.match(line)]
 
 
 @pytest.mark.parametrize("doc", sorted(WORD_BUDGET))
@@ -35,7 +29,7 @@ def test_a_first_read_stays_within_its_budget(doc: str):
 def test_no_line_of_prose_runs_past_200_characters():
     found = [
         f"{path.relative_to(ROOT)}:{number}: {len(line)} characters"
-        for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+        for path in DOCUMENTS
         for number, line in prose_lines(path.read_text())
         if len(line) > PROSE_LINE
     ]

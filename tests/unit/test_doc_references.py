@@ -23,9 +23,8 @@ from typing import Any, get_args
 import pytest
 
 from coupon_cdk.config import EnvironmentConfig
+from tests.unit.documents import DOCUMENTS, ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = ("README.md", "docs/*.md")
 SOURCE_ROOTS = ("layers/coupon_core/python", "layers/lua_redis/python", "cdk", ".")
 CODE_ROOTS = ("functions/", "layers/", "cdk/")  # their docstrings and comments are documents too
 
@@ -153,8 +152,7 @@ def _importable(named: str) -> bool:
 def _references() -> list[tuple[str, str]]:
     """(where, what) for everything named in backticks that looks like a path or a dotted name."""
     found: list[tuple[str, str]] = []
-    documents = sorted({path for pattern in DOCUMENTS for path in ROOT.glob(pattern)})
-    for document in documents:
+    for document in DOCUMENTS:
         found += [(document.name, text) for text in re.findall(r"`([^`\n]+)`", document.read_text())]
     for file in _tracked():
         if file.endswith("__init__.py"):
