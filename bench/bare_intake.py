@@ -19,14 +19,14 @@ from kafka import KafkaProducer
 
 from coupon_core.domain.records import MAX_BIGINT
 from local.testkit.kafka_topics import client_options
-from lua_redis import connect
+from lua_redis.client import connect
 from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
-from lua_redis.scripts import Scripts
+from lua_redis.scripts import register
 
 ANSWERS = ("SUCCESS", "DUPLICATE", "SOLD_OUT", "NOT_OPEN", "ENDED", "STATE_MISSING", "KEY_REUSED", "CLOSED")
 
 _client = connect(os.environ["REDIS_URL"])
-_reserve = Scripts.register(_client).reserve
+_reserve = register(_client, "holders", "reserve")
 _producer = KafkaProducer(
     **client_options(os.environ["KAFKA_BOOTSTRAP_SERVERS"]), acks="all", enable_idempotence=True, linger_ms=0
 )

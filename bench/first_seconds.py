@@ -43,7 +43,7 @@ from local.stack.services import service_urls
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext, api_event
-from lua_redis import connect
+from lua_redis.client import connect
 from lua_redis.keys import reserved_key
 
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-first-seconds")

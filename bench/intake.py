@@ -56,7 +56,7 @@ from local.testkit.http_functions import handler_for
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext, api_event
 from local.testkit.redis_monitor import client_commands
-from lua_redis import connect
+from lua_redis.client import connect
 
 os.environ.setdefault("KAFKA_CONSUMER_GROUP", "coupon-worker-bench")  # whose offsets mark records in flight
 

@@ -20,8 +20,9 @@ import redis
 
 from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
 from lua_redis.keys import meta_key, reserved_key
+from lua_redis.store import ReservationStore
 
 NAIVE_REBUILD = """
 redis.call('DEL', KEYS[1])

@@ -34,7 +34,8 @@ from bench.intake import call, emit, quiet_intake_servers
 from bench.intake_forked import Containers
 from local.testkit.lambda_events import api_event
 from local.testkit.redis_monitor import issue_requests_load, monitored
-from lua_redis import connect, holders
+from lua_redis import holders
+from lua_redis.client import connect
 from lua_redis.keys import holders_key, reserved_key
 
 VARIANTS = {"without the memory": "0", "with the memory": "1000"}

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
+from lua_redis.store import ReservationStore
 
 
 def _run(

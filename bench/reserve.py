@@ -23,7 +23,8 @@ from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_res
 from coupon_core.domain.reservations import CouponState
 from local.stack.valkey import start_valkey
 from local.testkit.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
+from lua_redis.store import ReservationStore
 
 STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {
     "lua": (lua_reserver, "evalsha"),

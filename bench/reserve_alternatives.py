@@ -12,8 +12,9 @@ import time
 import redis
 
 from local.testkit.flash_sale import Reserver
-from lua_redis import connect, held_lock
+from lua_redis.client import connect
 from lua_redis.keys import issue_lock_name, meta_key, reserved_key
+from lua_redis.lock import held_lock
 
 
 def _now_ms() -> int:

@@ -28,9 +28,10 @@ import redis
 
 from coupon_core.domain.reservations import CouponState
 from local.stack.services import service_urls
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
 from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
-from lua_redis.scripts import Scripts
+from lua_redis.scripts import register
+from lua_redis.store import ReservationStore
 
 COUPON = 1
 
@@ -61,7 +62,7 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
     is measured; the reserves are the commands ``ReservationStore.reserve`` sends, and SET is the
     yardstick (one ECPU on ElastiCache Serverless)."""
     first_user, users_step, same_user = users
-    script = Scripts.register(client := connect(url)).reserve
+    script = register(client := connect(url), "holders", "reserve")
     sha = client.script_load(script.script)  # EVALSHA on a raw socket does not load it on NOSCRIPT
     keys = [reserved_key(COUPON), meta_key(COUPON), requests_key(COUPON), idempotency_key(COUPON), holders_key(COUPON)]
     # +OK; *2, the code and the time; SOLD_OUT's *5, its code, 0, the ms it stands, and the filter's

@@ -34,7 +34,9 @@ from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutco
 from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
-from lua_redis import RedisCouponLocks, ReservationStore, connect
+from lua_redis.client import connect
+from lua_redis.lock import RedisCouponLocks
+from lua_redis.store import ReservationStore
 
 
 class CountingDlq:

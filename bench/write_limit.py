@@ -29,8 +29,9 @@ from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
 from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
-from lua_redis import RedisCouponLocks, connect
+from lua_redis.client import connect
 from lua_redis.limit import RedisWriteLimit, WriteRate
+from lua_redis.lock import RedisCouponLocks
 
 TOPIC = "coupon.issue.v1"
 

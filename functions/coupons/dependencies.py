@@ -26,7 +26,9 @@ from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api.request import Caller, caller_of
-from lua_redis import RedisCouponLocks, RedisCouponRegistry, ReservationStore
+from lua_redis.lock import RedisCouponLocks
+from lua_redis.registry import RedisCouponRegistry
+from lua_redis.store import ReservationStore
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ request is read and validated (``request.issue_request``), the caller names the 
 (``request.Caller``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
 printed (``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
 a success to its body, anything else to its refusal (``answers.REFUSALS``). A warm success runs
-eight of the project's files, this one included (``tests/services/test_intake_path.py``). It is not
+nine of the project's files, this one included (``tests/services/test_intake_path.py``). It is not
 on Powertools' resolver because an answer through it costs about twice the CPU of the reserve
 and the produce themselves (docs/benchmarks.md).
 

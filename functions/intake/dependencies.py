@@ -24,7 +24,7 @@ from coupon_core.adapters.lambda_rebuild import BuilderInvoker
 from coupon_core.domain.issuing import AnswerMemory, IssueService
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
-from lua_redis import RedisCouponRegistry, ReservationStore
+from lua_redis.issue_store import IssueStore
 
 
 @dataclass(frozen=True)
@@ -41,12 +41,12 @@ def wiring() -> Wiring:
     settings = IntakeSettings.from_env()
     client = redis_client(settings.redis, pinned=True)  # one request at a time: one connection
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
-    issuing = settings.issuing
+    issuing, store = settings.issuing, IssueStore(client)
     service = IssueService(
-        ReservationStore(client),
+        store,
         publisher,
         BuilderInvoker(settings.builder_function.name),
-        registry=RedisCouponRegistry(client),
+        registry=store,
         memory=AnswerMemory(issuing.memory_ms) if issuing.memory_ms else None,
         wait_replicas=issuing.wait_replicas,
         wait_timeout_ms=issuing.wait_timeout_ms,

@@ -3,7 +3,7 @@
 
 Thin: the intake's ``{"stateMissing": N}`` is validated (``event_parsing.py``; anything else is
 refused), the coupon's state is built (``Reconciler.initialise``), and its outcome is the answer:
-``{"couponId": N, "state": "READY" | "COUPON_NOT_FOUND" | "ENDED" | "REBUILDING"}``.
+``{"couponId": N, "state": "READY" | "COUPON_NOT_FOUND" | "ENDED" | "BUILDING"}``.
 """
 
 from typing import Any

@@ -12,7 +12,9 @@ from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
 from coupon_core.settings.rebuild import RebuildSettings
-from lua_redis import RedisCouponLocks, RedisCouponRegistry, ReservationStore
+from lua_redis.lock import RedisCouponLocks
+from lua_redis.registry import RedisCouponRegistry
+from lua_redis.store import ReservationStore
 
 
 @dataclass(frozen=True)

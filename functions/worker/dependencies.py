@@ -12,8 +12,9 @@ from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.failures import RELEASE_LOCK_WAIT_S, FailureRecorder
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings.worker import DlqHandlerSettings, WorkerSettings
-from lua_redis import RedisCouponLocks, ReservationStore
 from lua_redis.limit import RedisWriteLimit, WriteRate
+from lua_redis.lock import RedisCouponLocks
+from lua_redis.store import ReservationStore
 
 
 @functools.cache

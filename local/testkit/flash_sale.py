@@ -17,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Barrier
 
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
+from lua_redis.store import ReservationStore
 
 Reserver = Callable[[int, int], str]
 """Reserve one copy of a coupon for a user; return the outcome's name."""

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import redis
 
 from lua_redis.keys import holders_key, reserved_key
-from lua_redis.scripts import Scripts
+from lua_redis.scripts import register
 
 
 @dataclass(frozen=True)
@@ -82,4 +82,4 @@ def issue_requests_load(seen: list[Seen], coupon_id: int) -> tuple[int, int]:
 
 def _reserve_sha() -> str:
     """The SHA-1 of reserve.lua as the store registers it (with the holders' function before it)."""
-    return str(Scripts.register(redis.Redis()).reserve.sha)  # registering sends nothing
+    return str(register(redis.Redis(), "holders", "reserve").sha)  # registering sends nothing

@@ -52,7 +52,7 @@ from local.testkit.lambda_events import InProcessContext, api_event, msk_event, 
 from local.testkit.lambda_service import LambdaService
 from local.tools.invariants import bad_input_changes_nothing, check, held_counts, observe, stored_state
 from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
-from lua_redis import connect
+from lua_redis.client import connect
 
 GATE_RUNS = 10  # reconciles a second apart, past twice the produce timeout of the gate's wait
 SKEW_S = 15  # the production default of RECONCILE_SKEW_MS: strays younger than this are left alone

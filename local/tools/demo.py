@@ -54,7 +54,7 @@ from local.tools.invariants import (
     successes_of,
 )
 from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
-from lua_redis import connect
+from lua_redis.client import connect
 
 DRAIN_TIMEOUT_S = 300
 LATE_USERS = 10

@@ -16,7 +16,7 @@ from sqlalchemy import Engine
 from coupon_client.api_client import ApiClient
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
-from lua_redis import connect
+from lua_redis.client import connect
 
 
 @dataclass

@@ -28,8 +28,8 @@ from coupon_core.domain.records import IssueRecord
 from local.stack import control as stack
 from local.testkit.kafka_topics import client_options, read_all
 from local.tools.invariants import check, observe, successes_of
-from lua_redis import ReservationStore
 from lua_redis.keys import meta_key, reserved_key
+from lua_redis.store import ReservationStore
 from tests.infra.conftest import synthesize
 from tests.infra.template_support import actions, resources
 from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS, resource_arn

@@ -17,7 +17,8 @@ from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
 from local.testkit.kafka_topics import create_topic
 from local.testkit.lambda_service import LambdaService
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
+from lua_redis.store import ReservationStore
 from tests.database_support import empty_tables
 from tests.services.pipeline_support import Pipeline
 

@@ -66,7 +66,8 @@ from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
-from lua_redis import ReservationStore, keys
+from lua_redis import keys
+from lua_redis.store import ReservationStore
 from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import SCHEDULE_EVENT, Pipeline, rebuild

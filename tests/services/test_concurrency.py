@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
-from lua_redis import ReservationStore
+from lua_redis.store import ReservationStore
 from tests.services.support import open_coupon
 
 

@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
-from lua_redis import ReservationStore
+from lua_redis.store import ReservationStore
 from tests.services.intake_support import after_a_second, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.test_rebuild import assert_invariants, database_state, issue_once_rebuilt

@@ -11,8 +11,8 @@ import pytest
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.redis_monitor import issue_requests_load, monitored
 from lua_redis import holders
+from lua_redis.issue_store import NO_EDGE_MS
 from lua_redis.keys import holders_key, idempotency_key, meta_key, reserved_key
-from lua_redis.store import NO_EDGE_MS
 from tests.services.support import HOUR_MS, command_calls, install, open_coupon
 
 

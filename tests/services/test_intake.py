@@ -26,8 +26,9 @@ from local.testkit.bad_requests import bad_requests
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.tables import row_counts
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
 from lua_redis.keys import build_claim_key, rebuild_key, reserved_key
+from lua_redis.store import ReservationStore
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import build, rebuild
 

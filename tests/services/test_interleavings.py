@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
-from lua_redis import ReservationStore
+from lua_redis.store import ReservationStore
 from tests.services.interleavings import Interleavings, World
 
 STEPS = int(os.environ.get("EXPLORE_STEPS", "25"))

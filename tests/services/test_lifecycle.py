@@ -13,8 +13,8 @@ from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import expire_all_due
 from coupon_core.domain.records import IssueRecord, to_millis
 from local.testkit.kafka_topics import client_options
-from lua_redis import ReservationStore
 from lua_redis.keys import meta_key
+from lua_redis.store import ReservationStore
 from tests.services.intake_support import after_a_second, call, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 

@@ -9,8 +9,9 @@ import time
 import pytest
 
 from coupon_core.errors import LockUnavailableError, StateUnavailableError
-from lua_redis import connect, held_lock
+from lua_redis.client import connect
 from lua_redis.keys import issue_lock_name
+from lua_redis.lock import held_lock
 from tests.services.support import command_calls
 
 NAME = issue_lock_name(1)

@@ -31,11 +31,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
 from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, MEMORY_MS, AnswerMemory, IssueService
-from coupon_core.domain.ports import InitOutcome
 from coupon_core.domain.records import IssueRecord
-from coupon_core.domain.reservations import CouponState, IssueOutcome
-from lua_redis import RedisCouponRegistry, ReservationStore, connect
+from coupon_core.domain.reservations import CouponState, IssueOutcome, MissingState
+from lua_redis.client import connect
 from lua_redis.keys import holders_key
+from lua_redis.registry import RedisCouponRegistry
+from lua_redis.store import ReservationStore
 from tests.clock import Clock
 from tests.services.support import HOUR_MS, now_ms
 
@@ -86,17 +87,17 @@ class RebuildFromTheSale:
     def __init__(self, store: ReservationStore, registry: RedisCouponRegistry, sale: Sale) -> None:
         self.store, self.registry, self.sale = store, registry, sale
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
+    def initialise(self, coupon_id: int) -> MissingState:
         expiries = {COUPON: self.sale.state().expires_at}
         if (token := self.registry.begin_load()) is not None:
             self.registry.finish_load(token, expiries)
         if coupon_id != COUPON:
-            return InitOutcome.COUPON_NOT_FOUND
+            return MissingState.COUPON_NOT_FOUND
         holders = {user: at for user, (_, at) in self.sale.holders.items()}
         request_ids = {user: request_id for user, (request_id, _) in self.sale.holders.items()}
         self.store.reconcile(self.sale.state(), holders, release_before=None, request_ids=request_ids)
         self.registry.register(expiries)
-        return InitOutcome.READY
+        return MissingState.READY
 
 
 class Published:
@@ -125,7 +126,7 @@ class Sales(RuleBasedStateMachine):
             store, registry = ReservationStore(client), RedisCouponRegistry(client)
             memory = AnswerMemory(clock=self.clock) if self.memory else None
             builder = RebuildFromTheSale(store, registry, self.sale)
-            self.containers.append(IssueService(store, Published(), builder, registry=registry, memory=memory))
+            self.containers.append(IssueService(store, Published(), builder, registry=store, memory=memory))
         self.remembered = 0
 
     def teardown(self) -> None:

@@ -11,8 +11,8 @@ import redis
 
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import StateUnavailableError
-from lua_redis import ReservationStore
 from lua_redis.keys import reserved_key
+from lua_redis.store import ReservationStore
 from tests.services.intake_support import call, create_coupon
 from tests.services.support import open_coupon
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-import lua_redis.store
+import lua_redis.client
 from local.stack.processes import without_credentials
-from lua_redis import MAX_CONNECTION_AGE_S, connect
+from lua_redis.client import MAX_CONNECTION_AGE_S, connect
 
 USER = "coupons-app"
 
@@ -53,7 +53,7 @@ def test_a_connection_past_its_age_is_renewed_with_new_credentials_before_its_ne
     address, redis_client, app_user, monkeypatch
 ):
     now = [5 * 24 * 3600.0]  # a host up for days: a connection's age is not the clock's
-    monkeypatch.setattr(lua_redis.store, "_clock", lambda: now[0])
+    monkeypatch.setattr(lua_redis.client, "_clock", lambda: now[0])
     tokens = Tokens("first-token")
     client = connect(address, credential_provider=tokens)
     first = client.client_id()

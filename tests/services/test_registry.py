@@ -1,13 +1,14 @@
-"""The registry of coupons on real Valkey: what it answers for a coupon whose state is missing,
+"""The registry of coupons on real Valkey: what the intake's lookup answers for a coupon whose state is missing,
 the one claim a second on a build, and a load that a loss of Redis midway leaves incomplete."""
 
 from __future__ import annotations
 
 import time
 
-from coupon_core.domain.ports import RegistryAnswer
-from lua_redis import RedisCouponRegistry
+from coupon_core.domain.reservations import MissingState
+from lua_redis.issue_store import IssueStore
 from lua_redis.keys import build_claim_key, registry_key
+from lua_redis.registry import RedisCouponRegistry
 from tests.services.support import HOUR_MS, now_ms
 
 CLAIM_MS = 1000
@@ -23,8 +24,8 @@ def test_a_complete_registry_tells_an_unknown_id_and_an_expired_coupon_without_a
     registry = RedisCouponRegistry(redis_client)
     complete(registry, {1: now_ms() + HOUR_MS, 2: now_ms() - 1})
 
-    assert registry.lookup(3, CLAIM_MS) is RegistryAnswer.COUPON_NOT_FOUND
-    assert registry.lookup(2, CLAIM_MS) is RegistryAnswer.ENDED
+    assert IssueStore(redis_client).lookup(3, CLAIM_MS) is MissingState.COUPON_NOT_FOUND
+    assert IssueStore(redis_client).lookup(2, CLAIM_MS) is MissingState.ENDED
     assert redis_client.keys("coupons:{registry}:build:*") == []
 
 
@@ -32,12 +33,12 @@ def test_one_caller_a_claim_has_a_live_coupon_built_and_the_others_wait(redis_cl
     registry = RedisCouponRegistry(redis_client)
     complete(registry, {1: now_ms() + HOUR_MS})
 
-    answers = [registry.lookup(1, 200) for _ in range(5)]
+    answers = [IssueStore(redis_client).lookup(1, 200) for _ in range(5)]
     time.sleep(0.25)
-    after_the_claim = registry.lookup(1, 200)
+    after_the_claim = IssueStore(redis_client).lookup(1, 200)
 
-    assert answers == [RegistryAnswer.BUILD] + [RegistryAnswer.BUILDING] * 4
-    assert after_the_claim is RegistryAnswer.BUILD
+    assert answers == [MissingState.BUILD] + [MissingState.BUILDING] * 4
+    assert after_the_claim is MissingState.BUILD
 
 
 def test_an_incomplete_registry_rules_out_no_id_but_still_lets_one_caller_a_claim_ask(redis_client):
@@ -45,7 +46,10 @@ def test_an_incomplete_registry_rules_out_no_id_but_still_lets_one_caller_a_clai
     registry = RedisCouponRegistry(redis_client)
     registry.register({1: now_ms() + HOUR_MS})  # a create wrote its entry; no load has run
 
-    assert [registry.lookup(7, CLAIM_MS) for _ in range(2)] == [RegistryAnswer.BUILD, RegistryAnswer.BUILDING]
+    assert [IssueStore(redis_client).lookup(7, CLAIM_MS) for _ in range(2)] == [
+        MissingState.BUILD,
+        MissingState.BUILDING,
+    ]
     assert 0 < redis_client.pttl(build_claim_key(7)) <= CLAIM_MS
 
 
@@ -71,10 +75,10 @@ def test_a_load_that_redis_lost_midway_does_not_complete_the_registry(redis_clie
     redis_client.flushall()
 
     assert not registry.finish_load(token, {1: now_ms() + HOUR_MS})
-    assert registry.lookup(9, CLAIM_MS) is RegistryAnswer.BUILD  # an unknown id is not ruled out
+    assert IssueStore(redis_client).lookup(9, CLAIM_MS) is MissingState.BUILD  # an unknown id is not ruled out
 
 
 def test_an_empty_database_completes_an_empty_registry(redis_client):
     registry = RedisCouponRegistry(redis_client)
     complete(registry, {})
-    assert registry.lookup(1, CLAIM_MS) is RegistryAnswer.COUPON_NOT_FOUND
+    assert IssueStore(redis_client).lookup(1, CLAIM_MS) is MissingState.COUPON_NOT_FOUND

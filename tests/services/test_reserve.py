@@ -11,8 +11,9 @@ from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.domain.reservations import IssueOutcome, ReleaseOutcome
 from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands
-from lua_redis import ReservationStore, connect
+from lua_redis.client import connect
 from lua_redis.keys import meta_key, requests_key, reserved_key
+from lua_redis.store import ReservationStore
 from tests.services.support import HOUR_MS, command_calls, install, now_ms, open_coupon
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import InvalidInputError
-from lua_redis import ReservationStore
 from lua_redis.keys import meta_key, reserved_key
+from lua_redis.store import ReservationStore
 from tests.services.support import now_ms, open_coupon
 
 

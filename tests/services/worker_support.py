@@ -15,7 +15,7 @@ from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.lambda_events import msk_event
-from lua_redis import ReservationStore
+from lua_redis.store import ReservationStore
 
 TOPIC = "coupon.issue.v1"
 RETENTION_MS = 24 * 3_600_000

@@ -16,9 +16,9 @@ from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome, InitOutcome, RegistryAnswer
+from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueRecord, to_millis
-from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
+from coupon_core.domain.reservations import CouponState, MissingState, ReconcileChanges, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
 
 
@@ -72,10 +72,10 @@ class Reservations:
 class Builder:
     """Builds a missing state: answers ``answer`` and records which coupons it was asked for."""
 
-    answer: InitOutcome = InitOutcome.READY
+    answer: MissingState = MissingState.READY
     asked: list[int] = field(default_factory=list)
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
+    def initialise(self, coupon_id: int) -> MissingState:
         self.asked.append(coupon_id)
         return self.answer
 
@@ -85,13 +85,13 @@ class Registry:
     """The registry of coupons: answers ``answer`` to every lookup, keeps what is registered, and
     is complete unless a test says otherwise (a load then completes it)."""
 
-    answer: RegistryAnswer = RegistryAnswer.BUILD
+    answer: MissingState = MissingState.BUILD
     complete: bool = True
     entries: dict[int, int] = field(default_factory=dict)
     lookups: list[int] = field(default_factory=list)
     loads: int = 0
 
-    def lookup(self, coupon_id: int, claim_ms: int) -> RegistryAnswer:
+    def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
         self.lookups.append(coupon_id)
         return self.answer
 

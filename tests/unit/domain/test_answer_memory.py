@@ -7,8 +7,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from coupon_core.domain.issuing import MEMORY_MS, AnswerMemory, IssueService
-from coupon_core.domain.ports import RegistryAnswer
-from coupon_core.domain.reservations import IssueOutcome, Reservation
+from coupon_core.domain.reservations import IssueOutcome, MissingState, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from tests.clock import Clock
 from tests.unit.domain import fakes
@@ -269,7 +268,7 @@ def test_closed_is_answered_before_a_callers_own_answer_and_that_before_sold_out
 def test_what_the_registry_says_of_a_coupon_without_a_state_is_remembered_for_a_second(outcome):
     clock = Clock()
     store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
-    registry = fakes.Registry(RegistryAnswer(outcome.value))
+    registry = fakes.Registry(MissingState(outcome.value))
     issuing = IssueService(
         store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
     )
@@ -292,7 +291,7 @@ def test_coupons_without_a_state_are_kept_apart_and_push_out_no_sales_refusal():
         store,
         fakes.Publisher(),
         fakes.Builder(),
-        registry=fakes.Registry(RegistryAnswer.COUPON_NOT_FOUND),
+        registry=fakes.Registry(MissingState.COUPON_NOT_FOUND),
         memory=AnswerMemory(clock=clock, coupons=2, absent=4),
     )
 
@@ -307,7 +306,7 @@ def test_coupons_without_a_state_are_kept_apart_and_push_out_no_sales_refusal():
 def test_a_build_another_caller_asked_for_is_unavailable_and_not_remembered():
     clock = Clock()
     store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
-    registry = fakes.Registry(RegistryAnswer.BUILDING)
+    registry = fakes.Registry(MissingState.BUILDING)
     issuing = IssueService(
         store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
     )

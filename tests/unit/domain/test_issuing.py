@@ -10,10 +10,9 @@ import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.issuing import IssueService
-from coupon_core.domain.ports import InitOutcome, RegistryAnswer
 from coupon_core.domain.reconcile import Reconciler
 from coupon_core.domain.records import to_millis
-from coupon_core.domain.reservations import IssueOutcome, Reservation
+from coupon_core.domain.reservations import IssueOutcome, MissingState, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
 from tests.unit.domain import fakes
 
@@ -175,9 +174,9 @@ def test_a_state_lock_held_elsewhere_is_unavailable_and_reads_nothing():
 @pytest.mark.parametrize(
     ("answer", "outcome"),
     [
-        (RegistryAnswer.COUPON_NOT_FOUND, IssueOutcome.COUPON_NOT_FOUND),
-        (RegistryAnswer.ENDED, IssueOutcome.ENDED),
-        (RegistryAnswer.BUILDING, IssueOutcome.UNAVAILABLE),
+        (MissingState.COUPON_NOT_FOUND, IssueOutcome.COUPON_NOT_FOUND),
+        (MissingState.ENDED, IssueOutcome.ENDED),
+        (MissingState.BUILDING, IssueOutcome.UNAVAILABLE),
     ],
 )
 def test_a_coupon_without_a_state_the_registry_answers_for_asks_no_builder(answer, outcome):
@@ -221,7 +220,7 @@ def test_a_build_completes_a_registry_that_lost_its_coupons_and_registers_the_co
 class _Unreachable:
     """A state builder that cannot be reached (the rebuild function throttled, or down)."""
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
+    def initialise(self, coupon_id: int) -> MissingState:
         raise UnavailableError("rebuild function unreachable: TooManyRequestsException")
 
 

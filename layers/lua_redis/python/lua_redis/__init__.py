@@ -1,35 +1,25 @@
 """Coupon reservations in Redis: the Lua scripts, the reservation store and the coupon locks.
 
 The Redis half of the contracts in docs/design.md, and the adapter of the domain's ports on it:
-``ReservationStore`` implements ``Reservations`` and ``RedisCouponLocks`` implements the locks
-(``coupon_core.domain.ports``). The values it exchanges (``IssueOutcome``, ``CouponState``, ...)
-and its errors are the domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's
-errors never leave it (``store.redis_unavailable``).
+``IssueStore`` implements the intake's ports (``coupon_core.domain.issuing``), ``ReservationStore``
+the others' ``Reservations``, and ``RedisCouponLocks`` the locks (``coupon_core.domain.ports``).
+The values it exchanges (``IssueOutcome``, ``CouponState``, ...) and its errors are the
+domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's errors never leave it
+(``client.redis_unavailable``). Each module is imported on its own, so that the intake's reach
+no further than the reservation path.
 
     scripts/*.lua   the Lua scripts (reserve, release, install, reconcile, ...), one round trip each
-    scripts.py      the scripts loaded from the package and registered on a client
-    store.py        the Redis client of the reservation path (redis-py's errors mapped), and the
-                    reservation store: reserve, release and reconcile a coupon's state; the one
-                    table of each script's codes to the domain's outcomes
+    scripts.py      a script loaded from the package and registered on a client
+    client.py       the functions' Redis client (redis-py's errors mapped: ``redis_unavailable``)
+    issue_store.py  the intake's store: reserve, release, wait for replicas, the registry's lookup;
+                    the one table of each of those scripts' codes to the domain's values
+    store.py        the rest of a coupon's state: build, reconcile, change it
     holders.py      the holders' filter: who took a copy of a coupon, for the intake's memory of
                     its sold-out refusals (a Bloom filter the scripts keep beside the set)
-    registry.py     the registry of coupons: every coupon id and when its state expires, so that
-                    the intake tells a missing state from an id that names nothing; the claims
-                    that let one caller a second have a missing state built
+    registry.py     the registry of coupons, as its writers keep it: every coupon id and when its
+                    state expires, so that the intake tells a missing state from an id that
+                    names nothing
     lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
     limit.py        the processing limit: database writes per second, in one Redis bucket
     keys.py         the key names
 """
-
-from lua_redis.lock import RedisCouponLocks, held_lock
-from lua_redis.registry import RedisCouponRegistry
-from lua_redis.store import MAX_CONNECTION_AGE_S, ReservationStore, connect
-
-__all__ = [
-    "MAX_CONNECTION_AGE_S",
-    "RedisCouponLocks",
-    "RedisCouponRegistry",
-    "ReservationStore",
-    "connect",
-    "held_lock",
-]

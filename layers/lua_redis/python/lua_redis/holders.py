@@ -13,8 +13,8 @@ of refusals): at 100,000 copies the filter is 300 KB, fetched once per container
 and costs Redis one GET; a copy of the set is a ZRANGE of 100,000 members on the coupon's one
 slot for every container; a read per request is the round trip the memory exists to save.
 
-The same hash on both sides: ``reserve.lua`` and ``add_holders.lua`` set the bits with
-``holders.lua``, from the SHA-1 of the member's text (five 32-bit words, each modulo the size);
+The same hash on both sides: ``reserve.lua`` and the reconcile's script that adds holders set
+the bits with ``holders.lua``, from the SHA-1 of the member's text (five 32-bit words, each modulo the size);
 :func:`positions` is its Python twin, and a test holds the two to the same bits on real Valkey.
 """
 

@@ -37,7 +37,7 @@ def holders_key(coupon_id: int) -> str:
 
 
 def rebuild_key(coupon_id: int) -> str:
-    """The server time from which a lost state may be rebuilt (see ``rebuild_gate.lua``)."""
+    """The server time from which a lost state may be rebuilt (``store.ReservationStore.rebuild_wait_ms``)."""
     return f"{_tag(coupon_id)}:rebuild"
 
 
@@ -57,12 +57,12 @@ def registry_key() -> str:
 
 
 def build_claim_key(coupon_id: int) -> str:
-    """The claim on building a coupon's missing state, in the registry's slot (``registry_lookup.lua``)."""
+    """The claim on building a coupon's missing state, in the registry's slot (``issue_store.IssueStore.lookup``)."""
     return f"coupons:{{registry}}:build:{coupon_id}"
 
 
 def write_limit_key() -> str:
-    """The token bucket of database writes (``take_writes.lua``): one for the environment."""
+    """The token bucket of database writes (``limit.RedisWriteLimit``): one for the environment."""
     return "limit:db-writes"
 
 

@@ -8,8 +8,8 @@ import redis
 
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
-from lua_redis.scripts import Scripts
-from lua_redis.store import redis_unavailable
+from lua_redis.client import redis_unavailable
+from lua_redis.scripts import register
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class RedisWriteLimit:
     counted), or None when the wait would pass ``max_wait_s`` (nothing counted)."""
 
     def __init__(self, client: redis.Redis, rate: WriteRate) -> None:
-        self._scripts = Scripts.register(client)
+        self._take_writes = register(client, "take_writes")
         self._rate = rate
 
     @redis_unavailable
@@ -35,7 +35,7 @@ class RedisWriteLimit:
         if writes < 1:
             raise InvalidInputError(f"writes must be at least 1, got {writes}")
         wait_ms = int(
-            self._scripts.take_writes(
+            self._take_writes(
                 keys=[keys.write_limit_key()],
                 args=[self._rate.per_second, self._rate.burst, writes, max(0, int(max_wait_s * 1000))],
             )

@@ -20,8 +20,8 @@ import redis_lock
 
 from coupon_core.domain.records import validate_id
 from coupon_core.errors import LockUnavailableError
+from lua_redis.client import redis_unavailable
 from lua_redis.keys import issue_lock_name, state_lock_name
-from lua_redis.store import redis_unavailable
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
-"""The registry of coupons in Redis (the domain's ``CouponRegistry`` port): one hash of every
-coupon id to when its state expires, and the claims on building a missing state
-(docs/design.md, Redis state).
+"""The registry of coupons in Redis, as its writers keep it (the domain's ``CouponRegistry`` port):
+one hash of every coupon id to when its state expires (docs/design.md, Redis state). The intake's
+lookup, and its claims on building a missing state, are ``issue_store.IssueStore.lookup``.
 
 Reserve finds a state missing for three kinds of id: a coupon whose state was lost or never
 built (it must be built, by the builder function, which reads the database), a coupon whose
@@ -17,19 +17,11 @@ from collections.abc import Mapping
 
 import redis
 
-from coupon_core.domain.ports import RegistryAnswer
 from coupon_core.domain.records import validate_id, validate_millis
 from lua_redis import keys
-from lua_redis.scripts import Scripts
-from lua_redis.store import chunked, flattened, redis_unavailable
-
-# registry_lookup.lua's codes, each mapped once to the domain's answer
-LOOKUP_CODES: tuple[RegistryAnswer, ...] = (
-    RegistryAnswer.BUILD,
-    RegistryAnswer.COUPON_NOT_FOUND,
-    RegistryAnswer.ENDED,
-    RegistryAnswer.BUILDING,
-)
+from lua_redis.client import redis_unavailable
+from lua_redis.scripts import register
+from lua_redis.store import chunked, flattened
 
 
 class RedisCouponRegistry:
@@ -37,17 +29,8 @@ class RedisCouponRegistry:
 
     def __init__(self, client: redis.Redis, *, chunk_size: int = 1000) -> None:
         self._client = client
-        self._scripts = Scripts.register(client)
+        self._fill = register(client, "registry_fill")
         self._chunk_size = validate_id("chunk_size", chunk_size)
-
-    @redis_unavailable
-    def lookup(self, coupon_id: int, claim_ms: int) -> RegistryAnswer:
-        validate_id("couponId", coupon_id)
-        validate_id("claimMs", claim_ms)
-        code = self._scripts.registry_lookup(
-            keys=[keys.registry_key(), keys.build_claim_key(coupon_id)], args=[coupon_id, claim_ms]
-        )
-        return LOOKUP_CODES[int(code)]
 
     @redis_unavailable
     def register(self, expiries: Mapping[int, int]) -> None:
@@ -66,8 +49,8 @@ class RedisCouponRegistry:
     def finish_load(self, token: str, expiries: Mapping[int, int]) -> bool:
         chunks = list(chunked(_validated(expiries), self._chunk_size)) or [[]]
         for chunk in chunks[:-1]:
-            self._scripts.registry_fill(keys=[keys.registry_key()], args=["", *flattened(chunk)])
-        return bool(self._scripts.registry_fill(keys=[keys.registry_key()], args=[token, *flattened(chunks[-1])]))
+            self._fill(keys=[keys.registry_key()], args=["", *flattened(chunk)])
+        return bool(self._fill(keys=[keys.registry_key()], args=[token, *flattened(chunks[-1])]))
 
 
 def _validated(expiries: Mapping[int, int]) -> list[tuple[int, int]]:

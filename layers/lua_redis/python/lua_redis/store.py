@@ -1,143 +1,26 @@
-"""The reservation store: the Redis client of the reservation path, and reserve, release and
-reconcile a coupon's state in Redis.
-
-``reserve`` is the intake's one Redis call per request, so its path is kept short: its four keys
-are named once per coupon (a cache), redis-py's errors are caught in place, and a refusal's
-answer is one value per code.
+"""A coupon's whole state in Redis, as the functions that build, reconcile and change it use it:
+``ReservationStore`` adds to the intake's :class:`~lua_redis.issue_store.IssueStore` the reads,
+the releases in bulk, the rebuild's gate, the meta's update and the reconcile.
 """
 
 from __future__ import annotations
 
-import functools
-import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
-from typing import Any
 
 import redis
-from redis.backoff import NoBackoff
-from redis.client import NEVER_DECODE
-from redis.credentials import CredentialProvider
-from redis.retry import Retry
 
 from coupon_core.domain.records import validate_id, validate_millis
-from coupon_core.domain.reservations import CouponState, IssueOutcome, ReconcileChanges, ReleaseOutcome, Reservation
-from coupon_core.errors import InvalidInputError, Reraise, StateUnavailableError
+from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+from coupon_core.errors import InvalidInputError
 from lua_redis import holders, keys
-from lua_redis.scripts import Scripts
-
-# ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
-MAX_CONNECTION_AGE_S = 11 * 3600
-_clock = time.monotonic  # a connection's age; tests move it
-
-# Every call that reaches Redis runs under this (a ``with`` block, a decorator, or in place).
-redis_unavailable = Reraise(
-    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
-)
-
-
-class _RenewedConnection(redis.Connection):
-    """A connection that, past :data:`MAX_CONNECTION_AGE_S`, closes and opens again (with new
-    credentials) before its next command, instead of being closed by the server mid-request."""
-
-    _opened_at = 0.0
-
-    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
-        if self._sock is None:  # opening: its age counts from here, its handshake included
-            self._opened_at = _clock()
-        super().connect_check_health(*args, **kwargs)
-
-    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if self._sock is not None and _clock() - self._opened_at > MAX_CONNECTION_AGE_S:
-            self.disconnect()
-        super().send_packed_command(command, check_health)
-
-
-class _RenewedSSLConnection(_RenewedConnection, redis.SSLConnection):
-    """The same over TLS."""
-
-
-def connect(
-    url: str,
-    *,
-    socket_timeout: float = 2.0,
-    credential_provider: CredentialProvider | None = None,
-    pinned: bool = False,
-) -> redis.Redis:
-    """A client for ``url`` (``redis://``, or ``rediss://`` for TLS) that fails fast.
-
-    A broken connection (typically one that went stale while a Lambda container was frozen) is
-    retried once on a new connection, right away. A timeout is never retried: the command may
-    have run, and a reserve run twice would answer DUPLICATE for the caller's own reservation.
-    ``credential_provider`` gives the user and password of each new connection (ElastiCache's
-    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old.
-
-    ``pinned``: one connection, opened now (raising :class:`StateUnavailableError` if it cannot
-    be), and every command sent on it: redis-py's ``single_connection_client``, for a caller
-    that sends one command at a time from one thread (the intake: a Lambda container answers
-    one request at a time). A pool's checkout and return per command (its bookkeeping and a
-    poll of the socket) were about an eighth of a refusal's instructions (docs/benchmarks.md).
-    A timeout while sending or reading closes the connection, as in the pool, so no late reply
-    is ever read as the next command's.
-    """
-    secure = url.startswith("rediss://")
-    with redis_unavailable:
-        return redis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_timeout,
-            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-            credential_provider=credential_provider,
-            connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
-            single_connection_client=pinned,
-        )
-
+from lua_redis.client import redis_unavailable
+from lua_redis.issue_store import RELEASE_CODES, IssueStore
+from lua_redis.scripts import register
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
-
-# The scripts' codes, each mapped once to the domain's outcome: reserve.lua answers an index of
-# RESERVE_CODES, release.lua one of RELEASE_CODES' keys.
-RESERVE_CODES: tuple[IssueOutcome, ...] = (
-    IssueOutcome.SUCCESS,
-    IssueOutcome.DUPLICATE,
-    IssueOutcome.SOLD_OUT,
-    IssueOutcome.NOT_OPEN,
-    IssueOutcome.ENDED,
-    IssueOutcome.STATE_MISSING,
-    IssueOutcome.KEY_REUSED,
-    IssueOutcome.CLOSED,
-)
-RELEASE_CODES: dict[int, ReleaseOutcome] = {
-    1: ReleaseOutcome.RELEASED,
-    0: ReleaseOutcome.NOT_HELD,
-    -1: ReleaseOutcome.STALE,
-}
-
-
-# A reservation without a time (every answer but SUCCESS and DUPLICATE), one per code.
-_UNTIMED: tuple[Reservation, ...] = tuple(Reservation(outcome) for outcome in RESERVE_CODES)
-_TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
-NO_EDGE_MS = 2**31  # reserve.lua's -1: a refusal no edge of the window ends (ENDED, CLOSED)
-FILTERS_KEPT = 64  # the holders' filters a store keeps, one per sold-out coupon (300 KB at 100,000 copies)
-
-# NEVER_DECODE is redis-py's own option for a reply read as bytes on a decoding client (DUMP,
-# SLOWLOG): the filter is binary. redis is pinned, and a services test reads a filter through it.
-_AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
-
-
-@functools.lru_cache(maxsize=4096)
-def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str, str]:
-    """reserve.lua's KEYS, in its order."""
-    return (
-        keys.reserved_key(coupon_id),
-        keys.meta_key(coupon_id),
-        keys.requests_key(coupon_id),
-        keys.idempotency_key(coupon_id),
-        keys.holders_key(coupon_id),
-    )
 
 
 def chunked[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
@@ -150,7 +33,7 @@ def flattened(pairs: Sequence[tuple[int, int] | tuple[int, str]]) -> list[int | 
     return [value for pair in pairs for value in pair]
 
 
-class ReservationStore:
+class ReservationStore(IssueStore):
     """A coupon's reservations in Redis (docs/design.md, Redis state).
 
     Every method validates its arguments before it touches Redis, and raises
@@ -161,76 +44,13 @@ class ReservationStore:
     """
 
     def __init__(self, client: redis.Redis, *, chunk_size: int = 1000) -> None:
-        self._client = client
-        self._scripts = Scripts.register(client)
+        super().__init__(client)
         self._chunk_size = validate_id("chunk_size", chunk_size)
-        # coupon -> the version of its holders' filter last read, and the filter (None: none to read)
-        self._filters: dict[int, tuple[tuple[str, int], holders.BloomHoldersFilter | None]] = {}
-
-    def reserve(
-        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
-    ) -> Reservation:
-        """Reserve one copy for one user: exactly one Redis command (EVALSHA).
-
-        Idempotent per request: the same ``request_id`` sent again (the client's retry after a
-        connection dropped once the script had run) gets its own SUCCESS back, same time.
-        Without one, the call is a request of its own. An ``idempotency_key`` already used for
-        another user of the coupon answers KEY_REUSED and changes nothing.
-
-        An answer says how long it stands (``stands_ms``: for every caller, or for this one); a
-        SOLD_OUT comes with the coupon's holders' filter, read again (one GET more) only when
-        the script reports a version this store has not read.
-        """
-        validate_id("couponId", coupon_id)
-        validate_id("userId", user_id)
-        try:
-            code, reserved_at, *standing = self._scripts.reserve(
-                keys=_reserve_keys(coupon_id), args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
-            )
-        except redis_unavailable.causes as exc:
-            raise redis_unavailable.mapped(exc) from exc
-        outcome = RESERVE_CODES[code]
-        if outcome in _TIMED:
-            return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]))
-        if standing:
-            return self._standing(coupon_id, outcome, standing)
-        untimed: Reservation = _UNTIMED[code]
-        return untimed
-
-    def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
-        """A refusal that stands: ``[ms until the window's edge (-1: none)]``, and for SOLD_OUT
-        the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
-        stands_ms = NO_EDGE_MS if standing[0] < 0 else int(standing[0])
-        if outcome is not IssueOutcome.SOLD_OUT:
-            return Reservation(outcome, stands_ms=stands_ms)
-        epoch, added = standing[1], int(standing[2])
-        filter_ = self._holders_filter(coupon_id, (epoch, added)) if epoch else None
-        if filter_ is None:  # nobody's refusal but this caller's
-            return Reservation(outcome)
-        return Reservation(outcome, stands_ms=stands_ms, holders=filter_)
-
-    def _holders_filter(self, coupon_id: int, version: tuple[str, int]) -> holders.BloomHoldersFilter | None:
-        """The coupon's filter at ``version`` or later (bits are only ever added within an epoch);
-        ``None`` if Redis has none, or cannot be asked now (the refusal is then not remembered)."""
-        kept = self._filters.get(coupon_id)
-        if kept is not None and kept[0] == version:
-            return kept[1]
-        try:
-            data = self._client.execute_command("GET", keys.holders_key(coupon_id), **_AS_BYTES)
-        except redis_unavailable.causes:
-            return None
-        filter_ = None if data is None else holders.BloomHoldersFilter(data)
-        self._filters.pop(coupon_id, None)
-        if len(self._filters) >= FILTERS_KEPT:
-            del self._filters[next(iter(self._filters))]
-        self._filters[coupon_id] = (version, filter_)
-        return filter_
-
-    @redis_unavailable
-    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
-        """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
-        (outcome,) = self.release_all(coupon_id, [(user_id, reserved_at)])
-        return outcome
+        self._add_holders_script = register(client, "holders", "add_holders")
+        self._restore_requests_script = register(client, "restore_requests")
+        self._install_script = register(client, "install")
+        self._rebuild_gate = register(client, "rebuild_gate")
+        self._update_state = register(client, "update_state")
 
     @redis_unavailable
     def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
@@ -239,7 +59,7 @@ class ReservationStore:
         pairs = [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in reservations]
         outcomes: list[ReleaseOutcome] = []
         for chunk in chunked(pairs, self._chunk_size):
-            codes = self._scripts.release(
+            codes = self._release(
                 keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=flattened(chunk)
             )
             outcomes.extend(RELEASE_CODES[code] for code in codes)
@@ -284,24 +104,14 @@ class ReservationStore:
             keys.idempotency_key(coupon_id),
             keys.holders_key(coupon_id),
         ]
-        return bool(self._scripts.update_state(keys=coupon_keys, args=[*_meta_args(state)]))
+        return bool(self._update_state(keys=coupon_keys, args=[*_meta_args(state)]))
 
     @redis_unavailable
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int:
         """Milliseconds before a lost state may be rebuilt; the first call starts a wait of ``wait_ms``."""
         validate_id("couponId", coupon_id)
         validate_millis("waitMs", wait_ms)
-        return int(self._scripts.rebuild_gate(keys=[keys.rebuild_key(coupon_id)], args=[wait_ms]))
-
-    @redis_unavailable
-    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
-        """``WAIT``: block until the writes so far reached ``replicas`` replicas, or ``timeout_ms``.
-
-        Returns how many replicas have them. A reservation they have survives a failover.
-        """
-        validate_id("replicas", replicas)
-        validate_id("timeoutMs", timeout_ms)
-        return int(self._client.wait(replicas, timeout_ms))
+        return int(self._rebuild_gate(keys=[keys.rebuild_key(coupon_id)], args=[wait_ms]))
 
     @redis_unavailable
     def server_time_ms(self) -> int:
@@ -397,7 +207,7 @@ class ReservationStore:
             )
             members = [*(str(user) for user, _ in holder_pairs), *used_keys]
             self._client.set(staging_filter, holders.build(members, bits), px=STAGING_TTL_MS)
-        installed = self._scripts.install(
+        installed = self._install_script(
             keys=[
                 keys.meta_key(coupon_id),
                 keys.reserved_key(coupon_id),
@@ -421,12 +231,12 @@ class ReservationStore:
     def _restore_requests(self, coupon_id: int, pairs: list[tuple[int, str]]) -> None:
         keys_of = [keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
         for chunk in chunked(pairs, self._chunk_size):
-            self._scripts.restore_requests(keys=keys_of, args=flattened(chunk))
+            self._restore_requests_script(keys=keys_of, args=flattened(chunk))
 
     def _add_holders(self, coupon_id: int, pairs: list[tuple[int, int]]) -> tuple[int, int]:
         added = deferred = 0
         for chunk in chunked(pairs, self._chunk_size):
-            chunk_added, chunk_deferred = self._scripts.add_holders(
+            chunk_added, chunk_deferred = self._add_holders_script(
                 keys=[keys.reserved_key(coupon_id), keys.meta_key(coupon_id), keys.holders_key(coupon_id)],
                 args=flattened(chunk),
             )

@@ -9,8 +9,8 @@ and where each rule is kept:
   execution role's credentials (``aws_credentials.resolved_once``).
 - A token is valid for 15 minutes: a new one is signed for every new connection
   (redis-py asks the :class:`ElastiCacheIamCredentials` provider each time), never cached.
-- ElastiCache closes an IAM-authenticated connection after 12 hours: ``lua_redis.connect``
-  reconnects, with a fresh token, a connection older than ``lua_redis.MAX_CONNECTION_AGE_S``.
+- ElastiCache closes an IAM-authenticated connection after 12 hours: ``lua_redis.client.connect``
+  reconnects, with a fresh token, a connection older than ``lua_redis.client.MAX_CONNECTION_AGE_S``.
 - IAM authentication needs TLS (``rediss://``, checked by the settings) and Valkey 7.2 or later,
   an IAM-enabled user whose name equals its id, in a user group attached to the cache, and
   ``elasticache:Connect`` on the cache and the user (the CDK stack; tests/infra/test_aws_rules.py).
@@ -24,7 +24,7 @@ import redis
 from redis.credentials import CredentialProvider
 
 from coupon_core.settings import RedisSettings
-from lua_redis import connect
+from lua_redis.client import connect
 
 TOKEN_LIFETIME_S = 900  # the longest ElastiCache accepts
 
@@ -60,7 +60,7 @@ class ElastiCacheIamCredentials(CredentialProvider):
 
 def redis_client(settings: RedisSettings, *, socket_timeout: float = 2.0, pinned: bool = False) -> redis.Redis:
     """A client of the cache ``settings`` name, authenticated as they say (``pinned``: one
-    connection, ``lua_redis.connect``)."""
+    connection, ``lua_redis.client.connect``)."""
     if settings.auth == "none":
         return connect(settings.url, socket_timeout=socket_timeout, pinned=pinned)
     user, cache_name, region = settings.user, settings.cache_name, settings.region

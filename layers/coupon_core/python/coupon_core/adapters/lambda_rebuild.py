@@ -17,10 +17,12 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from coupon_core.domain.ports import InitOutcome
+from coupon_core.domain.reservations import MissingState
 from coupon_core.errors import UnavailableError
 
 STATE_BUILD_TIMEOUT_S = 8  # within the intake's 10 s; the build reads Kafka for at most half of it
+
+BUILT = frozenset(state.value for state in MissingState) - {MissingState.BUILD}  # what a build answers
 
 
 class _Invoker:
@@ -65,13 +67,13 @@ class BuilderInvoker(_Invoker):
 
     variable, role = "BUILDER_FUNCTION", "builder"
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
+    def initialise(self, coupon_id: int) -> MissingState:
         """The builder's build of a missing state (``{"stateMissing": coupon_id}``)."""
         reply = self._invoke({"stateMissing": coupon_id})
-        try:
-            return InitOutcome(reply["state"])
-        except (KeyError, ValueError, TypeError) as exc:
-            raise UnavailableError(f"builder function replied {reply!r}, not a state build") from exc
+        state = reply.get("state")
+        if state not in BUILT:
+            raise UnavailableError(f"builder function replied {reply!r}, not a state build")
+        return MissingState(state)
 
 
 class RebuildInvoker(_Invoker):

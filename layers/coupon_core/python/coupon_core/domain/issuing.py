@@ -1,9 +1,9 @@
 """Issuing a coupon to a user: reserve in Redis, publish to Kafka, release if that fails.
 
 The domain of the intake function, free of Lambda and HTTP types. A coupon reserve finds
-without a state is looked up in the registry of coupons (``ports.CouponRegistry``): an id that
+without a state is looked up in the registry of coupons (:class:`CouponRegistry`): an id that
 names nothing is COUPON_NOT_FOUND and a coupon whose state has expired ENDED, without the
-database; any other has its state built by a :class:`~coupon_core.domain.ports.StateBuilder`
+database; any other has its state built by a :class:`StateBuilder`
 (the builder function, asked synchronously: ``reconcile.Reconciler``) by one caller a second,
 then the reserve is tried once more. SUCCESS means "reserved and durably queued": the worker
 persists the record later. A publish that fails before the record left the producer is
@@ -25,15 +25,11 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from coupon_core.domain.ports import InitOutcome, RegistryAnswer
 from coupon_core.domain.records import IssueRecord
-from coupon_core.domain.reservations import HoldersFilter, IssueOutcome, Reservation
+from coupon_core.domain.reservations import HoldersFilter, IssueOutcome, MissingState, ReleaseOutcome, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
-
-if TYPE_CHECKING:
-    from coupon_core.domain.ports import CouponRegistry, Publisher, Reservations, StateBuilder
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +42,43 @@ MEMORY_CALLERS = 10_000  # callers' own answers (a user and a key) kept at once:
 # answers a few thousand requests a second, and each answer is kept a second at most
 MEMORY_ABSENT = 4_096  # coupons without a state (no such id, long ended) kept at once, apart from
 # the others: ids a script makes up push out only each other, never a sale's refusal
+
+
+class IssueReservations(Protocol):
+    """A coupon's reservations, as the intake uses them (``lua_redis.issue_store.IssueStore``);
+    each raises ``StateUnavailableError`` when Redis cannot be reached."""
+
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation: ...
+
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
+
+    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int: ...
+
+
+class CouponRegistry(Protocol):
+    """The registry of coupons in Redis, asked about a coupon whose state reserve found missing
+    (``lua_redis.issue_store.IssueStore.lookup``); raises ``StateUnavailableError``."""
+
+    def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
+        """BUILD to one caller per ``claim_ms`` (it has the state built), BUILDING to the others;
+        COUPON_NOT_FOUND or ENDED for a coupon whose state no build would make."""
+        ...
+
+
+class StateBuilder(Protocol):
+    """Builds a coupon's missing state (the builder function, ``adapters.lambda_rebuild``, runs
+    ``reconcile.Reconciler.initialise``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
+    ``UnavailableError`` when it cannot."""
+
+    def initialise(self, coupon_id: int) -> MissingState: ...
+
+
+class Publisher(Protocol):
+    """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
+
+    def publish(self, record: IssueRecord) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -172,17 +205,7 @@ def _keep[Key: (int, tuple[int, int, str])](table: dict[Key, _Kept], key: Key, k
     table[key] = kept
 
 
-_INITIALISED = {  # what a build that did not make the state ready answers
-    InitOutcome.COUPON_NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
-    InitOutcome.ENDED: IssueOutcome.ENDED,
-    InitOutcome.REBUILDING: IssueOutcome.UNAVAILABLE,  # nothing reserved: retry after Retry-After
-}
 _BUILDING = IssueResult(IssueOutcome.UNAVAILABLE, detail="the coupon's state is being built: retry shortly")
-_REGISTERED = {  # what the registry answers for a coupon it does not have built by this caller
-    RegistryAnswer.COUPON_NOT_FOUND: IssueOutcome.COUPON_NOT_FOUND,
-    RegistryAnswer.ENDED: IssueOutcome.ENDED,
-    RegistryAnswer.BUILDING: IssueOutcome.UNAVAILABLE,  # another caller has it built: retry shortly
-}
 
 
 class IssueService:
@@ -190,7 +213,7 @@ class IssueService:
 
     def __init__(
         self,
-        store: Reservations,
+        store: IssueReservations,
         publisher: Publisher,
         builder: StateBuilder,
         *,
@@ -254,15 +277,13 @@ class IssueService:
         """The answer for a coupon reserve found without a state, from the registry or from its
         build; None once the state is built (the caller reserves again)."""
         answer = self._registry.lookup(coupon_id, MEMORY_MS)  # a build a second, for the whole fleet
-        if answer is RegistryAnswer.BUILD:
-            initialised = self._builder.initialise(coupon_id)
-            if initialised is InitOutcome.READY:
-                return None
-            outcome = _INITIALISED[initialised]
-        else:
-            outcome = _REGISTERED[answer]
-        if outcome is IssueOutcome.UNAVAILABLE:
+        if answer is MissingState.BUILD:
+            answer = self._builder.initialise(coupon_id)
+        if answer is MissingState.READY:
+            return None
+        if answer is MissingState.BUILDING:
             return _BUILDING
+        outcome = IssueOutcome(answer.value)  # COUPON_NOT_FOUND or ENDED
         if self.memory is None:
             return _REFUSED[outcome]
         self.memory.learn_absent(coupon_id, outcome, asked_at)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's p
 
 
 class Reservations(Protocol):
-    """A coupon's reservations in Redis (``lua_redis.ReservationStore``).
+    """A coupon's reservations in Redis (``lua_redis.store.ReservationStore``).
 
     Raises ``StateUnavailableError`` when Redis cannot be reached.
     """
@@ -64,7 +64,7 @@ class Reservations(Protocol):
 
 
 class CouponLocks(Protocol):
-    """The per-coupon locks (``lua_redis.RedisCouponLocks``).
+    """The per-coupon locks (``lua_redis.lock.RedisCouponLocks``).
 
     Entering raises ``LockUnavailableError`` when another owner still holds the lock after
     ``wait_s``, and ``StateUnavailableError`` when Redis cannot be reached.
@@ -75,37 +75,15 @@ class CouponLocks(Protocol):
     def issue(self, coupon_id: int, *, lease_s: int, wait_s: int) -> AbstractContextManager[None]: ...
 
 
-class InitOutcome(StrEnum):
-    """What building a missing state came to (``StateBuilder.initialise``)."""
-
-    READY = "READY"
-    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-    ENDED = "ENDED"
-    REBUILDING = "REBUILDING"
-
-
-class RegistryAnswer(StrEnum):
-    """What the registry of coupons says of a coupon whose state reserve found missing
-    (``CouponRegistry.lookup``)."""
-
-    BUILD = "BUILD"  # its state lives, or the registry cannot rule the id out: this caller has it built
-    BUILDING = "BUILDING"  # another caller has it built now: nothing reserved, retry shortly
-    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-    ENDED = "ENDED"  # its state has expired
-
-
 class CouponRegistry(Protocol):
     """Every coupon's id and when its Redis state expires, kept in Redis beside the states
-    (``lua_redis.RedisCouponRegistry``), so that the intake tells a coupon whose state is missing
-    from an id that names nothing, or a coupon long ended, without the database. Complete once a
-    load has put every coupon of the database in it; until then an unknown id may be a coupon.
+    (``lua_redis.registry.RedisCouponRegistry``), so that the intake tells a coupon whose state is
+    missing from an id that names nothing, or a coupon long ended, without the database (its
+    lookup: ``issuing.CouponRegistry``). Complete once a load has put every coupon of the
+    database in it; until then an unknown id may be a coupon.
 
     Raises ``StateUnavailableError`` when Redis cannot be reached.
     """
-
-    def lookup(self, coupon_id: int, claim_ms: int) -> RegistryAnswer:
-        """What to do about the coupon's missing state; BUILD only to one caller per ``claim_ms``."""
-        ...
 
     def register(self, expiries: Mapping[int, int]) -> None:
         """Write each coupon's expiry (epoch ms), as the database has it now."""
@@ -119,16 +97,6 @@ class CouponRegistry(Protocol):
         """Add the coupons the registry lacks, and mark it complete unless Redis lost it since
         ``begin_load``; True if it is now complete."""
         ...
-
-
-class StateBuilder(Protocol):
-    """Builds a coupon's Redis state that reserve found missing (``reconcile.Reconciler``'s ``initialise``,
-    which the intake reaches through the rebuild function: ``adapters.lambda_rebuild``).
-
-    Raises ``UnavailableError`` (or a Redis layer's unavailable error) when it cannot.
-    """
-
-    def initialise(self, coupon_id: int) -> InitOutcome: ...
 
 
 class CouponCatalog(Protocol):
@@ -157,12 +125,6 @@ class CouponCatalog(Protocol):
     def page(self, after: int, limit: int) -> list[Coupon]: ...
 
     def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]: ...
-
-
-class Publisher(Protocol):
-    """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
-
-    def publish(self, record: IssueRecord) -> None: ...
 
 
 class GroupOutcome(StrEnum):

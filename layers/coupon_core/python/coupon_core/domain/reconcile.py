@@ -45,9 +45,9 @@ from coupon_core.domain.ports import (
     CouponLocks,
     CouponRegistry,
     InFlightReader,
-    InitOutcome,
     Reservations,
 )
+from coupon_core.domain.reservations import MissingState
 from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 
 logger = logging.getLogger(__name__)
@@ -135,9 +135,9 @@ class Reconciler:
         self._skew_ms = skew_ms
         self._produce_bound_ms = produce_bound_ms
 
-    def initialise(self, coupon_id: int) -> InitOutcome:
+    def initialise(self, coupon_id: int) -> MissingState:
         """Build the state reserve found missing, from the coupon's holders (the intake's port,
-        ``ports.StateBuilder``, reached through the builder function).
+        ``issuing.StateBuilder``, reached through the builder function).
 
         Missing means cold (a coupon's first request) or lost (a flush, an eviction, a failover
         that dropped a key: reserve sees the loss of any one key). Either way the state is built
@@ -150,7 +150,7 @@ class Reconciler:
         built when it is created, ``StateSync.prepare``, and a run's lookahead builds it again before
         the window opens): reservations made just before the loss may still be on their way to
         Kafka. The state then waits ``produce_bound_ms`` (a send and its resend), answering
-        REBUILDING meanwhile, so that the records in flight read after the wait include every one.
+        BUILDING meanwhile, so that the records in flight read after the wait include every one.
 
         Under the state lock, and only if the state is still missing once the lock is held: of
         builds asked at once (the registry lets one caller a second ask, and a build may take
@@ -159,20 +159,20 @@ class Reconciler:
         self.complete_registry()
         with self._locks.state(coupon_id, lease_s=STATE_LOCK_LEASE_S, wait_s=STATE_LOCK_WAIT_S):
             if self._store.has_state(coupon_id):
-                return InitOutcome.READY
+                return MissingState.READY
             coupon = self._catalog.find(coupon_id)
             if coupon is None:
-                return InitOutcome.COUPON_NOT_FOUND
+                return MissingState.COUPON_NOT_FOUND
             state, now_ms = coupon.state(self._retention_ms), time.time() * 1000
             self._registry.register({coupon_id: state.expires_at})
             if state.expires_at <= now_ms:
-                return InitOutcome.ENDED  # its keys would expire at once; answer from the database
+                return MissingState.ENDED  # its keys would expire at once; answer from the database
             if state.is_open(now_ms) and self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms):
-                return InitOutcome.REBUILDING
+                return MissingState.BUILDING
             in_flight = self._in_flight_for_a_request.read()  # before the snapshot: see above
             snapshot = self._catalog.issued_users(coupon_id)
             if snapshot is None:
-                return InitOutcome.COUPON_NOT_FOUND
+                return MissingState.COUPON_NOT_FOUND
             holders, request_ids = in_flight.with_issued(snapshot)
             report = self._store.reconcile(
                 snapshot.coupon.state(self._retention_ms), holders, release_before=None, request_ids=request_ids
@@ -182,7 +182,7 @@ class Reconciler:
                 extra={"couponId": coupon_id, "issued": len(snapshot.reserved_at),
                        "inFlight": len(in_flight.of(coupon_id)), "installed": report.installed},
             )  # fmt: skip
-            return InitOutcome.READY
+            return MissingState.READY
 
     def complete_registry(self) -> None:
         """Put every coupon of the database in the registry of coupons, unless it holds them all

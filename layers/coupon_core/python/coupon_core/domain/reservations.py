@@ -31,6 +31,18 @@ class IssueOutcome(StrEnum):
     STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
 
 
+class MissingState(StrEnum):
+    """What a coupon's state that reserve found missing comes to, from the registry of coupons
+    to the builder's build: the one type of that path, answered by the intake
+    (``issuing.IssueService``): COUPON_NOT_FOUND and ENDED as those outcomes, BUILDING as 503."""
+
+    BUILD = "BUILD"  # the registry: its state lives, or the id cannot be ruled out: this caller has it built
+    READY = "READY"  # the builder: the state is built, reserve again
+    BUILDING = "BUILDING"  # being built by another caller, or waiting out a loss: nothing reserved, retry
+    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
+    ENDED = "ENDED"  # its state has expired
+
+
 class HoldersFilter(Protocol):
     """Who may hold a copy of a sold-out coupon, read in the container (``lua_redis.holders``)."""
 

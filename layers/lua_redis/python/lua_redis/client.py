@@ -1,0 +1,81 @@
+"""The functions' Redis client: one that fails fast, renews its connection before ElastiCache
+closes it, and whose driver errors become the domain's (:data:`redis_unavailable`)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+from redis.backoff import NoBackoff
+from redis.credentials import CredentialProvider
+from redis.retry import Retry
+
+from coupon_core.errors import Reraise, StateUnavailableError
+
+# ElastiCache closes an IAM-authenticated connection after 12 hours; an hour's margin.
+MAX_CONNECTION_AGE_S = 11 * 3600
+_clock = time.monotonic  # a connection's age; tests move it
+
+# Every call that reaches Redis runs under this (a ``with`` block, a decorator, or in place).
+redis_unavailable = Reraise(
+    StateUnavailableError, "Redis unavailable", (redis.ConnectionError, redis.TimeoutError, redis.OutOfMemoryError)
+)
+
+
+class _RenewedConnection(redis.Connection):
+    """A connection that, past :data:`MAX_CONNECTION_AGE_S`, closes and opens again (with new
+    credentials) before its next command, instead of being closed by the server mid-request."""
+
+    _opened_at = 0.0
+
+    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        if self._sock is None:  # opening: its age counts from here, its handshake included
+            self._opened_at = _clock()
+        super().connect_check_health(*args, **kwargs)
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if self._sock is not None and _clock() - self._opened_at > MAX_CONNECTION_AGE_S:
+            self.disconnect()
+        super().send_packed_command(command, check_health)
+
+
+class _RenewedSSLConnection(_RenewedConnection, redis.SSLConnection):
+    """The same over TLS."""
+
+
+def connect(
+    url: str,
+    *,
+    socket_timeout: float = 2.0,
+    credential_provider: CredentialProvider | None = None,
+    pinned: bool = False,
+) -> redis.Redis:
+    """A client for ``url`` (``redis://``, or ``rediss://`` for TLS) that fails fast.
+
+    A broken connection (typically one that went stale while a Lambda container was frozen) is
+    retried once on a new connection, right away. A timeout is never retried: the command may
+    have run, and a reserve run twice would answer DUPLICATE for the caller's own reservation.
+    ``credential_provider`` gives the user and password of each new connection (ElastiCache's
+    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old.
+
+    ``pinned``: one connection, opened now (raising :class:`StateUnavailableError` if it cannot
+    be), and every command sent on it: redis-py's ``single_connection_client``, for a caller
+    that sends one command at a time from one thread (the intake: a Lambda container answers
+    one request at a time). A pool's checkout and return per command (its bookkeeping and a
+    poll of the socket) were about an eighth of a refusal's instructions (docs/benchmarks.md).
+    A timeout while sending or reading closes the connection, as in the pool, so no late reply
+    is ever read as the next command's.
+    """
+    secure = url.startswith("rediss://")
+    with redis_unavailable:
+        return redis.Redis.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=socket_timeout,
+            socket_connect_timeout=socket_timeout,
+            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+            credential_provider=credential_provider,
+            connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
+            single_connection_client=pinned,
+        )

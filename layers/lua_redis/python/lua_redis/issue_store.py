@@ -1,0 +1,161 @@
+"""The intake's Redis: reserve a copy, release it after a failed produce, wait for replicas, and
+ask the registry of coupons about a state reserve found missing (docs/design.md, Redis state).
+
+``reserve`` is the intake's one Redis call per request: its keys are named once per coupon (a
+cache), redis-py's errors are caught in place, and a refusal's answer is one value per code.
+Everything else done to a coupon's state (build, reconcile, change) is ``store.ReservationStore``'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from typing import Any
+
+import redis
+from redis.client import NEVER_DECODE
+
+from coupon_core.domain.records import validate_id, validate_millis
+from coupon_core.domain.reservations import IssueOutcome, MissingState, ReleaseOutcome, Reservation
+from lua_redis import holders, keys
+from lua_redis.client import redis_unavailable
+from lua_redis.scripts import register
+
+# The scripts' codes, each mapped once to the domain's value: reserve.lua answers an index of
+# RESERVE_CODES, registry_lookup.lua one of LOOKUP_CODES, release.lua one of RELEASE_CODES' keys.
+RESERVE_CODES: tuple[IssueOutcome, ...] = (
+    IssueOutcome.SUCCESS,
+    IssueOutcome.DUPLICATE,
+    IssueOutcome.SOLD_OUT,
+    IssueOutcome.NOT_OPEN,
+    IssueOutcome.ENDED,
+    IssueOutcome.STATE_MISSING,
+    IssueOutcome.KEY_REUSED,
+    IssueOutcome.CLOSED,
+)
+LOOKUP_CODES = (MissingState.BUILD, MissingState.COUPON_NOT_FOUND, MissingState.ENDED, MissingState.BUILDING)
+RELEASE_CODES = {1: ReleaseOutcome.RELEASED, 0: ReleaseOutcome.NOT_HELD, -1: ReleaseOutcome.STALE}
+
+_UNTIMED = tuple(Reservation(outcome) for outcome in RESERVE_CODES)  # every answer but SUCCESS, DUPLICATE
+_TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
+NO_EDGE_MS = 2**31  # reserve.lua's -1: a refusal no edge of the window ends (ENDED, CLOSED)
+FILTERS_KEPT = 64  # the holders' filters a store keeps, one per sold-out coupon (300 KB at 100,000 copies)
+
+# NEVER_DECODE is redis-py's own option for a reply read as bytes on a decoding client (DUMP,
+# SLOWLOG): the filter is binary. redis is pinned, and a services test reads a filter through it.
+_AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
+
+
+@functools.lru_cache(maxsize=4096)
+def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str, str]:
+    """reserve.lua's KEYS, in its order."""
+    return (
+        keys.reserved_key(coupon_id),
+        keys.meta_key(coupon_id),
+        keys.requests_key(coupon_id),
+        keys.idempotency_key(coupon_id),
+        keys.holders_key(coupon_id),
+    )
+
+
+class IssueStore:
+    """A coupon's reservations as the intake uses them (the ``issuing`` module's ports).
+
+    Every method validates its arguments before it touches Redis, and raises
+    :class:`StateUnavailableError` when Redis cannot be reached.
+    """
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+        self._reserve = register(client, "holders", "reserve")
+        self._release = register(client, "release")
+        self._lookup = register(client, "registry_lookup")
+        # coupon -> the version of its holders' filter last read, and the filter (None: none to read)
+        self._filters: dict[int, tuple[tuple[str, int], holders.BloomHoldersFilter | None]] = {}
+
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation:
+        """Reserve one copy for one user: exactly one Redis command (EVALSHA).
+
+        Idempotent per request: the same ``request_id`` sent again (the client's retry after a
+        connection dropped once the script had run) gets its own SUCCESS back, same time.
+        Without one, the call is a request of its own. An ``idempotency_key`` already used for
+        another user of the coupon answers KEY_REUSED and changes nothing.
+
+        An answer says how long it stands (``stands_ms``: for every caller, or for this one); a
+        SOLD_OUT comes with the coupon's holders' filter, read again (one GET more) only when
+        the script reports a version this store has not read.
+        """
+        validate_id("couponId", coupon_id)
+        validate_id("userId", user_id)
+        try:
+            code, reserved_at, *standing = self._reserve(
+                keys=_reserve_keys(coupon_id), args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
+            )
+        except redis_unavailable.causes as exc:
+            raise redis_unavailable.mapped(exc) from exc
+        outcome = RESERVE_CODES[code]
+        if outcome in _TIMED:
+            return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]))
+        if standing:
+            return self._standing(coupon_id, outcome, standing)
+        untimed: Reservation = _UNTIMED[code]
+        return untimed
+
+    def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
+        """A refusal that stands: ``[ms until the window's edge (-1: none)]``, and for SOLD_OUT
+        the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
+        stands_ms = NO_EDGE_MS if standing[0] < 0 else int(standing[0])
+        if outcome is not IssueOutcome.SOLD_OUT:
+            return Reservation(outcome, stands_ms=stands_ms)
+        epoch, added = standing[1], int(standing[2])
+        filter_ = self._holders_filter(coupon_id, (epoch, added)) if epoch else None
+        if filter_ is None:  # nobody's refusal but this caller's
+            return Reservation(outcome)
+        return Reservation(outcome, stands_ms=stands_ms, holders=filter_)
+
+    def _holders_filter(self, coupon_id: int, version: tuple[str, int]) -> holders.BloomHoldersFilter | None:
+        """The coupon's filter at ``version`` or later (bits are only ever added within an epoch);
+        ``None`` if Redis has none, or cannot be asked now (the refusal is then not remembered)."""
+        kept = self._filters.get(coupon_id)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        try:
+            data = self._client.execute_command("GET", keys.holders_key(coupon_id), **_AS_BYTES)
+        except redis_unavailable.causes:
+            return None
+        filter_ = None if data is None else holders.BloomHoldersFilter(data)
+        self._filters.pop(coupon_id, None)
+        if len(self._filters) >= FILTERS_KEPT:
+            del self._filters[next(iter(self._filters))]
+        self._filters[coupon_id] = (version, filter_)
+        return filter_
+
+    @redis_unavailable
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
+        """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
+        validate_id("couponId", coupon_id)
+        args = [validate_id("userId", user_id), validate_millis("reservedAt", reserved_at)]
+        (code,) = self._release(keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=args)
+        return RELEASE_CODES[code]
+
+    @redis_unavailable
+    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
+        """``WAIT``: block until the writes so far reached ``replicas`` replicas, or ``timeout_ms``.
+
+        Returns how many replicas have them. A reservation they have survives a failover.
+        """
+        validate_id("replicas", replicas)
+        validate_id("timeoutMs", timeout_ms)
+        return int(self._client.wait(replicas, timeout_ms))
+
+    @redis_unavailable
+    def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
+        """What the registry of coupons says of a coupon whose state reserve found missing: BUILD
+        to one caller per ``claim_ms`` (the claim), BUILDING to the others, or COUPON_NOT_FOUND
+        or ENDED without a build (``registry_lookup.lua``)."""
+        validate_id("couponId", coupon_id)
+        validate_id("claimMs", claim_ms)
+        code = self._lookup(keys=[keys.registry_key(), keys.build_claim_key(coupon_id)], args=[coupon_id, claim_ms])
+        return LOOKUP_CODES[int(code)]
