@@ -7,7 +7,6 @@ intake_instructions.py    instructions per answer of each, counted by Valgrind
 cold_start.py             one cold start of the intake in a fresh interpreter
 first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
 intake_profile.py         where a warm intake request's time goes
-intake_fixed_cost.py      what a SOLD_OUT answer's logging and metrics cost, against Powertools' decorators
 refusal_memory.py         Redis round trips and commands per request with the memory of refusals and without
 reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
 reserve_alternatives.py   those versions

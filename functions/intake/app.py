@@ -4,18 +4,17 @@ else (every other route is the coupons function's, ``functions/coupons``).
 Nearly every request of a flash sale is this one, hundreds of thousands of times a minute, so
 the handler is plain: a body declared as anything but JSON is refused (``request.refused``), the
 request is read and validated (``request.issue_request``), the caller names the user
-(``request.Caller``), the domain issues (``IssueService.issue``, once), the answer's metrics line is
-printed (``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
-a success to its body, anything else to its refusal (``answers.REFUSALS``). A warm success runs
-nine of the project's files, this one included (``tests/services/test_intake_path.py``). It is not
-on Powertools' resolver because an answer through it costs about twice the CPU of the reserve
-and the produce themselves (docs/benchmarks.md).
+(``request.Caller``), the domain issues (``IssueService.issue``, once), the answer is counted
+(``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
+a success to its body, anything else to its refusal (``answers.REFUSALS``). It is not on
+Powertools' resolver: a single route needs no router, and the answers are the coupons
+function's (``functions/http_api``).
 
-Logger's Lambda context is ``observability.lambda_context``: the keys and the environment
-variables of Powertools' ``inject_lambda_context``, with the API Gateway request id as
-correlation id, at a third of its cost. In a Lambda runtime the module also opens its Redis connection and its
-Kafka producer while the container initialises (``dependencies.open_connections``), so that the
-first request of a new container is not the one that pays for them.
+Logger's ``inject_lambda_context`` gives every line the API Gateway request id as correlation id,
+and ``log_metrics`` flushes each answer's metrics as one line. In a Lambda runtime the module also
+opens its Redis connection and its Kafka producer while the container initialises
+(``dependencies.open_connections``), so that the first request of a new container is not the one
+that pays for them.
 """
 
 import os
@@ -23,13 +22,14 @@ import time
 from http import HTTPStatus
 from typing import Any, assert_never
 
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core import observability
 from coupon_core.domain.issuing import IssueResult, IssueService
 from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
-from coupon_core.observability import lambda_context, logger
+from coupon_core.observability import logger, metrics
 from functions.http_api import request
 from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
 from functions.intake import dependencies
@@ -37,13 +37,8 @@ from functions.intake import dependencies
 DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
 
 
-def request_id_of(event: dict[str, Any]) -> str | None:
-    """API Gateway's id of the request (``requestContext.requestId``), if the event has one."""
-    request_context = event.get("requestContext")
-    return request_context.get("requestId") if isinstance(request_context, dict) else None
-
-
-@lambda_context(correlation_id=request_id_of)
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
+@metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return (request.refused(event) or _respond(event)).proxy_result()
 

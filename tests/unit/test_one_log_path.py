@@ -14,14 +14,14 @@ import pytest
 # A domain service logs a warning (a publish whose acknowledgement never came) inside an
 # invocation wrapped as the intake's handler is; the fakes are the domain's unit-test ones.
 _INVOCATION = """
-from coupon_core.observability import lambda_context
+from coupon_core.observability import logger
 from coupon_core.domain.issuing import IssueService
 from coupon_core.domain.reservations import IssueOutcome, Reservation
 from coupon_core.errors import PublishUnconfirmedError
 from local.testkit.lambda_events import InProcessContext
 from tests.unit.domain import fakes
 
-@lambda_context(correlation_id=lambda event: event["id"])
+@logger.inject_lambda_context(correlation_id_path="id", clear_state=True)
 def handler(event, context):
     store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, 1_000)])
     never_acknowledged = fakes.Publisher(fails=PublishUnconfirmedError)

@@ -37,7 +37,7 @@ def holders_key(coupon_id: int) -> str:
 
 
 def rebuild_key(coupon_id: int) -> str:
-    """The server time from which a lost state may be rebuilt (``store.ReservationStore.rebuild_wait_ms``)."""
+    """The server time from which a lost state may be rebuilt (``store.py``, ``rebuild_wait_ms``)."""
     return f"{_tag(coupon_id)}:rebuild"
 
 
@@ -57,7 +57,7 @@ def registry_key() -> str:
 
 
 def build_claim_key(coupon_id: int) -> str:
-    """The claim on building a coupon's missing state, in the registry's slot (``issue_store.IssueStore.lookup``)."""
+    """The claim on building a coupon's missing state, in the registry's slot (``issue_store.py``)."""
     return f"coupons:{{registry}}:build:{coupon_id}"
 
 

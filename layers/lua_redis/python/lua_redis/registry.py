@@ -1,6 +1,6 @@
 """The registry of coupons in Redis, as its writers keep it (the domain's ``CouponRegistry`` port):
 one hash of every coupon id to when its state expires (docs/design.md, Redis state). The intake's
-lookup, and its claims on building a missing state, are ``issue_store.IssueStore.lookup``.
+lookup, and its claims on building a missing state, are ``IssueStore``'s (``issue_store.py``).
 
 Reserve finds a state missing for three kinds of id: a coupon whose state was lost or never
 built (it must be built, by the builder function, which reads the database), a coupon whose

@@ -13,7 +13,7 @@ from redis.commands.core import Script
 
 
 def register(client: redis.Redis, *names: str) -> Script:
-    """The script made of ``scripts/<name>.lua`` for each of ``names``, in order: a script that
+    """The script made of the Lua file of each of ``names`` (in ``scripts``), in order: a script that
     adds holders names ``holders`` first, for that file's function (Lua has no import here)."""
     source = "".join(
         files("lua_redis").joinpath("scripts", f"{name}.lua").read_text(encoding="utf-8") for name in names

@@ -69,7 +69,7 @@ class CouponRegistry(Protocol):
 
 class StateBuilder(Protocol):
     """Builds a coupon's missing state (the builder function, ``adapters.lambda_rebuild``, runs
-    ``reconcile.Reconciler.initialise``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
+    ``reconcile.Reconciler``'s ``initialise``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
     ``UnavailableError`` when it cannot."""
 
     def initialise(self, coupon_id: int) -> MissingState: ...

@@ -1,5 +1,5 @@
 """The values the domain exchanges with its reservation store (the ``Reservations`` port, which
-``lua_redis.ReservationStore`` implements on Redis): what a reserve answered (an
+``lua_redis.store.ReservationStore`` implements on Redis): what a reserve answered (an
 ``IssueOutcome``, the one outcome of an issue request from the script to the HTTP answer), a
 coupon's state, what a release did, what a reconcile changed."""
 
@@ -15,7 +15,7 @@ from coupon_core.errors import InvalidInputError
 
 class IssueOutcome(StrEnum):
     """An issue request's outcome, the one type from ``reserve.lua``'s codes (mapped to it in one
-    table, ``lua_redis.store.RESERVE_CODES``) to the HTTP answer and the metric of each: a table
+    table, ``lua_redis.issue_store.RESERVE_CODES``) to the HTTP answer and the metric of each: a table
     keyed on it that misses a member fails at import (``functions/http_api/answers.py``)."""
 
     SUCCESS = "SUCCESS"
