@@ -39,7 +39,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
-from coupon_core.settings.http_api import CallerSettings, UserIdSource
+from coupon_core.settings import CallerSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
 from functions.http_api.issue_body import IdempotencyKeyValue, IssueRequest
 

@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.migrate import upgrade
 from coupon_core.observability import logger
-from coupon_core.settings import DatabaseSettings
+from coupon_core.settings.backend import DatabaseSettings
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -9,11 +9,12 @@ add about a tenth of a second to the intake's cold start (docs/benchmarks.md). A
 malformed variable raises ``ConfigError`` naming it, on one line, at the first use of the
 settings. docs/design.md lists every variable.
 
-This module holds the parts several functions share and :class:`FunctionSettings`; each
-function's own parts and settings are in its module (``intake``, ``coupons``, ``worker``,
-``rebuild``, ``relay``; ``http_api`` has the parts both HTTP functions read), so that a cold
-start builds only its own models; ``variables`` holds the validators of each kind of variable
-and the one mapping of a validation error to ``ConfigError``.
+This module holds :class:`FunctionSettings` and the parts the intake shares with others (Redis,
+Kafka, the produce's bounds, the caller); ``backend`` the parts only the functions behind it
+read (the database, the retention, the worker group, the read-back); each function's own parts
+and settings are in its module (``intake``, ``coupons``, ``worker``, ``rebuild``, ``relay``),
+so that a cold start imports and builds only what it reads; ``variables`` holds the validators
+of each kind of variable and the one mapping of a validation error to ``ConfigError``.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from __future__ import annotations
 import os
 import re
 from typing import Annotated, Any, Literal, Self
-from urllib.parse import parse_qs, urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -41,7 +41,6 @@ KafkaAuth = Literal["none", "iam"]
 RedisAuth = Literal["none", "iam"]
 CacheKind = Literal["serverless", "replication-group"]
 
-HOUR_MS = 3_600_000
 _ELASTICACHE_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")  # a cache's or a user's id
 REGION = AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")  # as the SDKs read it
 
@@ -104,41 +103,6 @@ class RedisSettings(Part):
         return self
 
 
-class DatabaseSettings(Part):
-    """Either a URL (tests, tools) or a Secrets Manager secret (AWS, and the functions on
-    LocalStack), exactly one of them.
-
-    A URL asks for TLS with libpq's words: ``?sslmode=verify-full`` (the certificate checked
-    against the platform's trust store, and the host against it), else plain text. A secret
-    always means TLS verified so. ``host`` (DB_HOST) replaces the secret's host, to connect
-    through an RDS Proxy.
-    """
-
-    url: Annotated[str | None, Field(validation_alias="DATABASE_URL")] = None
-    secret_arn: Annotated[str | None, Field(validation_alias="DB_SECRET_ARN")] = None
-    host: Annotated[str | None, Field(validation_alias="DB_HOST")] = None
-
-    @model_validator(mode="after")
-    def _one_of_them(self) -> Self:
-        if (self.url is None) == (self.secret_arn is None):
-            raise ValueError("exactly one of DATABASE_URL and DB_SECRET_ARN must be set")
-        if self.url is not None:
-            try:
-                var.url_of("postgresql+pg8000")(self.url)
-            except ValueError as exc:
-                raise ValueError(f"DATABASE_URL {exc}") from None
-            modes = parse_qs(urlsplit(self.url).query).get("sslmode", [])
-            if modes not in ([], ["verify-full"]):
-                raise ValueError(f"DATABASE_URL's sslmode must be verify-full (or absent, for plain text); got {modes}")
-            return self
-        assert self.secret_arn is not None
-        if not self.secret_arn.startswith("arn:") or ":secretsmanager:" not in self.secret_arn:
-            raise ValueError(f"DB_SECRET_ARN must be a Secrets Manager secret ARN; got {self.secret_arn!r}")
-        if self.host is not None and not re.fullmatch(r"[A-Za-z0-9.-]{1,253}", self.host):
-            raise ValueError(f"DB_HOST must be a host name; got {self.host!r}")
-        return self
-
-
 def _servers(value: object) -> tuple[str, ...]:
     servers = tuple(server.strip() for server in str(value).split(","))
     bad = [server for server in servers if not re.fullmatch(r"[A-Za-z0-9.-]+:\d{1,5}", server)]
@@ -189,37 +153,6 @@ class ObservabilitySettings(Part):
     ] = "info"
 
 
-class RetentionSettings(Part):
-    """How long a coupon's Redis keys outlive its window; every function that writes them must agree."""
-
-    state_hours: Annotated[
-        int, Field(validation_alias="STATE_RETENTION_HOURS"), AfterValidator(var.between(1, 24 * 366))
-    ] = 24 * 7
-
-    @property
-    def state_ms(self) -> int:
-        return self.state_hours * HOUR_MS
-
-
-class ConsumerGroupSettings(Part):
-    """The worker's consumer group, whose committed offsets tell which records are in flight."""
-
-    group: Annotated[
-        str,
-        Field(validation_alias="KAFKA_CONSUMER_GROUP"),
-        AfterValidator(var.matching(r"[A-Za-z0-9._-]{1,255}", "a consumer group name")),
-    ]
-
-
-class ReadBackSettings(Part):
-    """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
-
-    max_records: Annotated[
-        int, Field(validation_alias="READ_BACK_MAX_RECORDS"), AfterValidator(var.between(1, 100_000))
-    ] = 10_000
-    timeout_s: Annotated[int, Field(validation_alias="READ_BACK_TIMEOUT_S"), AfterValidator(var.between(1, 600))] = 20
-
-
 class ProduceBounds(Part):
     """KAFKA_PRODUCE_TIMEOUT_MS and RECONCILE_SKEW_MS, which must agree wherever either is read.
 
@@ -243,6 +176,24 @@ class ProduceBounds(Part):
                 f"RECONCILE_SKEW_MS ({self.skew_ms})"
             )
         return self
+
+
+UserIdSource = Literal["body", "claims"]
+
+
+class CallerSettings(Part):
+    """Where the user id comes from: the body (``USER_ID_SOURCE=body``), or the token's
+    ``USER_ID_CLAIM`` (default ``custom:user_id``, an immutable Cognito attribute set when the user
+    is created: Cognito's own ``sub`` is a UUID, not the numeric id the API works with)."""
+
+    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), var.one_of("body", "claims")] = (
+        "body"
+    )
+    user_id_claim: Annotated[
+        str,
+        Field(validation_alias="USER_ID_CLAIM"),
+        AfterValidator(var.matching(r"[A-Za-z0-9_:.-]{1,128}", "a claim name (letters, digits, _ : . -)")),
+    ] = "custom:user_id"
 
 
 class FunctionSettings(Settings):

@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from coupon_core.settings import DatabaseSettings, FunctionSettings, Part, RedisSettings, RetentionSettings
+from coupon_core.settings import CallerSettings, FunctionSettings, Part, RedisSettings
 from coupon_core.settings import variables as var
-from coupon_core.settings.http_api import CallerSettings
+from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
 
 
 class RebuildFunctionSettings(Part):

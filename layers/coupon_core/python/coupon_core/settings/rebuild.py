@@ -7,18 +7,15 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import (
+from coupon_core.settings import FunctionSettings, KafkaSettings, ProduceBounds, RedisSettings
+from coupon_core.settings import variables as var
+from coupon_core.settings.backend import (
     HOUR_MS,
     ConsumerGroupSettings,
     DatabaseSettings,
-    FunctionSettings,
-    KafkaSettings,
-    ProduceBounds,
     ReadBackSettings,
-    RedisSettings,
     RetentionSettings,
 )
-from coupon_core.settings import variables as var
 
 
 class ReconcileSettings(ProduceBounds, RetentionSettings):

@@ -6,8 +6,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from coupon_core.settings import DatabaseSettings, FunctionSettings, KafkaSettings, Part
+from coupon_core.settings import FunctionSettings, KafkaSettings, Part
 from coupon_core.settings import variables as var
+from coupon_core.settings.backend import DatabaseSettings
 
 
 class OutboxRelaySettings(Part):

@@ -7,15 +7,9 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import (
-    DatabaseSettings,
-    FunctionSettings,
-    KafkaSettings,
-    Part,
-    ReadBackSettings,
-    RedisSettings,
-)
+from coupon_core.settings import FunctionSettings, KafkaSettings, Part, RedisSettings
 from coupon_core.settings import variables as var
+from coupon_core.settings.backend import DatabaseSettings, ReadBackSettings
 
 
 class DlqSettings(Part):

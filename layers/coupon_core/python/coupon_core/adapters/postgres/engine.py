@@ -11,7 +11,7 @@ from sqlalchemy import URL, Engine, create_engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from coupon_core.errors import SecretContentsError
-from coupon_core.settings import DatabaseSettings
+from coupon_core.settings.backend import DatabaseSettings
 
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")
 SOCKET_TIMEOUT_S = 5

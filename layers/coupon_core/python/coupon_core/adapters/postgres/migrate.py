@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine
 
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.errors import ConfigError
-from coupon_core.settings import DatabaseSettings
+from coupon_core.settings.backend import DatabaseSettings
 
 
 def alembic_config(connection: Connection | None = None) -> Config:
