@@ -16,6 +16,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core import untrusted_json
@@ -35,5 +36,5 @@ app.include_router(operations.router)
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    refused = request.refused(event)
+    refused = request.refused(APIGatewayProxyEvent(event))
     return refused.proxy_result() if refused else app.resolve(event, context)

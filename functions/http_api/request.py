@@ -1,5 +1,5 @@
-"""What the HTTP functions read of an API Gateway event: whether its body may be read (JSON
-only), who is asking, and the intake's one request.
+"""What the HTTP functions read of an API Gateway event, through Powertools' ``APIGatewayProxyEvent``:
+whether its body may be read (JSON only), who is asking, and the intake's one request.
 
 **The media type.** The API reads JSON bodies only, in both HTTP functions: a body declared as
 anything else is refused (415 UNSUPPORTED_MEDIA_TYPE) before anything reads it, and nothing
@@ -16,15 +16,12 @@ API Gateway passed base64-encoded that does not decode to it is 422 INVALID_REQU
 
 **The issue request.** The one route the intake serves is ``POST /coupon-issues`` (API Gateway
 sends it nothing else; anything else is answered 404 NOT_FOUND, as the coupons function answers
-an unknown route). The body is validated by the one model of it, ``issue_body.IssueRequest``,
-which the gateway's request model is generated from; the ``Idempotency-Key`` header by the rule
-the coupons function's routes declare (``issue_body.IdempotencyKeyValue``). Errors are described
-as the coupons function describes its validation errors (``functions/coupons/error_handlers.py``):
-a 422 INVALID_REQUEST naming each field and what is wrong with it. A body is parsed and
-validated in one call (``IssueRequest``'s ``model_validate_json``, pydantic's own JSON reader); one it
-refuses is read again by ``untrusted_json`` and validated as a dict, so that each problem is named
-as Python's JSON reader and Powertools name it, as the coupons function does. A test holds the
-two readings to the same answers (``tests/unit/functions/http_api/test_issue_request.py``).
+an unknown route). The body is read once, by ``untrusted_json``, and validated by the one model
+of it, ``issue_body.IssueRequest``, which the gateway's request model is generated from; the
+``Idempotency-Key`` header by the rule the coupons function's routes declare
+(``issue_body.IdempotencyKeyValue``). Errors are described as the coupons function describes its
+validation errors (``functions/coupons/error_handlers.py``): a 422 INVALID_REQUEST naming each
+field and what is wrong with it, as Python's JSON reader and Powertools name it.
 """
 
 from __future__ import annotations
@@ -35,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import TypeAdapter, ValidationError
 
 from coupon_core import untrusted_json
@@ -47,15 +45,15 @@ JSON = "application/json"
 _SHOWN = 100  # characters of a declared type an error repeats
 
 
-def refused(event: Mapping[str, Any]) -> Answer | None:
+def refused(event: APIGatewayProxyEvent) -> Answer | None:
     """The answer refusing an event whose body is declared as something other than JSON, or is
     not UTF-8 text; None for every other event."""
-    if not event.get("body"):
+    if not event.body:
         return None
     declared = header_values(event, "content-type") or [JSON]  # no type: read as JSON
     if not str(declared[0]).strip().startswith(JSON):
         return refusal("UNSUPPORTED_MEDIA_TYPE", declared=str(declared[0])[:_SHOWN])
-    if event.get("isBase64Encoded") and not _utf8(str(event["body"])):
+    if event.is_base64_encoded and not _utf8(event.body):
         return refusal("INVALID_REQUEST", problems="body is not valid JSON: not UTF-8 text")
     return None
 
@@ -68,14 +66,11 @@ def _utf8(encoded: str) -> bool:
     return True
 
 
-def header_values(event: Mapping[str, Any], lowercase_name: str) -> list[Any]:
-    """A header's values, named in any case: ``multiValueHeaders`` if the event has them (as the
-    resolver reads them), else ``headers``."""
-    multi = event.get("multiValueHeaders")
-    if multi:
-        return [value for name, values in multi.items() if name.lower() == lowercase_name for value in values or ()]
-    single = event.get("headers") or {}
-    return [value for name, value in single.items() if name.lower() == lowercase_name]
+def header_values(event: APIGatewayProxyEvent, name: str) -> list[Any]:
+    """A header's values, named in any case, from the field the resolver reads them from
+    (``multiValueHeaders`` if the event has them, else ``headers``)."""
+    values = event.resolved_headers_field.get(name)
+    return [] if values is None else list(values) if isinstance(values, list) else [values]
 
 
 _ASCII_ID = re.compile(r"[0-9]{1,19}")  # str.isdigit() takes "²" and int() reads "١٢" as 12
@@ -127,7 +122,7 @@ def is_issue_route(method: object, path: object) -> bool:
     return method == METHOD and path in _PATHS
 
 
-def issue_request(event: Mapping[str, Any]) -> tuple[IssueRequest, str | None]:
+def issue_request(event: APIGatewayProxyEvent) -> tuple[IssueRequest, str | None]:
     """The issue request of ``event`` (its body) and its Idempotency-Key, if any; raises
     :class:`RequestRefusedError` for any other route, and for a request that is not valid (every
     problem named, the header's first)."""
@@ -135,21 +130,13 @@ def issue_request(event: Mapping[str, Any]) -> tuple[IssueRequest, str | None]:
     if not is_issue_route(method, path):
         raise RequestRefusedError("NO_ROUTE", method=method, path=path)
     key_errors, key = _idempotency_key(event)
-    text = _text(event)
-    if text and not key_errors:
-        try:
-            valid = IssueRequest.model_validate_json(text)
-        except ValidationError:
-            pass  # read again below, to name each problem
-        else:
-            return valid, key
-    body_errors, request = _body(text)
+    body_errors, request = _body(event.decoded_body)
     if key_errors or body_errors or request is None:
         raise RequestRefusedError("INVALID_REQUEST", problems=problems(key_errors + body_errors))
     return request, key
 
 
-def _idempotency_key(event: Mapping[str, Any]) -> tuple[Errors, str | None]:
+def _idempotency_key(event: APIGatewayProxyEvent) -> tuple[Errors, str | None]:
     values = header_values(event, "idempotency-key")
     if not values:
         return [], None
@@ -157,15 +144,6 @@ def _idempotency_key(event: Mapping[str, Any]) -> tuple[Errors, str | None]:
         return [], _KEY.validate_python(values[0] if len(values) == 1 else values)
     except ValidationError as exc:
         return [error | {"loc": ("header", "idempotency-key", *error["loc"])} for error in exc.errors()], None
-
-
-def _text(event: Mapping[str, Any]) -> str | None:
-    """The body as text: API Gateway passes a body it took for binary base64-encoded (the media
-    type's check found it UTF-8)."""
-    body = event.get("body")
-    if body and event.get("isBase64Encoded"):
-        return base64.b64decode(str(body)).decode("utf-8")
-    return None if body is None else str(body)
 
 
 def _body(body: str | None) -> tuple[Errors, IssueRequest | None]:

@@ -23,6 +23,7 @@ from http import HTTPStatus
 from typing import Any, assert_never
 
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core import observability
@@ -39,11 +40,12 @@ DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
 @metrics.log_metrics
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+@event_source(data_class=APIGatewayProxyEvent)
+def handler(event: APIGatewayProxyEvent, context: LambdaContext) -> dict[str, Any]:
     return (request.refused(event) or _respond(event)).proxy_result()
 
 
-def _respond(event: dict[str, Any]) -> Answer:
+def _respond(event: APIGatewayProxyEvent) -> Answer:
     try:
         issue, idempotency_key = request.issue_request(event)
         parts = dependencies.wiring()
