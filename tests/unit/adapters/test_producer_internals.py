@@ -69,3 +69,18 @@ def _without_a_broker(init: Callable[..., None]) -> Callable[..., None]:
         init(self, **(config | {"api_version": (2, 8)}))
 
     return made
+
+
+PRIVATE_ROOTS = ("._sender", "._metadata", "._transaction_manager", "._net", "._struct", "._partition(")
+
+
+def test_no_module_but_producer_internals_reads_kafka_pythons_private_attributes():
+    """The pin and the check cover what this one module reads; a read elsewhere would escape both."""
+    root = Path(__file__).resolve().parents[3]
+    readers = sorted(
+        str(path.relative_to(root))
+        for folder in ("layers", "functions")
+        for path in (root / folder).rglob("*.py")
+        if any(private in path.read_text() for private in PRIVATE_ROOTS)
+    )
+    assert readers == ["layers/coupon_core/python/coupon_core/adapters/kafka/producer_internals.py"]

@@ -23,12 +23,11 @@ import threading
 import time
 from typing import Any
 
-from kafka import KafkaProducer, TopicPartition
+from kafka import KafkaProducer
 from kafka.errors import KafkaError
-from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
+from coupon_core.adapters.kafka import producer_internals as internals
 from coupon_core.adapters.kafka.connection import connection_config
-from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError, check_producer
 from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, Reraise
 from coupon_core.settings import KafkaSettings
@@ -57,51 +56,7 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
     }
 
 
-def _await_producer_id(producer: KafkaProducer, *, deadline: float) -> None:
-    """An idempotent producer's I/O thread asks the broker for its producer id as it starts and
-    sends nothing before it has one; wait for it (a private attribute: ``producer_internals``)."""
-    manager = producer._transaction_manager
-    while not manager.has_producer_id() and time.monotonic() < deadline:
-        time.sleep(0.001)
-
-
-def _leader_connected(producer: KafkaProducer, topic: str, key: bytes) -> bool:
-    """Whether the producer holds a connection to the leader of the partition ``key`` goes to;
-    if not, its I/O thread is asked for one (the topic's metadata, or a connection to the leader
-    it knows, which waits out the connection's backoff). Private attributes, checked when the
-    producer is made (``producer_internals``): no fallback, for a record sent without a leader's
-    connection is what the 503 answer promises did not happen."""
-    metadata, sender = producer._metadata, producer._sender
-    leader = None
-    if metadata.partitions_for_topic(topic):
-        partition = producer._partition(topic, None, None, None, key, b"")
-        leader = metadata.leader_for_partition(TopicPartition(topic, partition))
-    client = sender._client
-    if leader is None or leader == -1:  # what send() asks for, without blocking on it
-        sender.add_topic(topic)
-        metadata.request_update()
-        sender.wakeup()
-        return False
-    if client.connected(leader):
-        return True
-    client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
-    return False
-
-
 CONNECTION_POLL_S = (0.005, 0.02)  # how often a waiting attempt looks again, jittered
-
-PRODUCE_MAX_VERSION = 9  # the highest ProduceRequest version kafka-python's sender asks for
-
-
-def _compile_produce_codecs(producer: KafkaProducer) -> None:
-    """kafka-python generates the encoder of a ProduceRequest version and the decoder of its
-    response as Python source and compiles them on first use: about 5 ms the first publish of a
-    container would pay. Compiled here instead, for the version the broker will be asked with;
-    nothing is sent (private attributes: ``producer_internals``)."""
-    version = producer._sender._client.api_version(ProduceRequest, max_version=PRODUCE_MAX_VERSION)
-    flexible = ProduceRequest.flexible_version_q(version)
-    ProduceRequest._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
-    ProduceResponse._struct.compiled_decode_from(version, compact=flexible, tagged=flexible, data_class=ProduceResponse)
 
 
 class IssuePublisher:
@@ -141,7 +96,7 @@ class IssuePublisher:
         deadline = time.monotonic() + self._timeout_ms / 1000
         try:
             producer = self._get_producer()
-            while not _leader_connected(producer, self._settings.topic, record.key):
+            while not internals.leader_connected(producer, self._settings.topic, record.key):
                 if time.monotonic() >= deadline:
                     raise NotPublishedError(
                         "no connection to the partition's leader within the timeout: nothing was sent"
@@ -166,8 +121,8 @@ class IssuePublisher:
         with _not_sent:
             producer = self._get_producer()
             producer.partitions_for(self._settings.topic)
-            _await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
-            _compile_produce_codecs(producer)
+            internals.await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
+            internals.compile_produce_codecs(producer)
 
     def close(self) -> None:
         self._discard_producer()
@@ -177,8 +132,8 @@ class IssuePublisher:
             if self._producer is None:
                 producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
                 try:
-                    check_producer(producer)
-                except KafkaInternalsChangedError:
+                    internals.check_producer(producer)
+                except internals.KafkaInternalsChangedError:
                     producer.close(timeout=0)
                     raise
                 self._producer = producer
