@@ -19,9 +19,8 @@ from kafka import KafkaProducer
 
 from coupon_core.domain.records import MAX_BIGINT
 from local.testkit.kafka_topics import client_options
-from lua_redis.client import connect
+from lua_redis.client import connect, register
 from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
-from lua_redis.scripts import register
 
 ANSWERS = ("SUCCESS", "DUPLICATE", "SOLD_OUT", "NOT_OPEN", "ENDED", "STATE_MISSING", "KEY_REUSED", "CLOSED")
 

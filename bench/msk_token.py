@@ -5,7 +5,7 @@ bootstrap server, then each partition leader), and again whenever a connection i
 then on a user's request. Two ways side by side, taking turns, in one process with the
 credentials in the environment as Lambda sets them: AWS's signer through its default chain
 (``generate_auth_token``: a new botocore session per token), and the project's
-``coupon_core.adapters.kafka.msk_iam`` (the same signer, the chain walked once). Nothing is sent:
+``coupon_core.adapters.kafka.connection.MskIamTokenProvider`` (the same signer, the chain walked once). Nothing is sent:
 a token is a presigned URL. Prints the median per token and the ratio, and the first token of
 each (the project's includes its one walk of the chain).
 """
@@ -36,11 +36,11 @@ def main() -> None:
     )
     from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # noqa: PLC0415 - after the credentials are set
 
-    from coupon_core.adapters.kafka import msk_iam  # noqa: PLC0415
+    from coupon_core.adapters.kafka.connection import MskIamTokenProvider  # noqa: PLC0415
 
     ways: dict[str, Callable[[], object]] = {
         "the signer's default chain, per token": lambda: MSKAuthTokenProvider.generate_auth_token(REGION),
-        "the chain walked once (msk_iam.auth_token)": lambda: msk_iam.auth_token(REGION),
+        "the chain walked once (MskIamTokenProvider)": MskIamTokenProvider(REGION).token,
     }
     first = {name: _seconds(sign) for name, sign in ways.items()}
     runs: dict[str, list[float]] = {name: [] for name in ways}

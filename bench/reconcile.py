@@ -18,7 +18,7 @@ from pathlib import Path
 
 import redis
 
-from coupon_core.domain.reservations import CouponState
+from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
 from lua_redis.client import connect
 from lua_redis.keys import meta_key, reserved_key

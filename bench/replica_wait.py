@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from coupon_core.domain.reservations import CouponState
+from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
 from lua_redis.client import connect
 from lua_redis.store import ReservationStore

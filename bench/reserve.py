@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_reserver, watch_reserver
-from coupon_core.domain.reservations import CouponState
+from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
 from local.testkit.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
 from lua_redis.client import connect

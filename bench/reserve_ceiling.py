@@ -26,11 +26,10 @@ from contextlib import ExitStack, contextmanager
 
 import redis
 
-from coupon_core.domain.reservations import CouponState
+from coupon_core.domain.coupons import CouponState
 from local.stack.services import service_urls
-from lua_redis.client import connect
+from lua_redis.client import connect, register
 from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
-from lua_redis.scripts import register
 from lua_redis.store import ReservationStore
 
 COUPON = 1

@@ -60,7 +60,13 @@ def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotenc
     started = time.perf_counter()
     result = service.issue(coupon_id, user_id, idempotency_key)
     latency_ms = (time.perf_counter() - started) * 1000
-    observability.count_issue(result, latency_ms)
+    observability.count_issue(
+        result.outcome,
+        latency_ms,
+        remembered=result.remembered,
+        learned=result.learned,
+        release_failed=result.release_failed,
+    )
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
     logger.append_keys(couponId=coupon_id, requestId=str(result.record.request_id) if result.record else None)

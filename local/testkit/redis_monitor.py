@@ -9,8 +9,8 @@ from dataclasses import dataclass
 
 import redis
 
+from lua_redis.client import register
 from lua_redis.keys import holders_key, reserved_key
-from lua_redis.scripts import register
 
 
 @dataclass(frozen=True)

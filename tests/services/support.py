@@ -6,7 +6,7 @@ import time
 
 import redis
 
-from coupon_core.domain.reservations import CouponState
+from coupon_core.domain.coupons import CouponState
 from lua_redis.store import ReservationStore
 
 HOUR_MS = 3_600_000

@@ -30,9 +30,10 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule, run_state_machine_as_test
 
+from coupon_core.domain.coupons import CouponState
 from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, MEMORY_MS, AnswerMemory, IssueService
 from coupon_core.domain.records import IssueRecord
-from coupon_core.domain.reservations import CouponState, IssueOutcome, MissingState
+from coupon_core.domain.reservations import IssueOutcome, MissingState
 from lua_redis.client import connect
 from lua_redis.keys import holders_key
 from lua_redis.registry import RedisCouponRegistry

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coupon_core.domain.delivery import decode_record
 from coupon_core.domain.records import MAX_BIGINT, IssueRecord
 from coupon_core.errors import MalformedRecordError
 
@@ -18,7 +19,7 @@ ids = st.integers(min_value=1, max_value=MAX_BIGINT)
 @given(ids, ids, st.uuids(), st.integers(min_value=0, max_value=2**53))
 def test_round_trip(coupon_id, user_id, request_id, reserved_at):
     message = IssueRecord(coupon_id, user_id, request_id, reserved_at)
-    assert IssueRecord.decode(message.encode()) == message
+    assert decode_record(message.encode()) == message
     assert message.key == str(coupon_id).encode()
 
 
@@ -57,4 +58,4 @@ GOOD = {"v": 1, "couponId": 3, "userId": 7, "requestId": "00000000-0000-4000-800
 )
 def test_malformed_values_are_refused_with_a_reason(raw, reason):
     with pytest.raises(MalformedRecordError, match=reason):
-        IssueRecord.decode(raw)
+        decode_record(raw)

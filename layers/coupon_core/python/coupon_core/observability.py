@@ -22,16 +22,12 @@ POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 from coupon_core.domain.reservations import IssueOutcome
-
-if TYPE_CHECKING:
-    from coupon_core.domain.issuing import IssueResult
 
 logger = Logger()
 metrics = Metrics()
@@ -54,16 +50,17 @@ MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its 
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
 
 
-def count_issue(result: IssueResult, latency_ms: float) -> None:
-    """Count one answer: its latency, its outcome, a failed release, an answer from the memory or
-    a refresh of it (flushed as one line when the handler returns)."""
+def count_issue(
+    outcome: IssueOutcome, latency_ms: float, *, remembered: bool, learned: bool, release_failed: bool
+) -> None:
+    """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
+    failed release; flushed as one line when the handler returns."""
     metrics.add_metric(name=ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
-    metrics.add_metric(name=ISSUE_COUNT_OF[result.outcome], unit=MetricUnit.Count, value=1)
-    flags = (
-        (result.remembered, FROM_MEMORY),
-        (result.learned, MEMORY_REFRESH),
-        (result.release_failed, RELEASE_FAILED),
-    )
-    for flag, name in flags:
-        if flag:
-            metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    flags = {
+        ISSUE_COUNT_OF[outcome]: True,
+        FROM_MEMORY: remembered,
+        MEMORY_REFRESH: learned,
+        RELEASE_FAILED: release_failed,
+    }
+    for name in (name for name, flag in flags.items() if flag):
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)

@@ -9,8 +9,8 @@ domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's errors nev
 no further than the reservation path.
 
     scripts/*.lua   the Lua scripts (reserve, release, install, reconcile, ...), one round trip each
-    scripts.py      a script loaded from the package and registered on a client
-    client.py       the functions' Redis client (redis-py's errors mapped: ``redis_unavailable``)
+    client.py       the functions' Redis client (redis-py's errors mapped: ``redis_unavailable``),
+                    and a script loaded from the package and registered on it
     issue_store.py  the intake's store: reserve, release, wait for replicas, the registry's lookup;
                     the one table of each of those scripts' codes to the domain's values
     store.py        the rest of a coupon's state: build, reconcile, change it

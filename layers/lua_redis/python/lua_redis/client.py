@@ -1,13 +1,20 @@
 """The functions' Redis client: one that fails fast, renews its connection before ElastiCache
-closes it, and whose driver errors become the domain's (:data:`redis_unavailable`)."""
+closes it, and whose driver errors become the domain's (:data:`redis_unavailable`); and the Lua
+scripts, registered on it by each adapter that runs them (:func:`register`).
+
+redis-py's ``Script`` calls EVALSHA and, on NOSCRIPT (a failover, a restart, SCRIPT FLUSH),
+loads the script and retries once: one round trip on the hot path, reload only when needed.
+"""
 
 from __future__ import annotations
 
 import time
+from importlib.resources import files
 from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
+from redis.commands.core import Script
 from redis.credentials import CredentialProvider
 from redis.retry import Retry
 
@@ -79,3 +86,12 @@ def connect(
             connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
             single_connection_client=pinned,
         )
+
+
+def register(client: redis.Redis, *names: str) -> Script:
+    """The script made of the Lua file of each of ``names`` (in ``scripts``), in order: a script
+    that adds holders names ``holders`` first, for that file's function (Lua has no import here)."""
+    source = "".join(
+        files("lua_redis").joinpath("scripts", f"{name}.lua").read_text(encoding="utf-8") for name in names
+    )
+    return client.register_script(source)

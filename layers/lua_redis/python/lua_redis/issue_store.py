@@ -18,8 +18,7 @@ from redis.client import NEVER_DECODE
 from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.domain.reservations import IssueOutcome, MissingState, ReleaseOutcome, Reservation
 from lua_redis import holders, keys
-from lua_redis.client import redis_unavailable
-from lua_redis.scripts import register
+from lua_redis.client import redis_unavailable, register
 
 # The scripts' codes, each mapped once to the domain's value: reserve.lua answers an index of
 # RESERVE_CODES, registry_lookup.lua one of LOOKUP_CODES, release.lua one of RELEASE_CODES' keys.

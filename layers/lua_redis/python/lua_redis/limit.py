@@ -8,8 +8,7 @@ import redis
 
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
-from lua_redis.client import redis_unavailable
-from lua_redis.scripts import register
+from lua_redis.client import redis_unavailable, register
 
 
 @dataclass(frozen=True)

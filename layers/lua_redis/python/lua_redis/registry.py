@@ -19,8 +19,7 @@ import redis
 
 from coupon_core.domain.records import validate_id, validate_millis
 from lua_redis import keys
-from lua_redis.client import redis_unavailable
-from lua_redis.scripts import register
+from lua_redis.client import redis_unavailable, register
 from lua_redis.store import chunked, flattened
 
 

@@ -11,13 +11,13 @@ from itertools import islice
 
 import redis
 
+from coupon_core.domain.coupons import CouponState, ReconcileChanges
 from coupon_core.domain.records import validate_id, validate_millis
-from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome
+from coupon_core.domain.reservations import ReleaseOutcome
 from coupon_core.errors import InvalidInputError
 from lua_redis import holders, keys
-from lua_redis.client import redis_unavailable
+from lua_redis.client import redis_unavailable, register
 from lua_redis.issue_store import RELEASE_CODES, IssueStore
-from lua_redis.scripts import register
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.delivery import Delivered, Position, record_from_fields
 from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import UnreadableDeadLetterError
 
@@ -95,7 +95,7 @@ def read_dead_letter(body: str) -> RejectionLetter | OnFailureLetter:
     if kind != REJECTED_KIND or document.get("v") != ENVELOPE_VERSION:
         raise UnreadableDeadLetterError(f"unknown dead letter kind {kind!r} version {document.get('v')!r}")
     try:
-        record = IssueRecord.from_fields(document)
+        record = record_from_fields(document)
         source = document["source"]
         position = Position(str(source["topic"]), int(source["partition"]), int(source["offset"]))
         reason = str(document["reason"])

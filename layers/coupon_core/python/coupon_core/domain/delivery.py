@@ -10,10 +10,51 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import uuid
 from dataclasses import dataclass
+from typing import Any
 
-from coupon_core.domain.records import IssueRecord
-from coupon_core.errors import MalformedRecordError
+from coupon_core import untrusted_json
+from coupon_core.domain.records import VERSION, IssueRecord, validate_id, validate_millis
+from coupon_core.errors import InvalidInputError, MalformedRecordError
+
+FIELDS = ("couponId", "userId", "requestId", "reservedAt")
+
+
+def decode_record(raw: bytes) -> IssueRecord:
+    """Parse a record value, raising :class:`MalformedRecordError` with the reason."""
+    try:
+        document: Any = untrusted_json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise MalformedRecordError(f"value is not JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise MalformedRecordError(f"value must be a JSON object, got {type(document).__name__}")
+    if document.get("v") != VERSION:
+        raise MalformedRecordError(f"unsupported version {document.get('v')!r}, expected {VERSION}")
+    return record_from_fields(document)
+
+
+def record_from_fields(fields: dict[str, Any]) -> IssueRecord:
+    """Build from couponId, userId, requestId and reservedAt, validating each."""
+    missing = [name for name in FIELDS if name not in fields]
+    if missing:
+        raise MalformedRecordError(f"missing fields: {', '.join(missing)}")
+    try:
+        request_id = uuid.UUID(fields["requestId"]) if isinstance(fields["requestId"], str) else None
+    except ValueError:
+        request_id = None
+    if request_id is None:
+        raise MalformedRecordError(f"requestId must be a UUID string, got {fields['requestId']!r}")
+    try:
+        return IssueRecord(
+            coupon_id=validate_id("couponId", fields["couponId"]),
+            user_id=validate_id("userId", fields["userId"]),
+            request_id=request_id,
+            reserved_at=validate_millis("reservedAt", fields["reservedAt"]),
+        )
+    except InvalidInputError as exc:
+        raise MalformedRecordError(str(exc)) from None
 
 
 @dataclass(frozen=True, order=True)
@@ -55,6 +96,6 @@ class Delivered:
             return cls(position, None, "record has no value")
         encoded = base64.b64encode(raw).decode()
         try:
-            return cls(position, IssueRecord.decode(raw), raw_value=encoded)
+            return cls(position, decode_record(raw), raw_value=encoded)
         except MalformedRecordError as exc:
             return cls(position, None, str(exc), encoded)

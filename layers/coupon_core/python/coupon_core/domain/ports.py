@@ -16,13 +16,22 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-if TYPE_CHECKING:  # in annotations only: importing the ports (as the intake's providers do) stays cheap
-    from coupon_core.domain.coupons import Coupon, CouponChanges, IssuedUsers, IssueEntry, NewCoupon, UserRecord
+if TYPE_CHECKING:  # in annotations only
+    from coupon_core.domain.coupons import (
+        Coupon,
+        CouponChanges,
+        CouponState,
+        IssuedUsers,
+        IssueEntry,
+        NewCoupon,
+        ReconcileChanges,
+        UserRecord,
+    )
     from coupon_core.domain.dead_letters import OffsetRange, Rejection
     from coupon_core.domain.delivery import Delivered, Position
     from coupon_core.domain.in_flight import InFlight
     from coupon_core.domain.records import IssueRecord
-    from coupon_core.domain.reservations import CouponState, ReconcileChanges, ReleaseOutcome, Reservation
+    from coupon_core.domain.reservations import ReleaseOutcome, Reservation
 
 
 class Reservations(Protocol):

@@ -7,7 +7,7 @@ milliseconds (Redis, Kafka) and aware datetimes (PostgreSQL, the API) convert ex
 integer arithmetic (:func:`to_millis`, :func:`from_millis`).
 
 **The record** (``IssueRecord``): its key and value, as the intake produces it. Where a record
-sits and how a reader receives it are in ``delivery.py``. The wire format is in docs/design.md
+sits, how a reader receives it and decodes it are in ``delivery.py``. The wire format is in docs/design.md
 (Kafka).
 
 Key: the coupon id, so that all records of one coupon land on one partition, in order.
@@ -20,15 +20,12 @@ import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from coupon_core import untrusted_json
-from coupon_core.errors import InvalidInputError, MalformedRecordError
+from coupon_core.errors import InvalidInputError
 
 MAX_BIGINT = 2**63 - 1
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 VERSION = 1
-_FIELDS = ("couponId", "userId", "requestId", "reservedAt")
 
 
 def _validate_int(name: str, value: object, low: int) -> int:
@@ -83,38 +80,3 @@ class IssueRecord:
             },
             separators=(",", ":"),
         ).encode()
-
-    @classmethod
-    def decode(cls, raw: bytes) -> IssueRecord:
-        """Parse a record value, raising :class:`MalformedRecordError` with the reason."""
-        try:
-            document: Any = untrusted_json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise MalformedRecordError(f"value is not JSON: {exc}") from None
-        if not isinstance(document, dict):
-            raise MalformedRecordError(f"value must be a JSON object, got {type(document).__name__}")
-        if document.get("v") != VERSION:
-            raise MalformedRecordError(f"unsupported version {document.get('v')!r}, expected {VERSION}")
-        return cls.from_fields(document)
-
-    @classmethod
-    def from_fields(cls, fields: dict[str, Any]) -> IssueRecord:
-        """Build from couponId, userId, requestId and reservedAt, validating each."""
-        missing = [name for name in _FIELDS if name not in fields]
-        if missing:
-            raise MalformedRecordError(f"missing fields: {', '.join(missing)}")
-        try:
-            request_id = uuid.UUID(fields["requestId"]) if isinstance(fields["requestId"], str) else None
-        except ValueError:
-            request_id = None
-        if request_id is None:
-            raise MalformedRecordError(f"requestId must be a UUID string, got {fields['requestId']!r}")
-        try:
-            return cls(
-                coupon_id=validate_id("couponId", fields["couponId"]),
-                user_id=validate_id("userId", fields["userId"]),
-                request_id=request_id,
-                reserved_at=validate_millis("reservedAt", fields["reservedAt"]),
-            )
-        except InvalidInputError as exc:
-            raise MalformedRecordError(str(exc)) from None

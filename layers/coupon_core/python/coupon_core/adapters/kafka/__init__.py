@@ -1,7 +1,7 @@
 """Kafka (MSK) clients.
 
-connection.py        the connection settings every client shares (TLS, SASL, timeouts)
-msk_iam.py           MSK IAM auth tokens, signed with credentials resolved once
+connection.py        the connection settings every client shares (TLS, SASL, timeouts), and MSK IAM
+                     auth tokens, signed with credentials resolved once
 publisher.py         accepted requests published, the broker's acknowledgement awaited
 producer_internals.py  the private parts of kafka-python the publisher reads, checked
 event_publisher.py   the coupon event stream, a batch of outbox events at a time

@@ -10,16 +10,31 @@ from coupon_core.settings import KafkaSettings
 
 
 class MskIamTokenProvider(AbstractTokenProvider):
-    """SASL OAUTHBEARER tokens for MSK IAM auth, signed with the function's role."""
+    """SASL OAUTHBEARER tokens for MSK IAM auth (a presigned ``kafka-cluster:Connect`` URL), signed
+    with the function's role.
+
+    The signer's ``generate_auth_token`` builds a botocore session for every token, to find the
+    credentials through the default chain: about 20 ms, paid for each broker connection, in the
+    intake's INIT and again whenever a connection is re-established. Here the chain is walked
+    once per container (``aws_credentials.resolved_once``) and the library signs with what it
+    found (its documented ``generate_auth_token_from_credentials_provider``): about a millisecond.
+    The signer is imported on the first token only: it loads botocore and boto3 (about 0.25 s),
+    which only ``KAFKA_AUTH=iam`` needs."""
 
     def __init__(self, region: str) -> None:
         super().__init__()
         self._region = region
 
     def token(self) -> str:
-        from coupon_core.adapters.kafka.msk_iam import auth_token  # noqa: PLC0415 - only with KAFKA_AUTH=iam
+        from aws_msk_iam_sasl_signer import MSKAuthTokenProvider  # noqa: PLC0415 - only with KAFKA_AUTH=iam
 
-        return auth_token(self._region)
+        from coupon_core.adapters.aws_credentials import resolved_once  # noqa: PLC0415
+
+        credentials = resolved_once("KAFKA_AUTH=iam")
+        token, _expiry_ms = MSKAuthTokenProvider.generate_auth_token_from_credentials_provider(
+            self._region, credentials
+        )
+        return str(token)
 
 
 def connection_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
