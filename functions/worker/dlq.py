@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from coupon_core.observability import logger, metric_name, metrics
 from coupon_core.tracing import tracer
-from functions.worker.dependencies import failure_recorder
+from functions.worker.dlq_dependencies import failure_recorder
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 

@@ -15,6 +15,7 @@ from functions.rebuild import app as rebuild_app
 from functions.rebuild import build as builder_app
 from functions.rebuild import dependencies as rebuild_dependencies
 from functions.worker import dependencies as worker_dependencies
+from functions.worker import dlq_dependencies
 from local.testkit.kafka_topics import create_topic
 from local.testkit.lambda_service import LambdaService
 from lua_redis.client import connect
@@ -83,4 +84,5 @@ def _reset_functions() -> None:
     intake_dependencies.reset()
     coupons_dependencies.reset()
     worker_dependencies.reset()
+    dlq_dependencies.reset()
     rebuild_dependencies.wiring.cache_clear()

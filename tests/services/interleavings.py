@@ -64,6 +64,7 @@ from functions.rebuild import dependencies as rebuild_dependencies
 from functions.relay import app as relay_app
 from functions.relay import dependencies as relay_dependencies
 from functions.worker import dependencies as worker_dependencies
+from functions.worker import dlq_dependencies
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from lua_redis import keys
@@ -117,6 +118,7 @@ class World:
         intake_dependencies.reset()
         coupons_dependencies.reset()
         worker_dependencies.reset()
+        dlq_dependencies.reset()
         rebuild_dependencies.wiring.cache_clear()
         drain(self.pipeline.sqs, self.pipeline.dlq_url)  # what a failed example left
         return Pipeline(self.pipeline.bootstrap_servers, topic, self.pipeline.sqs, self.pipeline.dlq_url, group)

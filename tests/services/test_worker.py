@@ -27,8 +27,8 @@ from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.persisting import IssuePersister, LockTimes
 from coupon_core.domain.reservations import ReleaseOutcome
 from functions.worker import app as worker_app
+from functions.worker import dependencies, dlq_dependencies
 from functions.worker import dlq as dlq_app
-from functions.worker.dependencies import reset
 from local.stack.postgres import start_postgres
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
@@ -179,7 +179,8 @@ def test_database_down_fails_exactly_its_offsets_and_the_retry_persists(dlq, sto
     engine = engine_for_url(own.url)
     upgrade(engine)
     monkeypatch.setenv("DATABASE_URL", own.url)
-    reset()
+    dependencies.reset()
+    dlq_dependencies.reset()
     coupon_id = open_coupon(engine, store, total=10)
     batch = Batch(partitions=1)
     expected = {batch.add(message) for message in reserve(store, coupon_id, [1, 2, 3])}

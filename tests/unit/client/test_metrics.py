@@ -13,7 +13,7 @@ from moto import mock_aws
 
 from coupon_client.environment import Target
 from coupon_client.metrics import CLOUDWATCH_EVERY_S, INTAKE_SERVICE, Answers, StackMetrics, Unavailable
-from coupon_core.observability import DIMENSION, ISSUE_COUNT_OF, ISSUE_LATENCY
+from coupon_core.observability import ISSUE_COUNT_OF, ISSUE_LATENCY
 
 NAMESPACE = "CouponSystem-dev"
 
@@ -49,8 +49,8 @@ def put(session, namespace: str, name: str, dimensions: dict[str, str], value: f
     )
 
 
-def test_the_intakes_metric_names_and_dimension_are_the_ones_read():
-    assert DIMENSION == "service"
+def test_the_intakes_metric_names_are_the_ones_read():
+    """The dimension, ``service``, is Powertools' (held in tests/unit/functions/intake/test_observability.py)."""
     assert ISSUE_LATENCY == "IssueLatency"
     assert ISSUE_COUNT_OF  # every outcome's count is an Issue* metric, which the view lists by prefix
     assert all(name.startswith("Issue") and name != ISSUE_LATENCY for name in ISSUE_COUNT_OF.values())
