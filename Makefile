@@ -27,7 +27,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: lock explore plan bill rehearse venv stunnel chromium test unit services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: lock explore plan bill rehearse venv stunnel chromium test unit processes policy services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -77,14 +77,21 @@ $(UV): requirements-uv.txt
 lock: $(UV)
 	$(UV) lock --python $(PYTHON)
 
-# The whole suite, and each tier alone: unit (no server, moto for AWS calls), services (the real
-# embedded Valkey, PostgreSQL and Kafka broker), infra (the synthesized stacks), integration
-# (through the API Gateway URL on LocalStack).
+# The whole suite, and each tier alone: unit (in-process, no server, no process started, moto for
+# AWS calls), processes (fresh interpreters, a terminal, the package built), policy (the repository's
+# own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
+# broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
 test: venv chromium lint check-deploy
 	$(BIN)/pytest --ignore=tests/infra
 
 unit: venv
 	$(BIN)/pytest tests/unit
+
+processes: venv
+	$(BIN)/pytest tests/processes
+
+policy: venv
+	$(BIN)/pytest tests/policy
 
 services: venv
 	$(BIN)/pytest tests/services

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.test_through_the_api import eventually
-from tests.unit.client.terminal import COUPONS, Terminal, figure
+from tests.processes.terminal import COUPONS, Terminal, figure
 
 ROOT = Path(__file__).resolve().parents[2]
 USERS = (101, 102, 103, 104)

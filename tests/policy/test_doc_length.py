@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.unit.documents import DOCUMENTS, ROOT, markdown_lines
+from tests.policy.documents import DOCUMENTS, ROOT, markdown_lines
 
 WORD_BUDGET = {"README.md": 1_200, "docs/architecture.md": 5_000, "docs/benchmarks.md": 5_000}
 PROSE_LINE = 200

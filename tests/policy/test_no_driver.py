@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 DOMAIN = ROOT / "layers" / "coupon_core" / "python" / "coupon_core" / "domain"
 DRIVERS = ("redis", "kafka", "sqlalchemy", "pg8000", "boto3", "botocore", "aws_lambda_powertools")
 

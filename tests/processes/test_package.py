@@ -13,7 +13,7 @@ from pathlib import Path
 from coupon_cdk.locked import uv
 from coupon_client.cli import app
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "coupon_client"
 DEPENDENCY_MODULES = {"typer": {"typer"}, "rich": {"rich"}, "boto3": {"boto3", "botocore"}, "urllib3": {"urllib3"}}
 

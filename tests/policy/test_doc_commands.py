@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.unit.documents import DOCUMENTS, ROOT, markdown_lines
+from tests.policy.documents import DOCUMENTS, ROOT, markdown_lines
 
 BIN = Path(sys.executable).parent
 INLINE = re.compile(r"`((?:make|python -m|\.venv/bin/python -m|coupons|\.venv/bin/pytest) [^`]*)`")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[2]
 OUTCOMES = Path("layers/coupon_core/python/coupon_core/domain/reservations.py")
 NEW = '    REFUNDED = "REFUNDED"  # an outcome added without its answer\n'
 

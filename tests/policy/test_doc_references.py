@@ -23,7 +23,7 @@ from typing import Any, get_args
 import pytest
 
 from coupon_cdk.config import EnvironmentConfig
-from tests.unit.documents import DOCUMENTS, ROOT
+from tests.policy.documents import DOCUMENTS, ROOT
 
 SOURCE_ROOTS = ("layers/coupon_core/python", "layers/lua_redis/python", "cdk", ".")
 CODE_ROOTS = ("functions/", "layers/", "cdk/")  # their docstrings and comments are documents too

@@ -10,8 +10,8 @@ import termios
 
 import pytest
 
+from tests.processes.terminal import HIDE_CURSOR, SHOW_CURSOR, Terminal
 from tests.unit.client.api_double import Answer
-from tests.unit.client.terminal import HIDE_CURSOR, SHOW_CURSOR, Terminal
 from tests.unit.client.test_cli import COUPON, api  # noqa: F401 -- the fixture
 
 MODES = termios.ECHO | termios.ICANON  # what the view's cbreak mode turns off
