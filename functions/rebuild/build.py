@@ -2,7 +2,7 @@
 (docs/design.md, Flow and Redis state).
 
 Thin: the intake's ``{"stateMissing": N}`` is validated (``event_parsing.py``; anything else is
-refused), the coupon's state is built (``Reconciler.initialise``), and its outcome is the answer:
+refused), the coupon's state is built (``Reconciler.build``), and its outcome is the answer:
 ``{"couponId": N, "state": "READY" | "COUPON_NOT_FOUND" | "ENDED" | "BUILDING"}``.
 """
 
@@ -20,4 +20,4 @@ from functions.rebuild.event_parsing import state_missing
 @tracer.capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     coupon_id = state_missing(event)
-    return {"couponId": coupon_id, "state": wiring().reconciler.initialise(coupon_id).value}
+    return {"couponId": coupon_id, "state": wiring().reconciler.build(coupon_id).value}

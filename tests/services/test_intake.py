@@ -124,7 +124,7 @@ def test_admin_read_shows_database_and_redis_counts(topic):
     }
 
 
-def test_fifty_concurrent_first_requests_initialise_a_cold_coupon_once(
+def test_fifty_concurrent_first_requests_build_a_cold_coupon_once(
     topic, kafka_bootstrap_servers, monkeypatch, redis_client, store
 ):
     """A coupon whose state Redis never got (it was down at creation), in its window: the first

@@ -88,7 +88,7 @@ class RebuildFromTheSale:
     def __init__(self, store: ReservationStore, registry: RedisCouponRegistry, sale: Sale) -> None:
         self.store, self.registry, self.sale = store, registry, sale
 
-    def initialise(self, coupon_id: int) -> MissingState:
+    def build(self, coupon_id: int) -> MissingState:
         expiries = {COUPON: self.sale.state().expires_at}
         if (token := self.registry.begin_load()) is not None:
             self.registry.finish_load(token, expiries)
@@ -145,7 +145,7 @@ class Sales(RuleBasedStateMachine):
     def open_the_sale(self, total: int) -> None:
         self.sale.total = total
         self.admin.reconcile(self.sale.state(), {}, release_before=None)
-        RebuildFromTheSale(self.admin, RedisCouponRegistry(self.redis), self.sale).initialise(0)  # the registry
+        RebuildFromTheSale(self.admin, RedisCouponRegistry(self.redis), self.sale).build(0)  # the registry
         self._changed()
 
     @rule(

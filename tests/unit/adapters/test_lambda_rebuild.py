@@ -55,7 +55,7 @@ def test_a_missing_state_is_built_by_the_builder_and_its_outcome_read_back(lambd
     client, stubber = lambda_client
     expected = {"FunctionName": "builder", "Payload": b'{"stateMissing": 42}'}
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload({"couponId": 42, "state": state})}, expected)
-    assert BuilderInvoker("builder", client).initialise(42) is state
+    assert BuilderInvoker("builder", client).build(42) is state
 
 
 @pytest.mark.parametrize("reply", [{"reconciled": []}, {"state": "MAYBE"}, {"state": "BUILD"}, [1], "READY"])
@@ -63,14 +63,14 @@ def test_a_reply_that_is_not_a_state_build_is_unavailable(lambda_client, reply):
     client, stubber = lambda_client
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload(reply)})
     with pytest.raises(UnavailableError, match="builder function replied"):
-        BuilderInvoker("builder", client).initialise(1)
+        BuilderInvoker("builder", client).build(1)
 
 
 def test_a_throttled_state_build_is_unavailable(lambda_client):
     client, stubber = lambda_client
     stubber.add_client_error("invoke", "TooManyRequestsException", "Rate exceeded", http_status_code=429)
     with pytest.raises(UnavailableError, match="TooManyRequestsException"):
-        BuilderInvoker("builder", client).initialise(1)
+        BuilderInvoker("builder", client).build(1)
 
 
 def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
@@ -82,7 +82,7 @@ def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
 
 @pytest.mark.parametrize(
     ("invoker", "variable"),
-    [(BuilderInvoker(None, client=object()).initialise, "BUILDER_FUNCTION"),
+    [(BuilderInvoker(None, client=object()).build, "BUILDER_FUNCTION"),
      (RebuildInvoker(None, client=object()).reconcile, "REBUILD_FUNCTION")],
 )  # fmt: skip
 def test_without_its_function_every_call_is_unavailable_and_names_the_variable(invoker, variable):

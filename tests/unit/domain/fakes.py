@@ -75,7 +75,7 @@ class Builder:
     answer: MissingState = MissingState.READY
     asked: list[int] = field(default_factory=list)
 
-    def initialise(self, coupon_id: int) -> MissingState:
+    def build(self, coupon_id: int) -> MissingState:
         self.asked.append(coupon_id)
         return self.answer
 

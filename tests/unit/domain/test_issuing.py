@@ -34,7 +34,7 @@ def service(
     catalog = catalog or fakes.Catalog()
     reader = in_flight or fakes.InFlightReader()
     registry = fakes.Registry()
-    initialiser = Reconciler(
+    builder = Reconciler(
         store,
         locks or fakes.Locks(),
         catalog,
@@ -44,7 +44,7 @@ def service(
         skew_ms=5_000,
         produce_bound_ms=2_000,
     )
-    return IssueService(store, publisher or fakes.Publisher(), initialiser, registry=registry)
+    return IssueService(store, publisher or fakes.Publisher(), builder, registry=registry)
 
 
 def test_a_success_publishes_the_reservation_with_its_time():
@@ -99,7 +99,7 @@ def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation(
     assert store.releases == []  # the worker issues it if it is in Kafka; reconcile releases it if not
 
 
-def test_a_cold_coupon_is_initialised_under_its_state_lock_then_reserved_again():
+def test_a_cold_coupon_is_built_under_its_state_lock_then_reserved_again():
     now = datetime.now(UTC)
     store = fakes.Reservations(
         [Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.SUCCESS, RESERVED_AT)]
@@ -220,7 +220,7 @@ def test_a_build_completes_a_registry_that_lost_its_coupons_and_registers_the_co
 class _Unreachable:
     """A state builder that cannot be reached (the rebuild function throttled, or down)."""
 
-    def initialise(self, coupon_id: int) -> MissingState:
+    def build(self, coupon_id: int) -> MissingState:
         raise UnavailableError("rebuild function unreachable: TooManyRequestsException")
 
 

@@ -67,7 +67,7 @@ def write_limit_key() -> str:
 
 
 def state_lock_name(coupon_id: int) -> str:
-    """Lock held while a coupon's state is initialised or reconciled (key ``lock:coupon-state:{id}``)."""
+    """Lock held while a coupon's state is built or reconciled (key ``lock:coupon-state:{id}``)."""
     return f"coupon-state:{{{coupon_id}}}"
 
 

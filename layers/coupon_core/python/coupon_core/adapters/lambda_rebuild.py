@@ -67,7 +67,7 @@ class BuilderInvoker(_Invoker):
 
     variable, role = "BUILDER_FUNCTION", "builder"
 
-    def initialise(self, coupon_id: int) -> MissingState:
+    def build(self, coupon_id: int) -> MissingState:
         """The builder's build of a missing state (``{"stateMissing": coupon_id}``)."""
         reply = self._invoke({"stateMissing": coupon_id})
         state = reply.get("state")

@@ -34,6 +34,7 @@ from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, State
 logger = logging.getLogger(__name__)
 
 IDEMPOTENCY_NAMESPACE = uuid.UUID("5b0c1c7e-3f0a-4c55-9d6e-6a1f0f1d2c3b")  # request ids derived from keys
+BUILD_CLAIM_MS = 1000  # the claim: one build of a coupon's missing state asked a second, fleet-wide
 MEMORY_MS = 1000  # the contract's one latitude: a remembered answer is at most this old (docs/design.md)
 MEMORY_COUPONS = 256  # coupons whose standing refusal a container remembers at once, the oldest
 # forgotten first: with a sold-out coupon's holders' filter each (3 bytes a copy), 77 MB at most
@@ -69,10 +70,10 @@ class CouponRegistry(Protocol):
 
 class StateBuilder(Protocol):
     """Builds a coupon's missing state (the builder function, ``adapters.lambda_rebuild``, runs
-    ``reconcile.Reconciler``'s ``initialise``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
+    ``reconcile.Reconciler``'s ``build``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
     ``UnavailableError`` when it cannot."""
 
-    def initialise(self, coupon_id: int) -> MissingState: ...
+    def build(self, coupon_id: int) -> MissingState: ...
 
 
 class Publisher(Protocol):
@@ -276,9 +277,9 @@ class IssueService:
     def _without_state(self, coupon_id: int, asked_at: float) -> IssueResult | None:
         """The answer for a coupon reserve found without a state, from the registry or from its
         build; None once the state is built (the caller reserves again)."""
-        answer = self._registry.lookup(coupon_id, MEMORY_MS)  # a build a second, for the whole fleet
+        answer = self._registry.lookup(coupon_id, BUILD_CLAIM_MS)
         if answer is MissingState.BUILD:
-            answer = self._builder.initialise(coupon_id)
+            answer = self._builder.build(coupon_id)
         if answer is MissingState.READY:
             return None
         if answer is MissingState.BUILDING:

@@ -2,7 +2,7 @@
 
 One job under one name: a coupon's Redis state made to agree with who holds its copies, whether
 a run of the scheduler or an operator asks for it (:meth:`Reconciler.reconcile`), or reserve found
-the state missing and the intake waits for it (:meth:`Reconciler.initialise`). Every one of them
+the state missing and the intake waits for it (:meth:`Reconciler.build`). Every one of them
 holds the coupon's state lock, with the one lease and wait below, and writes the coupon's entry
 in the registry of coupons; each first makes sure the registry holds every coupon
 (:meth:`Reconciler.complete_registry`), so that after a loss of Redis the intake soon tells an id
@@ -135,7 +135,7 @@ class Reconciler:
         self._skew_ms = skew_ms
         self._produce_bound_ms = produce_bound_ms
 
-    def initialise(self, coupon_id: int) -> MissingState:
+    def build(self, coupon_id: int) -> MissingState:
         """Build the state reserve found missing, from the coupon's holders (the intake's port,
         ``issuing.StateBuilder``, reached through the builder function).
 
@@ -244,7 +244,7 @@ class Reconciler:
             state = snapshot.coupon.state(self._retention_ms)
             self._registry.register({coupon_id: state.expires_at})
             if state.is_open(holders.now) and not self._store.has_state(coupon_id):
-                # lost mid-sale: the same wait as initialise's
+                # lost mid-sale: the same wait as a build's
                 wait_ms = self._store.rebuild_wait_ms(coupon_id, self._produce_bound_ms)
                 if wait_ms:
                     raise StateLostError(f"state lost mid-sale; rebuilt once in-flight produces end ({wait_ms} ms)")
