@@ -58,7 +58,9 @@ def test_a_missing_state_is_built_by_the_builder_and_its_outcome_read_back(lambd
     assert BuilderInvoker("builder", client).build(42) is state
 
 
-@pytest.mark.parametrize("reply", [{"reconciled": []}, {"state": "MAYBE"}, {"state": "BUILD"}, [1], "READY"])
+@pytest.mark.parametrize(
+    "reply", [{"reconciled": []}, {"state": "MAYBE"}, {"state": "BUILD"}, {"state": ["READY"]}, [1], "READY"]
+)
 def test_a_reply_that_is_not_a_state_build_is_unavailable(lambda_client, reply):
     client, stubber = lambda_client
     stubber.add_response("invoke", {"StatusCode": 200, "Payload": payload(reply)})

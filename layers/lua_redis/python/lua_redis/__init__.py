@@ -5,7 +5,7 @@ The Redis half of the contracts in docs/design.md, and the adapter of the domain
 the others' ``Reservations``, and ``RedisCouponLocks`` the locks (``coupon_core.domain.ports``).
 The values it exchanges (``IssueOutcome``, ``CouponState``, ...) and its errors are the
 domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's errors never leave it
-(``client.redis_unavailable``). Each module is imported on its own, so that the intake's reach
+(``client.redis_unavailable``). Each module is imported on its own, so that the intake reaches
 no further than the reservation path.
 
     scripts/*.lua   the Lua scripts (reserve, release, install, reconcile, ...), one round trip each

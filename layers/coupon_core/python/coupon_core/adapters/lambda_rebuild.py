@@ -71,7 +71,7 @@ class BuilderInvoker(_Invoker):
         """The builder's build of a missing state (``{"stateMissing": coupon_id}``)."""
         reply = self._invoke({"stateMissing": coupon_id})
         state = reply.get("state")
-        if state not in BUILT:
+        if not isinstance(state, str) or state not in BUILT:
             raise UnavailableError(f"builder function replied {reply!r}, not a state build")
         return MissingState(state)
 

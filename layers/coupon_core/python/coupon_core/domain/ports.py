@@ -31,18 +31,15 @@ if TYPE_CHECKING:  # in annotations only
     from coupon_core.domain.delivery import Delivered, Position
     from coupon_core.domain.in_flight import InFlight
     from coupon_core.domain.records import IssueRecord
-    from coupon_core.domain.reservations import ReleaseOutcome, Reservation
+    from coupon_core.domain.reservations import ReleaseOutcome
 
 
 class Reservations(Protocol):
-    """A coupon's reservations in Redis (``lua_redis.store.ReservationStore``).
+    """A coupon's reservations in Redis as the functions behind the intake use them
+    (``lua_redis.store.ReservationStore``; the intake's own port is ``issuing.IssueReservations``).
 
     Raises ``StateUnavailableError`` when Redis cannot be reached.
     """
-
-    def reserve(
-        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
-    ) -> Reservation: ...
 
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
 
@@ -57,8 +54,6 @@ class Reservations(Protocol):
     def server_time_ms(self) -> int: ...
 
     def update_state(self, state: CouponState) -> bool: ...
-
-    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int: ...
 
     def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int: ...
 

@@ -51,7 +51,7 @@ class HoldersFilter(Protocol):
 
 @dataclass(frozen=True)
 class Reservation:
-    """The answer of one reserve (the ``Reservations`` port).
+    """The answer of one reserve (the intake's ``issuing.IssueReservations`` port).
 
     ``reserved_at`` is the reservation time in epoch ms (the server's clock) for SUCCESS, and
     the time of the existing reservation for DUPLICATE; ``None`` otherwise.
