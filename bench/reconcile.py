@@ -20,9 +20,9 @@ import redis
 
 from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
 from lua_redis.keys import meta_key, reserved_key
-from lua_redis.store import ReservationStore
 
 NAIVE_REBUILD = """
 redis.call('DEL', KEYS[1])
@@ -57,7 +57,7 @@ def main() -> None:
         client = connect(redis_url, socket_timeout=60)
         client.config_set("slowlog-log-slower-than", 0)
         client.config_set("slowlog-max-len", 1_000_000)
-        store = ReservationStore(client, chunk_size=args.chunk_size)
+        store = WholeStore(client, chunk_size=args.chunk_size)
         now = int(time.time() * 1000)
         state = CouponState(1, args.users + 10_000, now - 60_000, now + 3_600_000, now + 7_200_000)
         issued = {user: now - 30_000 + user % 1000 for user in range(1, args.users + 1)}

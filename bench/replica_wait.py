@@ -21,19 +21,17 @@ from pathlib import Path
 
 from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
-from lua_redis.store import ReservationStore
 
 
-def _run(
-    url: str, coupon_id: int, users: int, threads: int, after: Callable[[ReservationStore], object]
-) -> list[float]:
+def _run(url: str, coupon_id: int, users: int, threads: int, after: Callable[[WholeStore], object]) -> list[float]:
     latencies: list[float] = []
     lock = threading.Lock()
     per_thread = users // threads
 
     def lane(first: int) -> None:
-        store = ReservationStore(connect(url))
+        store = WholeStore(connect(url))
         mine = []
         for user in range(first, first + per_thread):
             started = time.perf_counter()
@@ -64,9 +62,9 @@ def main() -> None:
         replica_client = connect(replica.url)
         while replica_client.info("replication").get("master_link_status") != "up":
             time.sleep(0.1)
-        store = ReservationStore(connect(primary.url))
+        store = WholeStore(connect(primary.url))
         now = store.server_time_ms()
-        modes: dict[str, Callable[[ReservationStore], object]] = {
+        modes: dict[str, Callable[[WholeStore], object]] = {
             "reserve": lambda _: None,
             "reserve + WAIT 1": lambda s: s.wait_for_replicas(1, 100),
         }

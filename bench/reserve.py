@@ -23,8 +23,8 @@ from bench.reserve_alternatives import incr_reserver, locked_reserver, naive_res
 from coupon_core.domain.coupons import CouponState
 from local.stack.valkey import start_valkey
 from local.testkit.flash_sale import LoadPlan, LoadResult, ReserverFactory, lua_reserver, run_load
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
-from lua_redis.store import ReservationStore
 
 STRATEGIES: dict[str, tuple[ReserverFactory, str]] = {
     "lua": (lua_reserver, "evalsha"),
@@ -56,7 +56,7 @@ def run_strategy(name: str, redis_url: str, plan: LoadPlan, quantity: int) -> Ro
     client.flushall()
     now = connect(redis_url).time()[0] * 1000
     state = CouponState(plan.coupon_id, quantity, now - 60_000, now + 3_600_000, now + 7_200_000)
-    ReservationStore(client).reconcile(state, {}, release_before=None)
+    WholeStore(client).reconcile(state, {}, release_before=None)
     client.config_resetstat()
     result = run_load(factory, redis_url, plan)
     stats = client.info("commandstats")

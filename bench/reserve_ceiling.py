@@ -28,9 +28,9 @@ import redis
 
 from coupon_core.domain.coupons import CouponState
 from local.stack.services import service_urls
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect, register
 from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
-from lua_redis.store import ReservationStore
 
 COUPON = 1
 
@@ -58,7 +58,7 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
     ``until``. ``users``: the first user, the step to the next, and whether every call is the
     first user's. The socket is the library's, once it has done the TLS handshake and AUTH, then
     used raw, so that the client's own cost (a library encoding each call in Python) is not what
-    is measured; the reserves are the commands ``ReservationStore.reserve`` sends, and SET is the
+    is measured; the reserves are the commands ``WholeStore.reserve`` sends, and SET is the
     yardstick (one ECPU on ElastiCache Serverless)."""
     first_user, users_step, same_user = users
     script = register(client := connect(url), "holders", "reserve")
@@ -103,7 +103,7 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
     now = client.time()[0] * 1000
     total = {"SUCCESS": 100_000_000, "SOLD_OUT": 1}.get(answer, 100_000_000)
     state = CouponState(COUPON, total, now - 60_000, now + 3_600_000, now + 7_200_000)
-    store = ReservationStore(client)
+    store = WholeStore(client)
     store.reconcile(state, {}, release_before=None)
     if answer == "SOLD_OUT":
         store.reserve(COUPON, 10**12)  # the one copy is gone

@@ -30,13 +30,13 @@ from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
+from coupon_core.domain.ledger import FailureOutcome
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
-from coupon_core.domain.ports import FailureOutcome
 from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
 from lua_redis.lock import RedisCouponLocks
-from lua_redis.store import ReservationStore
 
 
 class CountingDlq:
@@ -126,7 +126,7 @@ def main() -> None:
         print("| dead letters | one on-failure letter, s | one letter each, s | speed-up |")
         print("|---:|---:|---:|---:|")
         seconds = {}
-        store = ReservationStore(client)
+        store = WholeStore(client)
         for mode in ("one letter", "each"):
             coupon = catalog.create(
                 NewCoupon("bench-dlq", args.failures, now - timedelta(hours=1), now + timedelta(hours=1)),

@@ -10,11 +10,12 @@ from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
-from coupon_core.domain.reconcile import STATE_LOCK_WAIT_S, Reconciler
+from coupon_core.domain.ports import STATE_LOCK_WAIT_S
+from coupon_core.domain.reconcile import Reconciler
 from coupon_core.settings.rebuild import RebuildSettings
 from lua_redis.lock import RedisCouponLocks
+from lua_redis.reconcile import ReconcileStore
 from lua_redis.registry import RedisCouponRegistry
-from lua_redis.store import ReservationStore
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ def wiring() -> Wiring:
         return KafkaInFlightReader(settings.kafka, group=group, max_records=read_back.max_records, timeout_s=timeout_s)
 
     store, locks, catalog = (
-        ReservationStore(client),
+        ReconcileStore(client),
         RedisCouponLocks(client),
         SqlCouponCatalog(make_engine(settings.database)),
     )

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.synchronize import Barrier
 
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
-from lua_redis.store import ReservationStore
 
 Reserver = Callable[[int, int], str]
 """Reserve one copy of a coupon for a user; return the outcome's name."""
@@ -153,5 +153,5 @@ def run_load(factory: ReserverFactory, redis_url: str, plan: LoadPlan) -> LoadRe
 
 def lua_reserver(redis_url: str) -> Reserver:
     """The real reserve: one EVALSHA of ``reserve.lua`` per request."""
-    store = ReservationStore(connect(redis_url))
+    store = WholeStore(connect(redis_url))
     return lambda coupon_id, user_id: store.reserve(coupon_id, user_id).outcome.value

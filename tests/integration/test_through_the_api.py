@@ -27,9 +27,9 @@ from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.domain.records import IssueRecord
 from local.stack import control as stack
 from local.testkit.kafka_topics import client_options, read_all
+from local.testkit.stores import WholeStore
 from local.tools.invariants import check, observe, successes_of
 from lua_redis.keys import meta_key, reserved_key
-from lua_redis.store import ReservationStore
 from tests.infra.conftest import synthesize
 from tests.infra.template_support import actions, resources
 from tests.integration.iam_actions import OPERATION_ACTIONS, UNOBSERVED_GRANTS, resource_arn
@@ -235,7 +235,7 @@ def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
     coupon_id = new_coupon(live, 1)
     first = issue(live, coupon_id, 1)
     live.redis.hset(meta_key(coupon_id), "total", 2)  # Redis believes in a copy the database has not
-    reservation = ReservationStore(live.redis).reserve(coupon_id, 2)
+    reservation = WholeStore(live.redis).reserve(coupon_id, 2)
     poison = IssueRecord(coupon_id, 2, uuid.uuid4(), reservation.reserved_at)
     producer = KafkaProducer(**client_options(live.env["KAFKA_BOOTSTRAP_SERVERS"], live.env))
     producer.send(live.env["KAFKA_TOPIC"], key=poison.key, value=poison.encode()).get(timeout=10)
@@ -251,7 +251,7 @@ def test_a_poison_record_is_dead_lettered_released_and_recorded(live):
         ),
         "the failure was recorded and its release noted by the DLQ handler",
     )  # fmt: skip
-    assert ReservationStore(live.redis).reservation_time(coupon_id, 2) is None
+    assert WholeStore(live.redis).reservation_time(coupon_id, 2) is None
     reason = count(
         live, "SELECT count(*) FROM coupon_issue_failures WHERE request_id = :r AND released AND reason = 'NO_STOCK'",
         r=str(poison.request_id),
@@ -306,16 +306,16 @@ def test_broker_stopped_answers_503_and_recovers_and_reconcile_settles_what_was_
             "a record that never left the producer: nothing reserved",
         )
         assert (refused[-1].status_code, refused[-1].retry_after_s) == (503, 1)
-        assert ReservationStore(live.redis).reservation_time(coupon_id, 3) is None
+        assert WholeStore(live.redis).reservation_time(coupon_id, 3) is None
     finally:
         stack.restart_service("KAFKA_BOOTSTRAP_SERVERS")
     eventually(lambda: issue(live, coupon_id, 4).status_code == 202, "requests succeed again")
     eventually(lambda: status(live, coupon_id, 4) == "ISSUED", "the worker persisted after the broker came back")
-    held = ReservationStore(live.redis).reservation_time(coupon_id, 2)
+    held = WholeStore(live.redis).reservation_time(coupon_id, 2)
     if held is not None:  # UNCONFIRMED: the broker came back empty, so the record is nowhere
         live.redis.zadd(f"coupon:{{{coupon_id}}}:reserved", {"2": held - 20_000}, xx=True)  # past the skew
         live.invoke("rebuild", {"couponId": coupon_id})
-    assert ReservationStore(live.redis).reservation_time(coupon_id, 2) is None
+    assert WholeStore(live.redis).reservation_time(coupon_id, 2) is None
     assert status(live, coupon_id, 2) == "NONE"
 
 

@@ -18,8 +18,8 @@ from functions.worker import dependencies as worker_dependencies
 from functions.worker import dlq_dependencies
 from local.testkit.kafka_topics import create_topic
 from local.testkit.lambda_service import LambdaService
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
-from lua_redis.store import ReservationStore
 from tests.database_support import empty_tables
 from tests.services.pipeline_support import Pipeline
 
@@ -34,8 +34,8 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
 
 
 @pytest.fixture
-def store(redis_client: redis.Redis) -> ReservationStore:
-    return ReservationStore(redis_client)
+def store(redis_client: redis.Redis) -> WholeStore:
+    return WholeStore(redis_client)
 
 
 @pytest.fixture(scope="session")

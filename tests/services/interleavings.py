@@ -67,8 +67,8 @@ from functions.worker import dependencies as worker_dependencies
 from functions.worker import dlq_dependencies
 from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
+from local.testkit.stores import WholeStore
 from lua_redis import keys
-from lua_redis.store import ReservationStore
 from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import SCHEDULE_EVENT, Pipeline, rebuild
@@ -176,7 +176,7 @@ class Interleavings(RuleBasedStateMachine):
 
     @rule(user=USERS)
     def intake_dies_between_reserve_and_produce(self, user: int) -> None:
-        ReservationStore(self.world.redis).reserve(self.coupon, user, uuid.uuid4())
+        WholeStore(self.world.redis).reserve(self.coupon, user, uuid.uuid4())
 
     @rule(user=USERS, sent=st.booleans())
     def produce_ack_lost(self, user: int, sent: bool) -> None:
@@ -327,7 +327,7 @@ class Interleavings(RuleBasedStateMachine):
         assert held <= total, f"I1: {held} copies held of {total}"
         assert remaining == total - held, f"the stock says {remaining} left, {total} - {held} held"
         meta_total = self.world.redis.hget(keys.meta_key(self.coupon), "total")
-        reserved = ReservationStore(self.world.redis).reserved_count(self.coupon)
+        reserved = WholeStore(self.world.redis).reserved_count(self.coupon)
         if meta_total is not None:
             assert reserved <= int(meta_total), f"I1: {reserved} reserved in Redis of {int(meta_total)}"
 
@@ -419,7 +419,7 @@ class Interleavings(RuleBasedStateMachine):
         for request_id in self.told.success:  # I3: exactly one of an issue or a released, recorded failure
             outcomes = (request_id in issued or request_id in self.told.canceled, request_id in failed)
             assert outcomes.count(True) == 1, f"I3: request {request_id} is issued, failed: {outcomes}"
-        store = ReservationStore(self.world.redis)
+        store = WholeStore(self.world.redis)
         for request_id in failed:
             user = self._failed_user(request_id)
             at = store.reservation_time(self.coupon, user)

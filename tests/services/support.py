@@ -7,7 +7,7 @@ import time
 import redis
 
 from coupon_core.domain.coupons import CouponState
-from lua_redis.store import ReservationStore
+from local.testkit.stores import WholeStore
 
 HOUR_MS = 3_600_000
 
@@ -25,7 +25,7 @@ def open_coupon(
     return CouponState(coupon_id, total, starts_at, ends_at, expires_at=ends_at + 24 * HOUR_MS)
 
 
-def install(store: ReservationStore, **kwargs: int) -> None:
+def install(store: WholeStore, **kwargs: int) -> None:
     """An open coupon's state in Redis, no one holding a copy (``kwargs``: ``open_coupon``'s)."""
     store.reconcile(open_coupon(**kwargs), {}, release_before=None)
 

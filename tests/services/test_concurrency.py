@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
-from lua_redis.store import ReservationStore
+from local.testkit.stores import WholeStore
 from tests.services.support import open_coupon
 
 
@@ -29,7 +29,7 @@ def test_double_clicks_never_book_a_user_twice(store, redis_url):
 
 
 def test_with_stock_for_everyone_each_double_click_is_one_success_and_one_duplicate(redis_client, redis_url):
-    store = ReservationStore(redis_client)
+    store = WholeStore(redis_client)
     store.reconcile(open_coupon(total=20_000), {}, release_before=None)
 
     result = run_load(lua_reserver, redis_url, LoadPlan(coupon_id=1, users=10_000, clicks=2, processes=4, threads=8))

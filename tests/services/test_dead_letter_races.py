@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
-from lua_redis.store import ReservationStore
+from local.testkit.stores import WholeStore
 from tests.services.intake_support import after_a_second, create_coupon, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.test_rebuild import assert_invariants, database_state, issue_once_rebuilt
@@ -28,7 +28,7 @@ from tests.services.test_rebuild import assert_invariants, database_state, issue
 USER = 7
 
 
-def dead_lettered(pipeline: Pipeline, store: ReservationStore, coupon_id: int) -> str:
+def dead_lettered(pipeline: Pipeline, store: WholeStore, coupon_id: int) -> str:
     """A SUCCESS whose record the mapping gave up on, settled by the DLQ handler, before the
     group's offsets moved past it; its request id."""
     answer = issue(coupon_id, USER)

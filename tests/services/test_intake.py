@@ -25,10 +25,10 @@ from local.stack.valkey import start_valkey
 from local.testkit.bad_requests import bad_requests
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.kafka_topics import create_topic, read_all
+from local.testkit.stores import WholeStore
 from local.testkit.tables import row_counts
 from lua_redis.client import connect
 from lua_redis.keys import build_claim_key, rebuild_key, reserved_key
-from lua_redis.store import ReservationStore
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import build, rebuild
 
@@ -253,7 +253,7 @@ def test_bad_input_changes_nothing(topic, redis_client, migrated_engine, kafka_b
         assert answer.body["error"], answer
 
     assert snapshot() == before
-    assert ReservationStore(redis_client).reserved_count(coupon_id) == 1
+    assert WholeStore(redis_client).reserved_count(coupon_id) == 1
 
 
 @contextlib.contextmanager
@@ -423,7 +423,7 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
         replica.stop()
         answer = issue(coupon_id, 2)
         assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
-        assert ReservationStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
+        assert WholeStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
     finally:
         replica.stop()
         primary.stop()

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, Phase, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import run_state_machine_as_test
 
-from lua_redis.store import ReservationStore
+from local.testkit.stores import WholeStore
 from tests.services.interleavings import Interleavings, World
 
 STEPS = int(os.environ.get("EXPLORE_STEPS", "25"))
@@ -113,5 +113,5 @@ def test_a_second_take_after_a_cancel_that_is_dead_lettered_is_recorded_and_rele
     state.dead_letter_a_batch(limit=1, commit=True)
     state.settle_dead_letters()
     state.no_copy_given_back_is_held_again()
-    assert ReservationStore(world.redis).reservation_time(state.coupon, 1) is None  # released
+    assert WholeStore(world.redis).reservation_time(state.coupon, 1) is None  # released
     state.teardown()

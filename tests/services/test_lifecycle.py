@@ -13,8 +13,8 @@ from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import expire_all_due
 from coupon_core.domain.records import IssueRecord, to_millis
 from local.testkit.kafka_topics import client_options
+from local.testkit.stores import WholeStore
 from lua_redis.keys import meta_key
-from lua_redis.store import ReservationStore
 from tests.services.intake_support import after_a_second, call, create_coupon, issue
 from tests.services.pipeline_support import rebuild
 
@@ -116,9 +116,7 @@ def cancel(coupon_id: int, user_id: int, key: str | None = None):
 
 def redis_view(redis_client, coupon_id: int) -> tuple[int, int]:
     """(Redis's total, reservations held) of the coupon."""
-    return int(redis_client.hget(meta_key(coupon_id), "total")), ReservationStore(redis_client).reserved_count(
-        coupon_id
-    )
+    return int(redis_client.hget(meta_key(coupon_id), "total")), WholeStore(redis_client).reserved_count(coupon_id)
 
 
 def remaining(engine, coupon_id: int) -> int:

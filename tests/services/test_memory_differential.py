@@ -34,10 +34,10 @@ from coupon_core.domain.coupons import CouponState
 from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, MEMORY_MS, AnswerMemory, IssueService
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome, MissingState
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
 from lua_redis.keys import holders_key
 from lua_redis.registry import RedisCouponRegistry
-from lua_redis.store import ReservationStore
 from tests.clock import Clock
 from tests.services.support import HOUR_MS, now_ms
 
@@ -85,7 +85,7 @@ class RebuildFromTheSale:
     """The builder function: a lost state is built again from what the sale says (the database),
     and the registry, if Redis lost it, holds the sale's one coupon again."""
 
-    def __init__(self, store: ReservationStore, registry: RedisCouponRegistry, sale: Sale) -> None:
+    def __init__(self, store: WholeStore, registry: RedisCouponRegistry, sale: Sale) -> None:
         self.store, self.registry, self.sale = store, registry, sale
 
     def build(self, coupon_id: int) -> MissingState:
@@ -114,7 +114,7 @@ class Sales(RuleBasedStateMachine):
         super().__init__()
         self.redis = connect(self.redis_url)
         self.redis.flushall()
-        self.admin = ReservationStore(self.redis)
+        self.admin = WholeStore(self.redis)
         self.clock = Clock()
         self.sale = Sale(total=1)
         self.history: list[tuple[float, Sale]] = []  # (since when, the sale as it stood)
@@ -124,7 +124,7 @@ class Sales(RuleBasedStateMachine):
         for _ in range(CONTAINERS):
             client = connect(self.redis_url, pinned=True)
             self.clients.append(client)
-            store, registry = ReservationStore(client), RedisCouponRegistry(client)
+            store, registry = WholeStore(client), RedisCouponRegistry(client)
             memory = AnswerMemory(clock=self.clock) if self.memory else None
             builder = RebuildFromTheSale(store, registry, self.sale)
             self.containers.append(IssueService(store, Published(), builder, registry=store, memory=memory))

@@ -11,8 +11,8 @@ import redis
 
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import StateUnavailableError
+from local.testkit.stores import WholeStore
 from lua_redis.keys import reserved_key
-from lua_redis.store import ReservationStore
 from tests.services.intake_support import call, create_coupon
 from tests.services.support import open_coupon
 
@@ -50,7 +50,7 @@ def fill_up(client: redis.Redis) -> None:
         client.set("probe", "x")
 
 
-def test_a_full_cache_refuses_the_reservation_as_unavailable_and_writes_nothing(store: ReservationStore, noeviction):
+def test_a_full_cache_refuses_the_reservation_as_unavailable_and_writes_nothing(store: WholeStore, noeviction):
     store.reconcile(open_coupon(total=10), {}, release_before=None)
     assert store.reserve(1, 10).outcome is IssueOutcome.SUCCESS
     before = noeviction.zrange(reserved_key(1), 0, -1, withscores=True)

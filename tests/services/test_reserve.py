@@ -11,9 +11,9 @@ from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.domain.reservations import IssueOutcome, ReleaseOutcome
 from coupon_core.errors import InvalidInputError, StateUnavailableError
 from local.testkit.redis_monitor import client_commands
+from local.testkit.stores import WholeStore
 from lua_redis.client import connect
 from lua_redis.keys import meta_key, requests_key, reserved_key
-from lua_redis.store import ReservationStore
 from tests.services.support import HOUR_MS, command_calls, install, now_ms, open_coupon
 
 
@@ -161,7 +161,7 @@ def test_largest_ids_are_accepted(store):
 
 def test_unreachable_redis_raises_state_unavailable():
     closed = "redis://127.0.0.1:1/0"
-    store = ReservationStore(connect(closed, socket_timeout=0.5))
+    store = WholeStore(connect(closed, socket_timeout=0.5))
     with pytest.raises(StateUnavailableError) as caught:
         store.reserve(1, 1)
     assert isinstance(caught.value.__cause__, redis.ConnectionError)
@@ -221,8 +221,8 @@ def test_a_pinned_client_never_reads_a_late_reply_as_the_next_commands(redis_url
     pinned = connect(redis_url, socket_timeout=0.2, pinned=True)
     with pytest.raises(redis.TimeoutError):
         pinned.blpop(["nothing-comes"], timeout=0.6)  # the server answers nil after 0.6 s
-    assert ReservationStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS
-    assert ReservationStore(pinned).reserve(1, 8).outcome is IssueOutcome.SOLD_OUT
+    assert WholeStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS
+    assert WholeStore(pinned).reserve(1, 8).outcome is IssueOutcome.SOLD_OUT
     pinned.close()
 
 
@@ -236,7 +236,7 @@ def test_a_pinned_client_reconnects_after_the_server_closed_its_connection(redis
         if client["name"] == name:
             killed += redis_client.client_kill_filter(_id=client["id"])
     assert killed == 1
-    assert ReservationStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS  # retried once, on a new connection
+    assert WholeStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS  # retried once, on a new connection
     pinned.close()
 
 

@@ -1,4 +1,4 @@
-"""ReservationStore.reconcile against real Valkey: the Redis half of a reconcile, without the database."""
+"""ReconcileStore.reconcile against real Valkey: the Redis half of a reconcile, without the database."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import pytest
 
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import InvalidInputError
+from local.testkit.stores import WholeStore
 from lua_redis.keys import meta_key, reserved_key
-from lua_redis.store import ReservationStore
 from tests.services.support import now_ms, open_coupon
 
 
-def reserve_all(store: ReservationStore, coupon_id: int, users: range) -> dict[int, int]:
+def reserve_all(store: WholeStore, coupon_id: int, users: range) -> dict[int, int]:
     reservations = {user: store.reserve(coupon_id, user) for user in users}
     assert all(r.outcome is IssueOutcome.SUCCESS for r in reservations.values())
     return {user: r.reserved_at for user, r in reservations.items()}
@@ -125,7 +125,7 @@ def test_a_surviving_reservation_set_is_merged_not_replaced(store, redis_client)
 
 
 def test_reconcile_handles_100_000_users_in_bounded_calls(redis_client):
-    store = ReservationStore(redis_client, chunk_size=1_000)
+    store = WholeStore(redis_client, chunk_size=1_000)
     coupon = open_coupon(total=150_000)
     issued = {user: 1_000 + user for user in range(1, 100_001)}
 

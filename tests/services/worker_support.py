@@ -15,13 +15,13 @@ from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.lambda_events import msk_event
-from lua_redis.store import ReservationStore
+from local.testkit.stores import WholeStore
 
 TOPIC = "coupon.issue.v1"
 RETENTION_MS = 24 * 3_600_000
 
 
-def open_coupon(engine: Engine, store: ReservationStore, total: int, *, redis_total: int | None = None) -> int:
+def open_coupon(engine: Engine, store: WholeStore, total: int, *, redis_total: int | None = None) -> int:
     """A coupon in the database, open now, with its Redis state installed.
 
     ``redis_total`` lets Redis accept more than the database holds, as after a lost state.
@@ -36,7 +36,7 @@ def open_coupon(engine: Engine, store: ReservationStore, total: int, *, redis_to
     return coupon.coupon_id
 
 
-def reserve(store: ReservationStore, coupon_id: int, users: range | list[int]) -> list[IssueRecord]:
+def reserve(store: WholeStore, coupon_id: int, users: range | list[int]) -> list[IssueRecord]:
     """What the intake publishes for each SUCCESS."""
     messages = []
     for user in users:

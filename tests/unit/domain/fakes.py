@@ -16,7 +16,7 @@ from coupon_core.domain.coupons import Coupon, CouponState, IssuedUsers, Reconci
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.domain.ports import Failure, FailureOutcome, GroupOutcome
+from coupon_core.domain.ledger import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueRecord, to_millis
 from coupon_core.domain.reservations import MissingState, ReleaseOutcome, Reservation
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError

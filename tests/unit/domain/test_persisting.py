@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 
 from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.ledger import GroupOutcome
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle, Verdict
-from coupon_core.domain.ports import GroupOutcome
 from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import StateUnavailableError
 from tests.unit.domain import fakes

@@ -21,7 +21,7 @@ from lua_redis import holders, keys
 from lua_redis.client import redis_unavailable, register
 
 # The scripts' codes, each mapped once to the domain's value: reserve.lua answers an index of
-# RESERVE_CODES, registry_lookup.lua one of LOOKUP_CODES, release.lua one of RELEASE_CODES' keys.
+# RESERVE_CODES, registry_lookup.lua one of LOOKUP_CODES (release.lua answers the names).
 RESERVE_CODES: tuple[IssueOutcome, ...] = (
     IssueOutcome.SUCCESS,
     IssueOutcome.DUPLICATE,
@@ -33,7 +33,6 @@ RESERVE_CODES: tuple[IssueOutcome, ...] = (
     IssueOutcome.CLOSED,
 )
 LOOKUP_CODES = (MissingState.BUILD, MissingState.COUPON_NOT_FOUND, MissingState.ENDED, MissingState.BUILDING)
-RELEASE_CODES = {1: ReleaseOutcome.RELEASED, 0: ReleaseOutcome.NOT_HELD, -1: ReleaseOutcome.STALE}
 
 _UNTIMED = tuple(Reservation(outcome) for outcome in RESERVE_CODES)  # every answer but SUCCESS, DUPLICATE
 _TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
@@ -137,7 +136,7 @@ class IssueStore:
         validate_id("couponId", coupon_id)
         args = [validate_id("userId", user_id), validate_millis("reservedAt", reserved_at)]
         (code,) = self._release(keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=args)
-        return RELEASE_CODES[code]
+        return ReleaseOutcome(code)
 
     @redis_unavailable
     def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:

@@ -27,14 +27,23 @@ from __future__ import annotations
 import logging
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Protocol
 
-from coupon_core.domain.dead_letters import OnFailureLetter, RejectionLetter, read_dead_letter
-from coupon_core.domain.ports import CouponLocks, Failure, FailureLedger, FailureOutcome, RangeReader, Reservations
+from coupon_core.domain.dead_letters import OffsetRange, OnFailureLetter, RejectionLetter, read_dead_letter
+from coupon_core.domain.delivery import Delivered
+from coupon_core.domain.ledger import Failure, FailureLedger, FailureOutcome
+from coupon_core.domain.ports import CouponLocks, Reservations
 
 logger = logging.getLogger(__name__)
 
 RELEASE_LOCK_LEASE_S = 30
 RELEASE_LOCK_WAIT_S = 10  # as long as a reconcile waits for it; the client's socket timeout exceeds it
+
+
+class RangeReader(Protocol):
+    """Reads records back from Kafka by offset; raises ``ReadBackError``."""
+
+    def read(self, offsets: OffsetRange) -> Sequence[Delivered]: ...
 
 
 class FailureRecorder:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from coupon_core.domain.coupons import IssuedUsers
@@ -60,3 +60,14 @@ class InFlight:
                 users[record.user_id] = record.reserved_at
                 request_ids.setdefault(record.coupon_id, {})[record.user_id] = str(record.request_id)
         return cls(holders, request_ids)
+
+
+class InFlightReader(Protocol):
+    """Reads the records in Kafka the worker has not processed yet; raises ``ReadBackError``.
+
+    The worker group's committed offsets are read first, the ends of the partitions after them:
+    a caller that reads the database after ``read`` returns sees every record before the
+    committed offsets, and every record acknowledged before the call is in one of the two.
+    """
+
+    def read(self) -> InFlight: ...

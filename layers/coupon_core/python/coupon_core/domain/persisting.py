@@ -16,13 +16,31 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Protocol
 
 from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
-from coupon_core.domain.ports import CouponLocks, DeadLetterQueue, GroupOutcome, IssueLedger, WriteLimit
+from coupon_core.domain.ledger import GroupOutcome, IssueLedger
+from coupon_core.domain.ports import CouponLocks
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError
 
 logger = logging.getLogger(__name__)
+
+
+class WriteLimit(Protocol):
+    """The processing limit on database writes (``lua_redis.limit.RedisWriteLimit``), shared by every worker.
+
+    ``take`` answers how many seconds to wait before writing ``writes`` records (then counted),
+    or None when that would pass ``max_wait_s`` (nothing counted); ``StateUnavailableError``
+    when Redis cannot be reached."""
+
+    def take(self, writes: int, max_wait_s: float) -> float | None: ...
+
+
+class DeadLetterQueue(Protocol):
+    """The DLQ: takes the worker's rejections; returns the positions of those it did not accept."""
+
+    def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
 
 
 class RecordOutcome(StrEnum):

@@ -1,19 +1,19 @@
-"""What the domain needs from the outside world, as protocols (ports).
+"""What the domain's functions behind the intake share of the outside world, as protocols
+(ports): a coupon's reservations, its locks, the registry of coupons, the database's coupons.
 
-The adapters implement them: ``lua_redis`` for the reservations and the locks,
-``coupon_core.adapters`` for PostgreSQL, Kafka and SQS. The domain imports none of those, so
-its logic is tested through small hand-written implementations (``tests/unit/domain``) as well
-as against the real servers.
+The adapters implement them: ``lua_redis`` for the reservations, the locks and the registry,
+``coupon_core.adapters.postgres`` for the catalog. A port only one job uses sits beside that
+job: the intake's in ``issuing.py``, the worker's in ``persisting.py`` and ``ledger.py``, the
+DLQ handler's in ``failures.py`` and ``ledger.py``, the reconcile's in ``reconcile.py``. The
+domain imports no adapter, so its logic is tested through small hand-written implementations
+(``tests/unit/domain``) as well as against the real servers.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # in annotations only
@@ -24,14 +24,19 @@ if TYPE_CHECKING:  # in annotations only
         IssuedUsers,
         IssueEntry,
         NewCoupon,
-        ReconcileChanges,
         UserRecord,
     )
-    from coupon_core.domain.dead_letters import OffsetRange, Rejection
-    from coupon_core.domain.delivery import Delivered, Position
-    from coupon_core.domain.in_flight import InFlight
-    from coupon_core.domain.records import IssueRecord
     from coupon_core.domain.reservations import ReleaseOutcome
+
+# A coupon's state lock, held by whoever builds, reconciles or rewrites its Redis state.
+# The lease outlasts the longest hold, a coupon of 100,000 holders read from the database and
+# reconciled (seconds: docs/benchmarks.md, Reconcile), many times over; it only matters when a
+# holder died, and then keeps the others out this long.
+STATE_LOCK_LEASE_S = 120
+# The wait is what an intake holds its answer for, at most, while another builds the state it
+# needs (then it answers 503 with Retry-After). A reconcile that waits in vain reports the coupon
+# failed, and the next run does it; a change's rewrite leaves Redis to that run.
+STATE_LOCK_WAIT_S = 1
 
 
 class Reservations(Protocol):
@@ -55,16 +60,7 @@ class Reservations(Protocol):
 
     def update_state(self, state: CouponState) -> bool: ...
 
-    def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int: ...
-
-    def reconcile(
-        self,
-        state: CouponState,
-        holders: Mapping[int, int],
-        *,
-        release_before: int | None,
-        request_ids: Mapping[int, str] | None = None,
-    ) -> ReconcileChanges: ...
+    def install(self, state: CouponState, holder_pairs: Sequence[tuple[int, int]] | None) -> bool: ...
 
 
 class CouponLocks(Protocol):
@@ -129,80 +125,3 @@ class CouponCatalog(Protocol):
     def page(self, after: int, limit: int) -> list[Coupon]: ...
 
     def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]: ...
-
-
-class GroupOutcome(StrEnum):
-    """What the database said about one record of a coupon's group."""
-
-    ISSUED = "ISSUED"
-    ALREADY_ISSUED = "ALREADY_ISSUED"
-    ALREADY_FAILED = "ALREADY_FAILED"  # the request has a recorded failure: it must never be issued
-    COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
-    NO_STOCK = "NO_STOCK"
-
-
-class IssueLedger(Protocol):
-    """The worker's writes; raises ``DatabaseUnavailableError``."""
-
-    def record_group(self, coupon_id: int, messages: Sequence[IssueRecord]) -> list[GroupOutcome]: ...
-
-
-class WriteLimit(Protocol):
-    """The processing limit on database writes (``lua_redis.limit.RedisWriteLimit``), shared by every worker.
-
-    ``take`` answers how many seconds to wait before writing ``writes`` records (then counted),
-    or None when that would pass ``max_wait_s`` (nothing counted); ``StateUnavailableError``
-    when Redis cannot be reached."""
-
-    def take(self, writes: int, max_wait_s: float) -> float | None: ...
-
-
-class DeadLetterQueue(Protocol):
-    """The DLQ: takes the worker's rejections; returns the positions of those it did not accept."""
-
-    def send(self, rejections: Sequence[Rejection]) -> set[Position]: ...
-
-
-@dataclass(frozen=True)
-class Failure:
-    """A request that ended without an issue: its record, why, and where the record sits in Kafka."""
-
-    record: IssueRecord
-    reason: str
-    source: Position
-
-
-class FailureOutcome(StrEnum):
-    RECORDED = "RECORDED"
-    ALREADY_RECORDED = "ALREADY_RECORDED"
-    ALREADY_ISSUED = "ALREADY_ISSUED"
-
-
-class FailureLedger(Protocol):
-    """The DLQ handler's writes; raises ``DatabaseUnavailableError``."""
-
-    def record_failures(self, coupon_id: int, failures: Sequence[Failure]) -> list[FailureOutcome]:
-        """Record each failure of one coupon unless its user holds an issue, in one transaction
-        serialised with the worker's (so a request is never both issued and failed)."""
-        ...
-
-    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
-        """Keep what the release of each recorded request found, where it is not kept yet."""
-        ...
-
-
-class InFlightReader(Protocol):
-    """Reads the records in Kafka the worker has not processed yet; raises ``ReadBackError``.
-
-    The worker group's committed offsets are read first, the ends of the partitions after them:
-    a caller that reads the database after ``read`` returns sees every record before the
-    committed offsets, and every record acknowledged before the call is in one of the two.
-    """
-
-    def read(self) -> InFlight: ...
-
-
-class RangeReader(Protocol):
-    """Reads records back from Kafka by offset; raises ``ReadBackError``."""
-
-    def read(self, offsets: OffsetRange) -> Sequence[Delivered]: ...

@@ -37,30 +37,41 @@ import logging
 import time
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from coupon_core.domain.in_flight import InFlight
+from coupon_core.domain.in_flight import InFlight, InFlightReader
 from coupon_core.domain.ports import (
+    STATE_LOCK_LEASE_S,
+    STATE_LOCK_WAIT_S,
     CouponCatalog,
     CouponLocks,
     CouponRegistry,
-    InFlightReader,
     Reservations,
 )
 from coupon_core.domain.reservations import MissingState
 from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 
+if TYPE_CHECKING:  # in annotations only
+    from collections.abc import Mapping
+
+    from coupon_core.domain.coupons import CouponState, ReconcileChanges
+
 logger = logging.getLogger(__name__)
 
-# A coupon's state lock, held by whoever builds, reconciles or rewrites its Redis state.
-# The lease outlasts the longest hold, a coupon of 100,000 holders read from the database and
-# reconciled (seconds: docs/benchmarks.md, Reconcile), many times over; it only matters when a
-# holder died, and then keeps the others out this long.
-STATE_LOCK_LEASE_S = 120
-# The wait is what an intake holds its answer for, at most, while another builds the state it
-# needs (then it answers 503 with Retry-After). A reconcile that waits in vain reports the coupon
-# failed, and the next run does it; a change's rewrite leaves Redis to that run.
-STATE_LOCK_WAIT_S = 1
+
+class ReconcilingReservations(Reservations, Protocol):
+    """A coupon's reservations with the reconcile's repairs (``lua_redis.reconcile.ReconcileStore``)."""
+
+    def rebuild_wait_ms(self, coupon_id: int, wait_ms: int) -> int: ...
+
+    def reconcile(
+        self,
+        state: CouponState,
+        holders: Mapping[int, int],
+        *,
+        release_before: int | None,
+        request_ids: Mapping[int, str] | None = None,
+    ) -> ReconcileChanges: ...
 
 
 @dataclass(frozen=True)
@@ -114,7 +125,7 @@ class Reconciler:
 
     def __init__(
         self,
-        store: Reservations,
+        store: ReconcilingReservations,
         locks: CouponLocks,
         catalog: CouponCatalog,
         in_flight: InFlightReader,

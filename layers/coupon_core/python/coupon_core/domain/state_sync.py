@@ -12,8 +12,14 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from coupon_core.domain.ports import CouponCatalog, CouponLocks, CouponRegistry, Reservations
-from coupon_core.domain.reconcile import STATE_LOCK_LEASE_S, STATE_LOCK_WAIT_S
+from coupon_core.domain.ports import (
+    STATE_LOCK_LEASE_S,
+    STATE_LOCK_WAIT_S,
+    CouponCatalog,
+    CouponLocks,
+    CouponRegistry,
+    Reservations,
+)
 from coupon_core.errors import LockUnavailableError, StateUnavailableError
 
 if TYPE_CHECKING:
@@ -51,7 +57,7 @@ class StateSync:
         has the state built, after the wait for a lost one.
         """
         try:
-            self._store.reconcile(coupon.state(self._retention_ms), {}, release_before=None)
+            self._store.install(coupon.state(self._retention_ms), [])
         except StateUnavailableError:
             logger.warning("new coupon's state not built; its first request will", extra={"couponId": coupon.coupon_id})
 
