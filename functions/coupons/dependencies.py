@@ -16,7 +16,7 @@ from aws_lambda_powertools.event_handler import Depends, Request
 from sqlalchemy import Engine
 
 from coupon_core.adapters.elasticache import redis_client
-from coupon_core.adapters.lambda_rebuild import RebuildInvoker
+from coupon_core.adapters.lambda_reconcile import RebuildInvoker
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle

@@ -36,7 +36,6 @@ JSON_HEADERS = {"Content-Type": "application/json"}
 _UNPROCESSABLE, _FORBIDDEN, _NOT_FOUND = HTTPStatus.UNPROCESSABLE_ENTITY, HTTPStatus.FORBIDDEN, HTTPStatus.NOT_FOUND
 _CONFLICT, _UNAVAILABLE = HTTPStatus.CONFLICT, HTTPStatus.SERVICE_UNAVAILABLE
 _NOTHING_RESERVED = "temporarily unavailable; nothing was reserved, retry later"
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one a call
 
 # outcome: (HTTP status, the body's "status", its "error" as a template of the refusal's facts).
 # Every 503 also carries Retry-After.
@@ -113,7 +112,7 @@ class Answer:
         headers = JSON_HEADERS | self.headers
         return {
             "statusCode": self.status_code,
-            "body": _encode(self.body),
+            "body": json.dumps(self.body, separators=(",", ":")),
             "isBase64Encoded": False,
             "multiValueHeaders": {name: [value] for name, value in headers.items()},
         }

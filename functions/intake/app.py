@@ -20,7 +20,7 @@ that pays for them.
 import os
 import time
 from http import HTTPStatus
-from typing import Any, assert_never
+from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent, event_source
@@ -36,6 +36,7 @@ from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
 from functions.intake import dependencies
 
 DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
+_NOTHING_DONE = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE, IssueOutcome.STATE_MISSING}
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
@@ -74,32 +75,20 @@ def answer_issue(service: IssueService, coupon_id: int, user_id: int, idempotenc
 
 
 def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:
-    """The answer to each outcome: a new one that is not handled here is mypy's error (``assert_never``)."""
+    """The answer to an outcome: a success's body, or its refusal (``answers.REFUSALS``, which
+    answers every outcome: checked at import)."""
     record, outcome = result.record, result.outcome
-    match outcome:
-        case IssueOutcome.SUCCESS if record is not None:
-            reserved_at = from_millis(record.reserved_at).isoformat(timespec="milliseconds")
-            body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
-            return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(record.request_id), "reservedAt": reserved_at})
-        case IssueOutcome.UNCONFIRMED if record is not None:
-            return refusal(outcome, coupon=coupon_id, user=user_id, request=record.request_id)
-        case (
-            IssueOutcome.DUPLICATE
-            | IssueOutcome.SOLD_OUT
-            | IssueOutcome.NOT_OPEN
-            | IssueOutcome.ENDED
-            | IssueOutcome.CLOSED
-            | IssueOutcome.KEY_REUSED
-            | IssueOutcome.COUPON_NOT_FOUND
-        ):
-            return refusal(outcome, coupon=coupon_id, user=user_id)
-        case IssueOutcome.SUCCESS | IssueOutcome.UNCONFIRMED | IssueOutcome.UNAVAILABLE | IssueOutcome.STATE_MISSING:
-            # without its record a success is not one: nothing the client may rely on was done
-            logger.warning("issue request unavailable", extra={"detail": result.detail[:DETAIL_CHARS],
-                                                               "releaseFailed": result.release_failed})  # fmt: skip
-            return refusal(IssueOutcome.UNAVAILABLE)
-        case _:
-            assert_never(outcome)
+    if outcome is IssueOutcome.SUCCESS and record is not None:
+        reserved_at = from_millis(record.reserved_at).isoformat(timespec="milliseconds")
+        body = {"status": "SUCCESS", "couponId": coupon_id, "userId": user_id}
+        return Answer(HTTPStatus.ACCEPTED, body | {"requestId": str(record.request_id), "reservedAt": reserved_at})
+    if outcome is IssueOutcome.UNCONFIRMED and record is not None:
+        return refusal(outcome, coupon=coupon_id, user=user_id, request=record.request_id)
+    if outcome in _NOTHING_DONE:  # without its record a success is not one: nothing the client may rely on was done
+        logger.warning("issue request unavailable", extra={"detail": result.detail[:DETAIL_CHARS],
+                                                           "releaseFailed": result.release_failed})  # fmt: skip
+        return refusal(IssueOutcome.UNAVAILABLE)
+    return refusal(outcome, coupon=coupon_id, user=user_id)
 
 
 if os.environ.get("AWS_LAMBDA_INITIALIZATION_TYPE"):  # set by Lambda during INIT: connect now

@@ -2,11 +2,9 @@
 the Kafka producer, and the issue service over them with the container's memory of answers.
 
 Cached per container (``functools.cache``), so the Redis client and the Kafka producer stay
-alive across invocations; :func:`open_connections` opens them during INIT. The Redis client is
-one pinned connection (a container answers one request at a time), opened when the wiring is
-built: while Redis cannot be reached the wiring is not cached, a request answers 503, and the
-next one builds it again. A missing state is
-built by the builder function (``adapters.lambda_rebuild.BuilderInvoker``), when the registry of
+alive across invocations; :func:`open_connections` opens them during INIT. While Redis cannot
+be reached, a request answers 503 and the next one connects again. A missing state is built by
+the builder function (``adapters.lambda_rebuild.BuilderInvoker``), when the registry of
 coupons in Redis says so: the intake has no database credential and no path to the database.
 """
 
@@ -39,7 +37,7 @@ class Wiring:
 def wiring() -> Wiring:
     """Read the settings (failing with the variable's name if one is wrong) and wire the service."""
     settings = IntakeSettings.from_env()
-    client = redis_client(settings.redis, pinned=True)  # one request at a time: one connection
+    client = redis_client(settings.redis)
     publisher = IssuePublisher(settings.kafka, timeout_ms=settings.issuing.produce_timeout_ms)
     issuing, store = settings.issuing, IssueStore(client)
     service = IssueService(

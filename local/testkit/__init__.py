@@ -4,6 +4,7 @@
 - ``kafka_topics``: topics created, records read back by offset, offsets committed.
 - ``fault_proxy``: a TCP proxy that loses replies, drops connections, holds acknowledgements.
 - ``redis_monitor``: what clients send to Redis, as MONITOR reports it.
+- ``stores``: every Redis call on a coupon's state in one object, to reserve and rebuild in a test.
 - ``flash_sale``: a flash sale against Redis from several processes and threads.
 - ``http_functions``: API Gateway's routing: the issue request to the intake, the rest to the coupons function.
 - ``lambda_service``: Lambda's Invoke API on the loopback, running a function's handler in-process.

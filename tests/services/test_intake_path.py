@@ -1,13 +1,14 @@
 """How far a reader walks: the project files one warm SUCCESS of ``POST /coupon-issues`` executes,
 traced with a profiler hook through ``functions.intake.app.handler`` on the real servers (the
 Lambda context the test passes, ``local/testkit``, is not the project's path).
-At most 11, one job each: the handler (``functions/intake/app.py``), the request
+At most 13, one job each: the handler (``functions/intake/app.py``), the request
 (``functions/http_api/request.py``) and the body's one reader (``untrusted_json.py``), the
 answers (``functions/http_api/answers.py``), observability, the domain service
 (``domain/issuing.py``), the record and the ids it carries (``domain/records.py``), the
-reservation store with its Lua (``lua_redis/issue_store.py``), the Redis client whose connection
-renews itself (``lua_redis/client.py``), the publisher and the kafka-python internals it needs
-(``producer_internals.py``)."""
+reservation store with its Lua (``lua_redis/issue_store.py``) and its key names
+(``lua_redis/keys.py``), the Redis client whose connection renews itself
+(``lua_redis/client.py``), the one mapping of a driver's errors (``errors.py``), the publisher
+and the kafka-python internals it needs (``producer_internals.py``)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from local.testkit.lambda_events import InProcessContext, api_event
 from tests.services.intake_support import create_coupon, issue
 
 ROOT = Path(__file__).resolve().parents[2]
-AT_MOST = 11
+AT_MOST = 13
 
 
 def executed_files(call: Any) -> set[str]:

@@ -122,7 +122,7 @@ class Sales(RuleBasedStateMachine):
         self.clients: list[redis.Redis] = []
         self.containers: list[IssueService] = []
         for _ in range(CONTAINERS):
-            client = connect(self.redis_url, pinned=True)
+            client = connect(self.redis_url)
             self.clients.append(client)
             store, registry = WholeStore(client), RedisCouponRegistry(client)
             memory = AnswerMemory(clock=self.clock) if self.memory else None

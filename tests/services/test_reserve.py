@@ -214,32 +214,32 @@ def test_the_loss_of_any_one_key_is_seen_by_the_next_reserve(store, redis_client
     assert store.reserve(1, 11).outcome is IssueOutcome.STATE_MISSING
 
 
-def test_a_pinned_client_never_reads_a_late_reply_as_the_next_commands(redis_url, store):
-    """The intake's one connection (``connect(pinned=True)``): a command that times out closes it,
-    so its reply, arriving later, is not the answer to the next reserve."""
+def test_a_client_never_reads_a_late_reply_as_the_next_commands(redis_url, store):
+    """A command that times out closes its connection, so its reply, arriving later, is not the
+    answer to the next reserve."""
     install(store, total=1)
-    pinned = connect(redis_url, socket_timeout=0.2, pinned=True)
+    client = connect(redis_url, socket_timeout=0.2)
     with pytest.raises(redis.TimeoutError):
-        pinned.blpop(["nothing-comes"], timeout=0.6)  # the server answers nil after 0.6 s
-    assert WholeStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS
-    assert WholeStore(pinned).reserve(1, 8).outcome is IssueOutcome.SOLD_OUT
-    pinned.close()
+        client.blpop(["nothing-comes"], timeout=0.6)  # the server answers nil after 0.6 s
+    assert WholeStore(client).reserve(1, 7).outcome is IssueOutcome.SUCCESS
+    assert WholeStore(client).reserve(1, 8).outcome is IssueOutcome.SOLD_OUT
+    client.close()
 
 
-def test_a_pinned_client_reconnects_after_the_server_closed_its_connection(redis_url, redis_client, store):
+def test_a_client_reconnects_after_the_server_closed_its_connection(redis_url, redis_client, store):
     install(store, total=2)
-    pinned = connect(redis_url, pinned=True)
-    name = f"pinned-{uuid.uuid4().hex[:8]}"
-    pinned.client_setname(name)
+    client = connect(redis_url)
+    name = f"closed-{uuid.uuid4().hex[:8]}"
+    client.client_setname(name)
     killed = 0
-    for client in redis_client.client_list():
-        if client["name"] == name:
-            killed += redis_client.client_kill_filter(_id=client["id"])
+    for listed in redis_client.client_list():
+        if listed["name"] == name:
+            killed += redis_client.client_kill_filter(_id=listed["id"])
     assert killed == 1
-    assert WholeStore(pinned).reserve(1, 7).outcome is IssueOutcome.SUCCESS  # retried once, on a new connection
-    pinned.close()
+    assert WholeStore(client).reserve(1, 7).outcome is IssueOutcome.SUCCESS  # retried once, on a new connection
+    client.close()
 
 
-def test_a_pinned_client_to_an_unreachable_server_raises_the_domains_error():
+def test_a_client_of_an_unreachable_server_raises_the_domains_error():
     with pytest.raises(StateUnavailableError, match="Redis unavailable"):
-        connect("redis://127.0.0.1:1/0", socket_timeout=0.2, pinned=True)
+        WholeStore(connect("redis://127.0.0.1:1/0", socket_timeout=0.2)).reserve(1, 7)

@@ -11,8 +11,9 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 
-from coupon_core.adapters.lambda_rebuild import STATE_BUILD_TIMEOUT_S, BuilderInvoker, RebuildInvoker
-from coupon_core.domain.reservations import MissingState
+from coupon_core.adapters.lambda_rebuild import BuilderInvoker
+from coupon_core.adapters.lambda_reconcile import RebuildInvoker
+from coupon_core.domain.reservations import STATE_BUILD_TIMEOUT_S, MissingState
 from coupon_core.errors import UnavailableError
 
 

@@ -27,7 +27,7 @@
 
 A handler answers every outage (503 with ``Retry-After``) by catching ``UnavailableError``.
 Adapters turn their driver's errors into these with :class:`Reraise` (a ``with`` block or a
-decorator, or its ``causes`` and ``mapped`` on the request's hot path), the one way errors are
+decorator, or its ``causes`` and ``mapped``), the one way errors are
 mapped in this project, so that neither the domain nor a handler ever sees a driver's types.
 This module imports no driver.
 """
@@ -123,8 +123,8 @@ class Reraise(ContextDecorator):
     """Raise ``error("<context>: <cause>")``, chained, for any of ``causes`` raised in the block.
 
     Stateless, so one instance serves as a ``with`` block and as a decorator, as often as needed.
-    The request's hot path (the reserve, the produce) catches :attr:`causes` itself and raises
-    :meth:`mapped`: the same mapping, without a context manager's calls on every request.
+    A caller that must act between catching and raising (the publisher discards a failed
+    producer) catches :attr:`causes` itself and raises :meth:`mapped`: the same mapping.
     """
 
     def __init__(self, error: type[Exception], context: str, causes: tuple[type[Exception], ...]) -> None:

@@ -2,7 +2,8 @@
 
 The Redis half of the contracts in docs/design.md, and the adapter of the domain's ports on it:
 ``IssueStore`` implements the intake's ports (``coupon_core.domain.issuing``), ``ReservationStore``
-the others' ``Reservations``, and ``RedisCouponLocks`` the locks (``coupon_core.domain.ports``).
+the others' ``Reservations`` and ``RedisCouponLocks`` the locks (``coupon_core.domain.ports``),
+``ReconcileStore`` the reconcile's (``coupon_core.domain.reconcile``).
 The values it exchanges (``IssueOutcome``, ``CouponState``, ...) and its errors are the
 domain's (``coupon_core.domain``, ``coupon_core.errors``); redis-py's errors never leave it
 (``client.redis_unavailable``). Each module is imported on its own, so that the intake reaches
@@ -13,7 +14,8 @@ no further than the reservation path.
                     and a script loaded from the package and registered on it
     issue_store.py  the intake's store: reserve, release, wait for replicas, the registry's lookup;
                     the one table of each of those scripts' codes to the domain's values
-    store.py        the rest of a coupon's state: build, reconcile, change it
+    store.py        a coupon's state as the others use it: read, release, update, install it
+    reconcile.py    the reconcile's repairs: strays released, holders and request ids put back
     holders.py      the holders' filter: who took a copy of a coupon, for the intake's memory of
                     its sold-out refusals (a Bloom filter the scripts keep beside the set)
     registry.py     the registry of coupons, as its writers keep it: every coupon id and when its

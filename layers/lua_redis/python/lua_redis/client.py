@@ -56,7 +56,6 @@ def connect(
     *,
     socket_timeout: float = 2.0,
     credential_provider: CredentialProvider | None = None,
-    pinned: bool = False,
 ) -> redis.Redis:
     """A client for ``url`` (``redis://``, or ``rediss://`` for TLS) that fails fast.
 
@@ -64,28 +63,21 @@ def connect(
     retried once on a new connection, right away. A timeout is never retried: the command may
     have run, and a reserve run twice would answer DUPLICATE for the caller's own reservation.
     ``credential_provider`` gives the user and password of each new connection (ElastiCache's
-    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old.
-
-    ``pinned``: one connection, opened now (raising :class:`StateUnavailableError` if it cannot
-    be), and every command sent on it: redis-py's ``single_connection_client``, for a caller
-    that sends one command at a time from one thread (the intake: a Lambda container answers
-    one request at a time). A pool's checkout and return per command (its bookkeeping and a
-    poll of the socket) were about an eighth of a refusal's instructions (docs/benchmarks.md).
-    A timeout while sending or reading closes the connection, as in the pool, so no late reply
-    is ever read as the next command's.
+    IAM tokens); a connection is renewed before it is :data:`MAX_CONNECTION_AGE_S` old. A
+    timeout while sending or reading closes the connection, so no late reply is ever read as the
+    next command's. A Lambda container answers one request at a time: its pool holds one
+    connection.
     """
     secure = url.startswith("rediss://")
-    with redis_unavailable:
-        return redis.Redis.from_url(
-            url,
-            decode_responses=True,
-            socket_timeout=socket_timeout,
-            socket_connect_timeout=socket_timeout,
-            retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
-            credential_provider=credential_provider,
-            connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
-            single_connection_client=pinned,
-        )
+    return redis.Redis.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=socket_timeout,
+        retry=Retry(NoBackoff(), 1, supported_errors=(redis.ConnectionError,)),
+        credential_provider=credential_provider,
+        connection_class=_RenewedSSLConnection if secure else _RenewedConnection,
+    )
 
 
 def register(client: redis.Redis, *names: str) -> Script:

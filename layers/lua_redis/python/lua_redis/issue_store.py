@@ -1,14 +1,12 @@
 """The intake's Redis: reserve a copy, release it after a failed produce, wait for replicas, and
 ask the registry of coupons about a state reserve found missing (docs/design.md, Redis state).
 
-``reserve`` is the intake's one Redis call per request: its keys are named once per coupon (a
-cache), redis-py's errors are caught in place, and a refusal's answer is one value per code.
-Everything else done to a coupon's state (build, reconcile, change) is ``store.ReservationStore``'s.
+``reserve`` is the intake's one Redis call per request. Everything else done to a coupon's state
+(build, reconcile, change) is ``store.ReservationStore``'s and ``reconcile.ReconcileStore``'s.
 """
 
 from __future__ import annotations
 
-import functools
 import uuid
 from typing import Any
 
@@ -34,7 +32,6 @@ RESERVE_CODES: tuple[IssueOutcome, ...] = (
 )
 LOOKUP_CODES = (MissingState.BUILD, MissingState.COUPON_NOT_FOUND, MissingState.ENDED, MissingState.BUILDING)
 
-_UNTIMED = tuple(Reservation(outcome) for outcome in RESERVE_CODES)  # every answer but SUCCESS, DUPLICATE
 _TIMED = (IssueOutcome.SUCCESS, IssueOutcome.DUPLICATE)
 NO_EDGE_MS = 2**31  # reserve.lua's -1: a refusal no edge of the window ends (ENDED, CLOSED)
 FILTERS_KEPT = 64  # the holders' filters a store keeps, one per sold-out coupon (300 KB at 100,000 copies)
@@ -42,18 +39,6 @@ FILTERS_KEPT = 64  # the holders' filters a store keeps, one per sold-out coupon
 # NEVER_DECODE is redis-py's own option for a reply read as bytes on a decoding client (DUMP,
 # SLOWLOG): the filter is binary. redis is pinned, and a services test reads a filter through it.
 _AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
-
-
-@functools.lru_cache(maxsize=4096)
-def _reserve_keys(coupon_id: int) -> tuple[str, str, str, str, str]:
-    """reserve.lua's KEYS, in its order."""
-    return (
-        keys.reserved_key(coupon_id),
-        keys.meta_key(coupon_id),
-        keys.requests_key(coupon_id),
-        keys.idempotency_key(coupon_id),
-        keys.holders_key(coupon_id),
-    )
 
 
 class IssueStore:
@@ -87,19 +72,23 @@ class IssueStore:
         """
         validate_id("couponId", coupon_id)
         validate_id("userId", user_id)
-        try:
+        coupon_keys = [
+            keys.reserved_key(coupon_id),
+            keys.meta_key(coupon_id),
+            keys.requests_key(coupon_id),
+            keys.idempotency_key(coupon_id),
+            keys.holders_key(coupon_id),
+        ]
+        with redis_unavailable:
             code, reserved_at, *standing = self._reserve(
-                keys=_reserve_keys(coupon_id), args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
+                keys=coupon_keys, args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
             )
-        except redis_unavailable.causes as exc:
-            raise redis_unavailable.mapped(exc) from exc
         outcome = RESERVE_CODES[code]
         if outcome in _TIMED:
             return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]))
         if standing:
             return self._standing(coupon_id, outcome, standing)
-        untimed: Reservation = _UNTIMED[code]
-        return untimed
+        return Reservation(outcome)
 
     def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
         """A refusal that stands: ``[ms until the window's edge (-1: none)]``, and for SOLD_OUT

@@ -58,14 +58,13 @@ class ElastiCacheIamCredentials(CredentialProvider):
         return str(request.url).removeprefix("https://")
 
 
-def redis_client(settings: RedisSettings, *, socket_timeout: float = 2.0, pinned: bool = False) -> redis.Redis:
-    """A client of the cache ``settings`` name, authenticated as they say (``pinned``: one
-    connection, ``lua_redis.client.connect``)."""
+def redis_client(settings: RedisSettings, *, socket_timeout: float = 2.0) -> redis.Redis:
+    """A client of the cache ``settings`` name, authenticated as they say (``lua_redis.client.connect``)."""
     if settings.auth == "none":
-        return connect(settings.url, socket_timeout=socket_timeout, pinned=pinned)
+        return connect(settings.url, socket_timeout=socket_timeout)
     user, cache_name, region = settings.user, settings.cache_name, settings.region
     assert user is not None  # REDIS_AUTH=iam requires all three (RedisSettings checks it)
     assert cache_name is not None
     assert region is not None
     credentials = ElastiCacheIamCredentials(user, cache_name, region, serverless=settings.cache_kind == "serverless")
-    return connect(settings.url, socket_timeout=socket_timeout, credential_provider=credentials, pinned=pinned)
+    return connect(settings.url, socket_timeout=socket_timeout, credential_provider=credentials)

@@ -1,5 +1,6 @@
-"""The rebuild code's two functions, invoked synchronously: the builder, for a coupon's missing
-state the intake waits for, and the rebuild, for a coupon reconciled on demand for the operators.
+"""A function of the rebuild code invoked synchronously (:class:`FunctionInvoker`): the builder,
+for a coupon's missing state the intake waits for (:class:`BuilderInvoker`), and the rebuild, for
+a coupon reconciled on demand for the operators (``lambda_reconcile.RebuildInvoker``).
 
 Neither HTTP function does these in-process. The intake holds no database credential and no
 network path to the database (the function every user reaches must not reach the most valuable
@@ -17,15 +18,13 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from coupon_core.domain.reservations import MissingState
+from coupon_core.domain.reservations import STATE_BUILD_TIMEOUT_S, MissingState
 from coupon_core.errors import UnavailableError
-
-STATE_BUILD_TIMEOUT_S = 8  # within the intake's 10 s; the build reads Kafka for at most half of it
 
 BUILT = frozenset(state.value for state in MissingState) - {MissingState.BUILD}  # what a build answers
 
 
-class _Invoker:
+class FunctionInvoker:
     """The function named ``function_name``, read from :attr:`variable`. Without a name, every
     call is unavailable: an environment without the function answers those requests 503."""
 
@@ -36,7 +35,7 @@ class _Invoker:
         self._function_name = function_name
         self._client = client
 
-    def _invoke(self, event: dict[str, Any]) -> dict[str, Any]:
+    def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
         role = self.role
         if self._function_name is None:
             raise UnavailableError(f"{self.variable} is not set: this environment has no {role} function to invoke")
@@ -62,25 +61,15 @@ class _Invoker:
         return self._client
 
 
-class BuilderInvoker(_Invoker):
+class BuilderInvoker(FunctionInvoker):
     """The builder function (``BUILDER_FUNCTION``): the intake's ``StateBuilder``."""
 
     variable, role = "BUILDER_FUNCTION", "builder"
 
     def build(self, coupon_id: int) -> MissingState:
         """The builder's build of a missing state (``{"stateMissing": coupon_id}``)."""
-        reply = self._invoke({"stateMissing": coupon_id})
+        reply = self.invoke({"stateMissing": coupon_id})
         state = reply.get("state")
         if not isinstance(state, str) or state not in BUILT:
             raise UnavailableError(f"builder function replied {reply!r}, not a state build")
         return MissingState(state)
-
-
-class RebuildInvoker(_Invoker):
-    """The rebuild function (``REBUILD_FUNCTION``): the operators' reconcile route."""
-
-    variable, role = "REBUILD_FUNCTION", "rebuild"
-
-    def reconcile(self, coupon_id: int) -> dict[str, Any]:
-        """The rebuild's report for ``{"couponId": coupon_id}``."""
-        return self._invoke({"couponId": coupon_id})

@@ -101,10 +101,6 @@ class IssueResult:
     learned: bool = False
 
 
-# A refusal carries nothing but its outcome: one value each, made once (most answers are one).
-_REFUSED = {outcome: IssueResult(outcome) for outcome in IssueOutcome}
-_REMEMBERED = {outcome: IssueResult(outcome, remembered=True) for outcome in IssueOutcome}
-_LEARNED = {outcome: IssueResult(outcome, learned=True) for outcome in IssueOutcome}
 _OWN = frozenset({IssueOutcome.DUPLICATE, IssueOutcome.KEY_REUSED})  # refusals that stand for one caller
 
 
@@ -173,7 +169,9 @@ class AnswerMemory:
             return False
         if not reservation.stands_ms:
             return False
-        kept = _Kept(_REMEMBERED[outcome], self._until(asked_at, reservation.stands_ms), reservation.holders)
+        kept = _Kept(
+            IssueResult(outcome, remembered=True), self._until(asked_at, reservation.stands_ms), reservation.holders
+        )
         if outcome in _OWN:
             _keep(self._callers, (coupon_id, user_id, idempotency_key), kept, self._bounds[1])
         else:
@@ -182,14 +180,16 @@ class AnswerMemory:
 
     def learn_absent(self, coupon_id: int, outcome: IssueOutcome, asked_at: float) -> None:
         """Keep the answer for a coupon without a state: no such coupon, or one long ended."""
-        _keep(self._absent, coupon_id, _Kept(_REMEMBERED[outcome], asked_at + self._seconds), self._bounds[2])
+        kept = _Kept(IssueResult(outcome, remembered=True), asked_at + self._seconds)
+        _keep(self._absent, coupon_id, kept, self._bounds[2])
 
     def acknowledged(self, record: IssueRecord, idempotency_key: str, stands_ms: int, asked_at: float) -> None:
         """A SUCCESS whose record Kafka acknowledged to this container: the user's next request is
         DUPLICATE, or with the same key this SUCCESS again (same request id and time)."""
         until = self._until(asked_at, stands_ms)
         coupon_id, user_id, bound = record.coupon_id, record.user_id, self._bounds[1]
-        _keep(self._callers, (coupon_id, user_id, ""), _Kept(_REMEMBERED[IssueOutcome.DUPLICATE], until), bound)
+        duplicate = IssueResult(IssueOutcome.DUPLICATE, remembered=True)
+        _keep(self._callers, (coupon_id, user_id, ""), _Kept(duplicate, until), bound)
         if idempotency_key:
             success = IssueResult(IssueOutcome.SUCCESS, record=record, remembered=True)
             _keep(self._callers, (coupon_id, user_id, idempotency_key), _Kept(success, until), bound)
@@ -268,7 +268,7 @@ class IssueService:
         outcome, reserved_at = reservation.outcome, reservation.reserved_at
         learned = memory is not None and memory.learn(coupon_id, user_id, key, reservation, asked_at)
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
-            return (_LEARNED if learned else _REFUSED)[outcome]
+            return IssueResult(outcome, learned=learned)
         result = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
         if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
             memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
@@ -286,9 +286,9 @@ class IssueService:
             return _BUILDING
         outcome = IssueOutcome(answer.value)  # COUPON_NOT_FOUND or ENDED
         if self.memory is None:
-            return _REFUSED[outcome]
+            return IssueResult(outcome)
         self.memory.learn_absent(coupon_id, outcome, asked_at)
-        return _LEARNED[outcome]
+        return IssueResult(outcome, learned=True)
 
     def _publish(self, record: IssueRecord) -> IssueResult:
         """Put a reserved copy's record on Kafka (after the replicas have it, if asked to)."""

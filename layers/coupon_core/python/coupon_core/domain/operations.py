@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # in annotations only: the intake imports this module with it
 
 
 class OnDemandReconcile(Protocol):
-    """Reconcile one coupon now, and its report (``coupon_core.adapters.lambda_rebuild``)."""
+    """Reconcile one coupon now, and its report (``coupon_core.adapters.lambda_reconcile``)."""
 
     def reconcile(self, coupon_id: int) -> dict[str, Any]: ...
 

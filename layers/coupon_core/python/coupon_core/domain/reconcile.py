@@ -19,7 +19,7 @@ worker group's committed offsets, the *in-flight* tail). A run reads, in this or
    past it on its own schedule), and a tail read before the worker issued a record may be
    applied after its copy was canceled; either holds only what the database says.
 
-Then ``ReservationStore.reconcile`` adds every holder missing from Redis (never past the total)
+Then ``ReconcileStore.reconcile`` adds every holder missing from Redis (never past the total)
 and releases the *stray* members, who hold no copy, reserved before ``now - skew``. The order
 is what makes that safe. A request reserved at ``t < now - skew`` had finished its produce
 before ``now`` (``skew`` exceeds every produce's bound), so its record, if it was written at

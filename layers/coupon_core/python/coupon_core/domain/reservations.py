@@ -28,6 +28,10 @@ class IssueOutcome(StrEnum):
     STATE_MISSING = "STATE_MISSING"  # reserve's: no state in Redis; the service has it built and never answers it
 
 
+STATE_BUILD_TIMEOUT_S = 8  # a state build's bound: the intake waits this long for its builder,
+# within its own 10 s, and the build reads Kafka for at most half of it
+
+
 class MissingState(StrEnum):
     """What a coupon's state that reserve found missing comes to, from the registry of coupons
     to the builder's build: the one type of that path, answered by the intake

@@ -1,12 +1,11 @@
 """The private parts of kafka-python the issue publisher needs, read in one place and checked.
 
 kafka-python has no public call to ask whether a producer holds a connection to a partition's
-leader without sending to it, to wait for an idempotent producer's id, or to compile the produce
-codecs ahead of the first send; the functions here do each from the library's private
-attributes, and ``publisher.py`` calls them: nothing else of the project touches those. A
-release may change them without notice, so the version is pinned (pyproject.toml,
-:data:`KAFKA_PYTHON_VERSION`) and :func:`check_producer` fails loudly, at a container's INIT and
-in the unit tests, when one is gone. There is no fallback: the 503 answer relies on "nothing is
+leader without sending to it, or to wait for an idempotent producer's id; the functions here do
+each from the library's private attributes, and ``publisher.py`` calls them: nothing else of
+the project touches those. A release may change them without notice, so the version is pinned
+(pyproject.toml, :data:`KAFKA_PYTHON_VERSION`) and :func:`check_producer` fails loudly, at a
+container's INIT and in the unit tests, when one is gone. There is no fallback: the 503 answer relies on "nothing is
 sent without a connection to the leader", and a publisher that could not tell would drop it.
 """
 
@@ -17,7 +16,6 @@ import time
 
 import kafka
 from kafka import KafkaProducer, TopicPartition
-from kafka.protocol.producer import ProduceRequest, ProduceResponse
 
 KAFKA_PYTHON_VERSION = "3.0.12"  # the release these paths were read from; pyproject.toml pins it
 
@@ -31,15 +29,9 @@ PRODUCER_PATHS = (
     "_sender.wakeup",
     "_sender._client.connected",
     "_sender._client.maybe_connect",
-    "_sender._client.api_version",
     "_sender._client._net.call_soon_threadsafe",
     "_transaction_manager.has_producer_id",
 )
-# Attribute paths of the protocol's classes, for the codecs compiled ahead of the first publish.
-CODEC_PATHS = {
-    ProduceRequest: ("flexible_version_q", "_struct.compiled_encode_into"),
-    ProduceResponse: ("_struct.compiled_decode_from",),
-}
 
 
 class KafkaInternalsChangedError(RuntimeError):
@@ -48,14 +40,8 @@ class KafkaInternalsChangedError(RuntimeError):
 
 def check_producer(producer: KafkaProducer) -> None:
     """Raise :class:`KafkaInternalsChangedError`, naming every missing path, unless ``producer``
-    and the protocol's classes have every attribute the publisher reads."""
+    has every attribute the publisher reads."""
     missing = [path for path in PRODUCER_PATHS if not _resolves(producer, path)]
-    missing += [
-        f"{owner.__name__}.{path}"
-        for owner, paths in CODEC_PATHS.items()
-        for path in paths
-        if not _resolves(owner, path)
-    ]
     if missing:
         raise KafkaInternalsChangedError(
             f"kafka-python {kafka.__version__} lacks {', '.join(missing)}, which the issue publisher reads "
@@ -99,17 +85,3 @@ def leader_connected(producer: KafkaProducer, topic: str, key: bytes) -> bool:
         return True
     client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
     return False
-
-
-PRODUCE_MAX_VERSION = 9  # the highest ProduceRequest version kafka-python's sender asks for
-
-
-def compile_produce_codecs(producer: KafkaProducer) -> None:
-    """kafka-python generates the encoder of a ProduceRequest version and the decoder of its
-    response as Python source and compiles them on first use: about 5 ms the first publish of a
-    container would pay. Compiled here instead, for the version the broker will be asked with;
-    nothing is sent."""
-    version = producer._sender._client.api_version(ProduceRequest, max_version=PRODUCE_MAX_VERSION)
-    flexible = ProduceRequest.flexible_version_q(version)
-    ProduceRequest._struct.compiled_encode_into(version, compact=flexible, tagged=flexible)
-    ProduceResponse._struct.compiled_decode_from(version, compact=flexible, tagged=flexible, data_class=ProduceResponse)

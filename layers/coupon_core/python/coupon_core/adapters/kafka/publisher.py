@@ -116,13 +116,12 @@ class IssuePublisher:
             raise _not_acknowledged.mapped(exc) from exc
 
     def connect(self) -> None:
-        """Create the producer, fetch the topic's metadata, wait for the producer id (bounded by
-        the timeout) and compile the produce codecs, so that the first publish sends at once."""
+        """Create the producer, fetch the topic's metadata and wait for the producer id (bounded by
+        the timeout), so that the first publish sends at once."""
         with _not_sent:
             producer = self._get_producer()
             producer.partitions_for(self._settings.topic)
             internals.await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
-            internals.compile_produce_codecs(producer)
 
     def close(self) -> None:
         self._discard_producer()
