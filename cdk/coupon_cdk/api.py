@@ -1,5 +1,11 @@
 """API Gateway (REST): the routes of docs/design.md (HTTP API) in front of the two HTTP
-functions: ``POST /coupon-issues`` to the intake, every other route to the coupons function."""
+functions: ``POST /coupon-issues`` to the intake, every other route to the coupons function.
+
+CORS, for the environment's ``api.corsOrigins``: API Gateway answers the preflight of each route
+a shopper's page calls (the issue request, its status, use and cancel of one's copy) itself,
+with no function invoked; the functions add the headers to their own answers for an origin on
+the list (``functions/http_api/request.py``); and API Gateway's own refusals carry them for the
+first origin listed (a gateway response's headers are fixed: it cannot pick from a list)."""
 
 from __future__ import annotations
 
@@ -13,12 +19,18 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from coupon_cdk.config import ApiConfig
-from coupon_cdk.nag import accept
+from coupon_cdk.nag import PREFLIGHT, accept
 from coupon_cdk.request_models import gateway_schema
 from functions.http_api.issue_body import IssueRequest
 from functions.http_api.request import METHOD as ISSUE_METHOD
 from functions.http_api.request import PATH as ISSUE_PATH
 from functions.http_api.schemas import ChangeCouponRequest, CreateCouponRequest, TopUpRequest
+
+# What a page may send on the public routes, how long a browser keeps a preflight's answer
+# (Chromium's cap: 2 hours), and the header beyond the safelisted ones it must read.
+CORS_HEADERS = ["Content-Type", "Idempotency-Key", "Authorization"]
+CORS_MAX_AGE = Duration.hours(2)
+CORS_EXPOSED = ["Retry-After"]
 
 # API Gateway's own refusals in our answer format (every answer has status and error).
 GATEWAY_ERRORS = {
@@ -80,11 +92,13 @@ class Api(Construct):
         accept(self.rest_api, "AwsSolutions-COG4")
         if not config.waf_requests_per_5_min:
             accept(self.rest_api, "AwsSolutions-APIG3")
+        origins = list(config.cors_origins)
         for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
             self.rest_api.add_gateway_response(
                 f"Gateway{status}{status_code}",
                 type=response_type,
                 status_code=status_code,
+                response_headers=_gateway_headers(origins, retry=status_code in ("429", "503")),
                 templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
             )
         integration = apigw.LambdaIntegration(coupons)
@@ -138,8 +152,13 @@ class Api(Construct):
         coupon_issues.add_method("GET", integration, **params, **iam_auth)
         issue_status = coupon_issues.add_resource("{userId}")
         issue_status.add_method("GET", integration, **params, **public_auth)
+        public = [(issues, ISSUE_METHOD), (issue_status, "GET")]
         for change in ("use", "cancel"):
-            issue_status.add_resource(change).add_method("POST", integration, **params, **public_auth)
+            copy_change = issue_status.add_resource(change)
+            copy_change.add_method("POST", integration, **params, **public_auth)
+            public.append((copy_change, "POST"))
+        for resource, method in public if origins else []:
+            _answer_preflight(resource, method, origins)
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
         """Who may call the public routes: anyone (local), SigV4-signed callers of the account
@@ -186,3 +205,28 @@ class Api(Construct):
         CfnOutput(self, "AppClientId", value=client.user_pool_client_id, key="AppClientId")
         authorizer = apigw.CognitoUserPoolsAuthorizer(self, "Authorizer", cognito_user_pools=[pool])
         return {"authorization_type": apigw.AuthorizationType.COGNITO, "authorizer": authorizer}
+
+
+def _gateway_headers(origins: list[str], *, retry: bool) -> dict[str, str]:
+    """The headers of a gateway response: the first allowed origin may read it (static values
+    only: a gateway response cannot pick from a list), and a 429 or 503 says when to retry."""
+    headers = {"Retry-After": "'1'"} if retry else {}
+    if origins:
+        headers |= {
+            "Access-Control-Allow-Origin": f"'{origins[0]}'",
+            "Access-Control-Expose-Headers": f"'{','.join(CORS_EXPOSED)}'",
+            "Vary": "'Origin'",
+        }
+    return headers
+
+
+def _answer_preflight(resource: apigw.Resource, method: str, origins: list[str]) -> None:
+    """API Gateway answers the preflight of ``method`` on ``resource`` itself (a mock integration)."""
+    preflight = resource.add_cors_preflight(
+        allow_origins=origins,
+        allow_methods=[method],
+        allow_headers=CORS_HEADERS,
+        expose_headers=CORS_EXPOSED,
+        max_age=CORS_MAX_AGE,
+    )
+    accept(preflight, "AwsSolutions-APIG4", "AwsSolutions-COG4", reason=PREFLIGHT)

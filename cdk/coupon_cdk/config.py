@@ -22,6 +22,8 @@ CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 Count = Annotated[int, Strict(), Field(ge=0)]
 Text = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
+# A web origin (scheme, host, port; no path), as the functions' CORS_ORIGINS reads it, or * (any page).
+Origin = Annotated[str, Strict(), Field(pattern=r"^(\*|https?://[A-Za-z0-9.-]+(:\d{1,5})?)$")]
 
 
 def cdk_json_context() -> dict[str, Any]:
@@ -51,7 +53,9 @@ class ApiConfig(_Section):
     is the per-IP rate of the WAF web ACL in front of the stage, 0 for no web ACL;
     ``waf_requests_per_5_min_per_caller`` the rate of each signed-in caller (its token), 0 for
     none; ``bot_control`` AWS WAF Bot Control's inspection level on ``POST /coupon-issues``, or
-    ``off`` (docs/operations.md says when to turn each on).
+    ``off`` (docs/operations.md says when to turn each on). ``cors_origins``: the web pages that
+    may call the public routes from a browser (docs/frontend.md); API Gateway's own answers (a
+    throttle, the web ACL's, auth's) name the first, so list the shop's page first.
     """
 
     rate_limit: Count
@@ -62,6 +66,7 @@ class ApiConfig(_Section):
     waf_requests_per_5_min: Count = 0
     waf_requests_per_5_min_per_caller: Count = 0
     bot_control: Literal["off", "common", "targeted"] = "off"
+    cors_origins: tuple[Origin, ...] = ()
 
 
 class CacheConfig(_Section):
@@ -335,6 +340,10 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
     if (api.waf_requests_per_5_min_per_caller or api.bot_control != "off") and not api.waf_requests_per_5_min:
         raise CdkContextError(
             f"{name}.api: a per-caller rate and Bot Control are rules of the web ACL; set wafRequestsPer5Min"
+        )
+    if "*" in api.cors_origins and api.public_auth != "none":
+        raise CdkContextError(
+            f"{name}.api.corsOrigins: '*' lets any page call a route that takes a credential; name the shop's origins"
         )
     if api.public_auth == "none" and not config.is_local:
         raise CdkContextError(

@@ -111,7 +111,11 @@ class Functions:
         sizing, kafka = config.concurrency, fleet.stores.kafka
         topic_env = {**kafka, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
-        caller_env = {"USER_ID_SOURCE": config.api.user_id_source, "USER_ID_CLAIM": config.api.user_id_claim}
+        caller_env = {
+            "USER_ID_SOURCE": config.api.user_id_source,
+            "USER_ID_CLAIM": config.api.user_id_claim,
+            "CORS_ORIGINS": ",".join(config.api.cors_origins),
+        }
         spec = FunctionSpec
 
         def on_aws(reserved: int) -> int | None:  # LocalStack reserves no concurrency

@@ -17,8 +17,14 @@ APIGW_LOGS_POLICY = (
 )
 
 PROVIDER_INVOKES_VERSIONS = "provider framework invokes its handler"
+PREFLIGHT = "a CORS preflight carries no credential"
 
 REASONS = {
+    PREFLIGHT: (
+        "The OPTIONS methods answer browsers' CORS preflights, which by the CORS standard carry no "
+        "credential; API Gateway answers them itself (a mock integration), no function runs, and the "
+        "stage's throttle and the web ACL still count them."
+    ),
     PROVIDER_INVOKES_VERSIONS: (
         "CDK's custom resource provider framework may invoke any version of the one handler it serves "
         "(<handler ARN>:*); the handler is named, only its version is a wildcard."

@@ -25,6 +25,7 @@ from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
+from functions.http_api import request
 from functions.http_api.request import Caller, caller_of
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.registry import RedisCouponRegistry
@@ -59,6 +60,7 @@ def reset() -> None:
         wiring().client.close()
         wiring().engine.dispose()
     wiring.cache_clear()
+    request.allowed_origins.cache_clear()
 
 
 def settings() -> CouponsSettings:

@@ -118,6 +118,16 @@ class Answer:
         }
 
 
+def with_headers(result: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    """API Gateway's proxy result ``result`` with ``headers`` added (to its ``multiValueHeaders``,
+    as Powertools' resolver and :meth:`Answer.proxy_result` give them)."""
+    if headers:
+        multi = result.setdefault("multiValueHeaders", {})
+        for name, value in headers.items():
+            multi[name] = [value]
+    return result
+
+
 def refusal(outcome: str, **facts: object) -> Answer:
     """The answer that refuses a request for ``outcome`` (a key of :data:`REFUSALS`), its
     message filled in with ``facts``."""

@@ -11,6 +11,11 @@ with ``application/json`` (parameters such as ``charset`` allowed). JSON is UTF-
 API Gateway passed base64-encoded that does not decode to it is 422 INVALID_REQUEST here
 (Powertools raised ``UnicodeDecodeError``: a 502).
 
+**The page.** A browser sends its page's ``Origin``; an answer carries the CORS headers that let
+that page read it (:func:`cors_headers`) only for an origin on the function's list
+(``CORS_ORIGINS``). API Gateway answers the preflights itself (the CDK app, ``coupon_cdk.api``),
+so no ``OPTIONS`` reaches a function.
+
 **The caller.** The user id from the body (or the path), or from the token when
 ``USER_ID_SOURCE=claims``.
 
@@ -27,6 +32,7 @@ field and what is wrong with it, as Python's JSON reader and Powertools name it.
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,7 +43,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
-from coupon_core.settings import CallerSettings, UserIdSource
+from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
 from functions.http_api.issue_body import IdempotencyKeyValue, IssueRequest
 
@@ -71,6 +77,29 @@ def header_values(event: APIGatewayProxyEvent, name: str) -> list[Any]:
     (``multiValueHeaders`` if the event has them, else ``headers``)."""
     values = event.resolved_headers_field.get(name)
     return [] if values is None else list(values) if isinstance(values, list) else [values]
+
+
+@functools.cache
+def allowed_origins() -> tuple[str, ...]:
+    """CORS_ORIGINS, read once per container (a wrong value fails every answer, naming it)."""
+    return CorsSettings.from_env().origins
+
+
+CORS_EXPOSED = "Retry-After"  # the one header beyond the CORS-safelisted ones a page must read
+
+
+def cors_headers(event: APIGatewayProxyEvent, allowed: tuple[str, ...]) -> dict[str, str]:
+    """The CORS headers of an answer to ``event`` (``allowed``: :func:`allowed_origins`): its
+    ``Origin`` allowed to read it, and
+    ``Retry-After`` exposed, if that origin is on ``allowed`` (or ``allowed`` holds ``*``);
+    none otherwise. ``Vary: Origin`` wherever a list applies, so that no cache serves one
+    page's answer to another."""
+    if not allowed:
+        return {}
+    origin = next(iter(header_values(event, "origin")), None)
+    if origin is None or (origin not in allowed and "*" not in allowed):
+        return {"Vary": "Origin"}
+    return {"Access-Control-Allow-Origin": origin, "Access-Control-Expose-Headers": CORS_EXPOSED, "Vary": "Origin"}
 
 
 _ASCII_ID = re.compile(r"[0-9]{1,19}")  # str.isdigit() takes "²" and int() reads "١٢" as 12

@@ -22,6 +22,7 @@ from coupon_core.adapters.lambda_rebuild import BuilderInvoker
 from coupon_core.domain.issuing import AnswerMemory, IssueService
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
+from functions.http_api import request
 from lua_redis.issue_store import IssueStore
 
 
@@ -76,3 +77,4 @@ def reset() -> None:
         wiring().publisher.close()
         wiring().client.close()
     wiring.cache_clear()
+    request.allowed_origins.cache_clear()

@@ -124,7 +124,12 @@ def test_routes_and_their_authorization(env, request):
         (method["Properties"]["HttpMethod"], method["Properties"].get("AuthorizationType"))
         for method in resources(template, "AWS::ApiGateway::Method").values()
     }
-    assert methods == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM"), ("PATCH", "AWS_IAM")}
+    preflight = {("OPTIONS", "NONE")} if env in ("prod", "local") else set()  # the environments with corsOrigins
+    assert (
+        methods
+        == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM"), ("PATCH", "AWS_IAM")}
+        | preflight
+    )
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
     assert paths == {
         "coupon-issues",
@@ -329,6 +334,8 @@ def test_the_issue_request_goes_to_the_intake_and_every_other_route_to_the_coupo
              resources(template, "AWS::ApiGateway::Resource").items()}  # fmt: skip
     text = json.dumps
     for method in resources(template, "AWS::ApiGateway::Method").values():
+        if method["Properties"]["Integration"]["Type"] == "MOCK":  # a preflight: API Gateway's own answer
+            continue
         uri = text(method["Properties"]["Integration"]["Uri"])
         target = next(name for name in by_function if function_id(template, name) in uri
                       or (name == "intake" and "IntakeLive" in uri))  # fmt: skip
@@ -426,3 +433,59 @@ def test_the_outputs_the_coupons_command_reads_are_there(env, request):
     variables = intake["Properties"]["Environment"]["Variables"]
     assert variables["POWERTOOLS_SERVICE_NAME"] == INTAKE_SERVICE
     assert variables["POWERTOOLS_METRICS_NAMESPACE"] == outputs["MetricsNamespace"]["Value"]
+
+
+def _preflights(template) -> dict[str, dict]:
+    """Each OPTIONS method, by the path part of its resource."""
+    parts = {key: r["Properties"]["PathPart"] for key, r in resources(template, "AWS::ApiGateway::Resource").items()}
+    return {
+        parts[method["Properties"]["ResourceId"]["Ref"]]: method["Properties"]
+        for method in resources(template, "AWS::ApiGateway::Method").values()
+        if method["Properties"]["HttpMethod"] == "OPTIONS"
+    }
+
+
+def test_api_gateway_answers_the_preflight_of_each_route_a_shops_page_calls(prod):
+    """Only the public routes, each with its one method, answered by a mock integration (no function),
+    for the environment's origins, with the headers a page sends and Retry-After exposed."""
+    preflights = _preflights(prod)
+    assert set(preflights) == {"coupon-issues", "{userId}", "use", "cancel"}
+    for part, method in preflights.items():
+        assert method["Integration"]["Type"] == "MOCK"
+        headers = method["Integration"]["IntegrationResponses"][0]["ResponseParameters"]
+        allowed = {"coupon-issues": "POST", "{userId}": "GET", "use": "POST", "cancel": "POST"}[part]
+        assert headers["method.response.header.Access-Control-Allow-Methods"] == f"'{allowed}'"
+        assert headers["method.response.header.Access-Control-Allow-Headers"] == (
+            "'Content-Type,Idempotency-Key,Authorization'"
+        )
+        assert headers["method.response.header.Access-Control-Max-Age"] == "'7200'"
+        assert headers["method.response.header.Access-Control-Expose-Headers"] == "'Retry-After'"
+        assert headers["method.response.header.Access-Control-Allow-Origin"] == "'https://shop.example.com'"
+
+
+def test_without_cors_origins_no_route_answers_a_preflight(dev):
+    assert _preflights(dev) == {}
+
+
+def test_the_functions_are_told_the_origins_and_api_gateways_own_refusals_carry_them(prod):
+    """The HTTP functions read CORS_ORIGINS; every gateway response names the first origin, and a
+    throttle's 429 and a 503 say when to retry."""
+    for function in ("intake", "coupons"):
+        env = resources(prod, "AWS::Lambda::Function")[function_id(prod, function)]["Properties"]["Environment"]
+        assert env["Variables"]["CORS_ORIGINS"] == "https://shop.example.com"
+    responses = {
+        r["Properties"]["StatusCode"]: r["Properties"]
+        for r in resources(prod, "AWS::ApiGateway::GatewayResponse").values()
+    }
+    for status, response in responses.items():
+        headers = response["ResponseParameters"]
+        assert headers["gatewayresponse.header.Access-Control-Allow-Origin"] == "'https://shop.example.com'", status
+        assert headers["gatewayresponse.header.Access-Control-Expose-Headers"] == "'Retry-After'", status
+        assert ("gatewayresponse.header.Retry-After" in headers) == (status in ("429", "503")), status
+
+
+def test_any_origin_is_refused_where_the_public_routes_take_a_credential():
+    context = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
+    context["dev"]["api"]["corsOrigins"] = ["https://shop.example.com", "*"]
+    with pytest.raises(CdkContextError, match=r"dev.api.corsOrigins: '\*' lets any page call"):
+        load(context, "dev")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from coupon_core.errors import ConfigError
-from coupon_core.settings import CallerSettings, FunctionSettings, KafkaSettings, RedisSettings
+from coupon_core.settings import CallerSettings, CorsSettings, FunctionSettings, KafkaSettings, RedisSettings
 from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
 from coupon_core.settings.coupons import CouponsSettings
 from coupon_core.settings.intake import IntakeSettings, IssuingSettings
@@ -183,3 +183,21 @@ def test_a_function_reads_only_the_stores_it_uses():
     for uses_redis in (IntakeSettings, CouponsSettings, RebuildSettings, DlqHandlerSettings):
         with pytest.raises(ConfigError, match="REDIS_URL is required"):
             uses_redis.from_env(no_redis)
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [("https://shop.example.com", ("https://shop.example.com",)),
+     (" http://127.0.0.1:8000 , https://a.example:8443 ", ("http://127.0.0.1:8000", "https://a.example:8443")),
+     ("*", ("*",)), ("", ())],
+)  # fmt: skip
+def test_cors_origins_are_read_as_origins(value, read):
+    assert CorsSettings.from_env({"CORS_ORIGINS": value}).origins == read
+
+
+@pytest.mark.parametrize(
+    "value", ["https://shop.example.com/", "shop.example.com", "https://x.com/path", "ftp://x.com"]
+)
+def test_a_cors_origin_that_is_no_origin_is_refused_naming_the_variable(value):
+    with pytest.raises(ConfigError, match="CORS_ORIGINS must be origins"):
+        CorsSettings.from_env({"CORS_ORIGINS": value})

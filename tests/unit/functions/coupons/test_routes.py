@@ -84,3 +84,32 @@ def test_a_coupon_the_database_or_redis_could_not_hold_is_422_and_never_created(
     assert (status, answer["status"]) == (422, "INVALID_REQUEST")
     assert error in answer["error"]
     assert catalog.created == []
+
+
+SHOP = "https://shop.example.com"
+AS_TEXT = {"Origin": SHOP, "Content-Type": "text/plain"}
+
+
+@pytest.fixture
+def cors(monkeypatch):
+    monkeypatch.setenv("CORS_ORIGINS", SHOP)
+    coupons_app.request.allowed_origins.cache_clear()
+    yield
+    coupons_app.request.allowed_origins.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("event", "status"),
+    [(api_event("GET", "/coupons/abc/issues/7", headers={"Origin": SHOP}), 422),
+     (api_event("POST", "/nowhere", headers={"Origin": SHOP}), 404),
+     (api_event("POST", "/coupons/1/issues/7/use", raw_body="a", headers=AS_TEXT), 415)],
+)  # fmt: skip
+def test_the_answers_a_shops_page_reads_carry_the_cors_headers(cors, event, status):
+    answered, _, headers = call(event)
+    assert (answered, headers["Access-Control-Allow-Origin"], headers["Vary"]) == (status, SHOP, "Origin")
+    assert headers["Access-Control-Expose-Headers"] == "Retry-After"
+
+
+def test_another_origin_reads_none(cors):
+    _, _, headers = call(api_event("POST", "/nowhere", headers={"Origin": "https://evil.example.com"}))
+    assert "Access-Control-Allow-Origin" not in headers

@@ -331,3 +331,46 @@ def test_a_reused_idempotency_key_is_422_key_reused(service):
         api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 8}, headers={"Idempotency-Key": "k"})
     )
     assert (status, body["status"]) == (422, "KEY_REUSED")
+
+
+SHOP = "https://shop.example.com"
+
+
+@pytest.fixture
+def cors(monkeypatch):
+    """The intake of an environment whose shop's page, and only it, may read the answers."""
+    monkeypatch.setenv("CORS_ORIGINS", f"{SHOP}, http://127.0.0.1:8000")
+    intake_app.request.allowed_origins.cache_clear()
+    yield
+    intake_app.request.allowed_origins.cache_clear()
+
+
+@pytest.mark.parametrize(
+    "result", [SUCCESS, IssueResult(IssueOutcome.SOLD_OUT), IssueResult(IssueOutcome.UNAVAILABLE, detail="down")]
+)
+def test_an_allowed_pages_answers_carry_the_cors_headers(cors, service, result):
+    """Every answer a shop's page can receive, a 503 with its Retry-After among them, is readable by it."""
+    service.result = result
+    _, _, headers = call(_issue({"couponId": 3, "userId": 7}, headers={"Origin": SHOP}))
+    assert headers["Access-Control-Allow-Origin"] == SHOP
+    assert headers["Access-Control-Expose-Headers"] == "Retry-After"
+    assert headers["Vary"] == "Origin"
+
+
+def test_a_refusal_before_the_domain_carries_them_too(cors, service):
+    status, _, headers = call(_issue(raw_body="a=1", headers={"Origin": SHOP, "Content-Type": "text/plain"}))
+    assert (status, headers["Access-Control-Allow-Origin"]) == (415, SHOP)
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example.com", "https://shop.example.com.evil.io", None])
+def test_a_page_of_another_origin_gets_no_cors_header(cors, service, origin):
+    _, _, headers = call(_issue({"couponId": 3, "userId": 7}, headers={"Origin": origin} if origin else {}))
+    assert not [name for name in headers if name.startswith("Access-Control-")]
+    assert headers["Vary"] == "Origin"
+
+
+def test_without_cors_origins_no_answer_carries_a_cors_header(monkeypatch, service):
+    monkeypatch.delenv("CORS_ORIGINS", raising=False)
+    intake_app.request.allowed_origins.cache_clear()
+    _, _, headers = call(_issue({"couponId": 3, "userId": 7}, headers={"Origin": SHOP}))
+    assert not [name for name in headers if name.startswith("Access-Control-") or name == "Vary"]

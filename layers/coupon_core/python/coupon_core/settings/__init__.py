@@ -196,6 +196,25 @@ class CallerSettings(Part):
     ] = "custom:user_id"
 
 
+ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?")  # a web origin: scheme, host, port, no path
+
+
+def _origins(value: object) -> tuple[str, ...]:
+    origins = tuple(origin.strip() for origin in str(value).split(",") if origin.strip())
+    bad = [origin for origin in origins if origin != "*" and not ORIGIN.fullmatch(origin)]
+    if bad:
+        raise ValueError(f"must be origins (scheme://host[:port], no path) or *, comma-separated; bad entries {bad}")
+    return origins
+
+
+class CorsSettings(Part):
+    """The web pages that may read the HTTP functions' answers (CORS_ORIGINS: origins such as
+    ``https://shop.example.com``, comma-separated; ``*`` for any page, where the public routes
+    take no credential). Unset, no answer carries CORS headers: no browser page reads them."""
+
+    origins: Annotated[tuple[str, ...], Field(validation_alias="CORS_ORIGINS"), BeforeValidator(_origins)] = ()
+
+
 class FunctionSettings(Settings):
     """What every function reads; a subclass adds the parts it needs as fields (Redis, the
     database, Kafka, ...), so that a function is given, and reads, only what it uses. Each part

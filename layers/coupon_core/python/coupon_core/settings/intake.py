@@ -9,7 +9,14 @@ from typing import Annotated
 from pydantic import AfterValidator, Field
 
 from coupon_core.domain.issuing import MEMORY_MS
-from coupon_core.settings import CallerSettings, FunctionSettings, KafkaSettings, Part, ProduceBounds, RedisSettings
+from coupon_core.settings import (
+    CallerSettings,
+    FunctionSettings,
+    KafkaSettings,
+    Part,
+    ProduceBounds,
+    RedisSettings,
+)
 from coupon_core.settings import variables as var
 
 
