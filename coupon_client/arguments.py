@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from urllib.parse import urlsplit
 
@@ -39,6 +40,29 @@ def moment(text: str) -> datetime:
     return parsed
 
 
+@dataclass(frozen=True)
+class WindowEnd:
+    """``--ends`` as given: a time (``at``), or ``+DURATION``, that long after ``--starts``."""
+
+    at: datetime | None = None
+    duration: timedelta | None = None
+
+    def after(self, starts: datetime | None) -> datetime:
+        """The time it names: ``duration`` counts from ``starts``, or from now without it."""
+        if self.at is not None:
+            return self.at
+        assert self.duration is not None
+        return (starts or datetime.now(UTC).replace(microsecond=0)) + self.duration
+
+
+def window_end(text: str) -> WindowEnd:
+    """``--ends``: as :func:`moment`, but ``+2h`` is two hours after ``--starts``: a window's
+    length, as the examples use it (``--starts 2026-12-24T12:00Z --ends +2h``)."""
+    if relative := _RELATIVE.match(text):
+        return WindowEnd(duration=timedelta(**{_UNITS[relative[2]]: int(relative[1])}))
+    return WindowEnd(at=moment(text))
+
+
 def name(text: str) -> str:
     if not 1 <= len(text) <= MAX_NAME or _CONTROL.search(text):
         raise typer.BadParameter(f"a name is 1 to {MAX_NAME} characters without control characters")
@@ -64,16 +88,31 @@ def bounded(what: str, low: int, high: int) -> Callable[[int | None], int | None
     return check
 
 
+_HOST = re.compile(r"[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]")  # a name, an IPv4 address, or an IPv6 one in brackets
+
+
 def url(text: str | None) -> str | None:
-    """An http(s) URL with a host (the API's, or an endpoint's), or a usage error that says so."""
+    """An http(s) URL with a host (the API's, or an endpoint's) and a port, if any, that exists;
+    or a usage error that says so."""
     if text is None:
         return None
-    parts = urlsplit(text)
-    if parts.scheme not in ("https", "http") or not parts.hostname:
+    if not _is_url(text):
         raise typer.BadParameter(
             f"{text!r} is not an http(s) URL such as https://ID.execute-api.REGION.amazonaws.com/STAGE"
         )
     return text.rstrip("/")
+
+
+def _is_url(text: str) -> bool:
+    try:
+        parts = urlsplit(text)
+        port = parts.port  # reading it checks it: a number, 0 to 65535
+    except ValueError:  # an unclosed IPv6 bracket, a port out of range or not a number
+        return False
+    host = parts.netloc.rpartition("@")[2]
+    if port is not None:
+        host = host.rsplit(":", 1)[0]
+    return parts.scheme in ("https", "http") and bool(parts.hostname) and bool(_HOST.fullmatch(host))
 
 
 def not_past(ends: datetime, *, yes: bool) -> None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from coupon_client import arguments
 from coupon_client.errors import CouponsError
@@ -40,7 +41,38 @@ if TYPE_CHECKING:
 DISTRIBUTION = "coupon-system"  # pyproject.toml's project name
 NUMBERS = {"ignore_unknown_options": True}  # a negative number is an argument for the check to refuse, not an option
 
+
+class GlobalOptionsAnywhere(TyperGroup):
+    """The command's options (``--output``, ``--env``, ...) after the subcommand as well as before
+    it, as the AWS CLI takes them: ``coupons show 1 --output json``. Click reads a group's options
+    before its subcommand only; those found after it are moved in front, with their values."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:  # Typer's own Click's Context
+        takes_value = {
+            name: not getattr(param, "is_flag", False)
+            for param in self.params
+            if param.param_type_name == "option"
+            for name in (*param.opts, *param.secondary_opts)
+        }
+        before, after, command_seen, i = [], [], False, 0
+        while i < len(args):
+            arg, name = args[i], args[i].split("=", 1)[0]
+            width = 2 if takes_value.get(name) and "=" not in arg else 1
+            if arg == "--":
+                after += args[i:]
+                break
+            if name in takes_value:  # one of the group's options, wherever it stands
+                before += args[i : i + width]
+                i += width
+                continue
+            command_seen = command_seen or not arg.startswith("-")
+            (after if command_seen else before).append(arg)
+            i += 1
+        return super().parse_args(ctx, before + after)
+
+
 app = typer.Typer(
+    cls=GlobalOptionsAnywhere,
     name="coupons",
     help="Run a coupon sale on a deployed environment, signed with your own AWS identity.",
     no_args_is_help=True,
@@ -160,8 +192,10 @@ def main(
 COUPON_ID = arguments.bounded("a coupon id", 1, arguments.MAX_ID)
 CouponId = Annotated[int, typer.Argument(metavar="COUPON", callback=COUPON_ID, help="the coupon's id")]
 MOMENT_HELP = "ISO 8601 with a zone, now, or from now: +10m"
+END_HELP = "ISO 8601 with a zone, now, or after --starts (from now without it): +2h"
 Moment = Annotated[datetime, typer.Option(parser=arguments.moment, metavar="TIME", help=MOMENT_HELP)]
 OptionalMoment = Annotated[datetime | None, typer.Option(parser=arguments.moment, metavar="TIME", help=MOMENT_HELP)]
+
 After = Annotated[int, typer.Option(metavar="ID", callback=arguments.bounded("--after", 0, arguments.MAX_ID),
                                     help="the last id of the previous page")]  # fmt: skip
 Limit = Annotated[int, typer.Option(metavar="N", callback=arguments.bounded("--limit", 1, arguments.MAX_PAGE),
@@ -183,7 +217,9 @@ def create(
         ),
     ],
     starts: Moment,
-    ends: Moment,
+    ends_as_given: Annotated[
+        arguments.WindowEnd, typer.Option("--ends", parser=arguments.window_end, metavar="TIME", help=END_HELP)
+    ],
     valid_until: OptionalMoment = None,
     valid_days: Annotated[
         int | None,
@@ -200,6 +236,7 @@ def create(
 
     coupons create "Black Friday" --copies 5000 --starts 2026-12-24T12:00Z --ends +2h
     """
+    ends = ends_as_given.after(starts)
     arguments.ordered(starts, ends)
     arguments.not_past(ends, yes=yes)
     if valid_until is not None:
@@ -250,11 +287,15 @@ def change(
     coupon: CouponId,
     name: Annotated[str | None, typer.Option(parser=arguments.name, metavar="NAME", help="the new name")] = None,
     starts: OptionalMoment = None,
-    ends: OptionalMoment = None,
+    ends_as_given: Annotated[
+        arguments.WindowEnd | None,
+        typer.Option("--ends", parser=arguments.window_end, metavar="TIME", help=END_HELP),
+    ] = None,
 ) -> None:
     """Rename a coupon or move its window."""
-    if name is None and starts is None and ends is None:
+    if name is None and starts is None and ends_as_given is None:
         raise typer.BadParameter("nothing to change: give --name, --starts or --ends")
+    ends = None if ends_as_given is None else ends_as_given.after(starts)
     arguments.ordered(starts, ends)
     changes = {
         "name": name,

@@ -97,16 +97,15 @@ class Printer:
         self._out.flush()
 
     def coupon(self, coupon: Document, now: datetime) -> None:
-        fields = {
-            "couponId": coupon["couponId"],
-            "state": sale.state(coupon, now),
-            "stockLeft": sale.stock_left(coupon),
-            **{name: coupon[name] for name in COUPON_FIELDS},
-        }
-        self.pairs(f"coupon {coupon['couponId']}", coupon, fields)
+        """A coupon: the API's document with what the command reads of it (its state now, the
+        stock left), in every form."""
+        seen = _with_state(coupon, now)
+        fields = {name: seen[name] for name in ("couponId", "state", "stockLeft", *COUPON_FIELDS)}
+        self.pairs(f"coupon {coupon['couponId']}", seen, fields)
 
     def coupons(self, page: Document, now: datetime) -> None:
-        self._list(page, page["coupons"], COUPON_COLUMNS, now, "coupons list")
+        coupons = [_with_state(coupon, now) for coupon in page["coupons"]]
+        self._list({**page, "coupons": coupons}, coupons, COUPON_COLUMNS, now, "coupons list")
 
     def issues(self, page: Document, coupon_id: int, now: datetime) -> None:
         self._list(page, page["issues"], ISSUE_COLUMNS, now, f"coupons issues {coupon_id}")
@@ -151,6 +150,11 @@ class Printer:
         console = _console(self._out)
         _draw(console, [title, ""], [[name, "" if value is None else str(value)] for name, value in fields.items()],
               [False, True])  # fmt: skip
+
+
+def _with_state(coupon: Document, now: datetime) -> Document:
+    """The API's coupon with its state at ``now`` and the stock left, as the table shows them."""
+    return {**coupon, "state": sale.state(coupon, now), "stockLeft": sale.stock_left(coupon)}
 
 
 def _text_cell(column: Column, record: Document, now: datetime) -> str:

@@ -184,25 +184,31 @@ def watch(
     (:class:`Ended`, left to the caller), or ``frames``."""
     frame = read_frame(admin, metrics, coupon_id, None)
     drawn = 0
-    with ended_by_signals(), Keys(sys.stdin) as keys, \
-            Live(render(frame, target), console=console, auto_refresh=False) as live:  # fmt: skip
-        while True:
-            drawn += 1
-            if frames is not None and drawn >= frames:
-                return
-            key = keys.read(interval_s)
-            if key == "q":
-                return
-            note = ""
-            if key in ACTIONS:
-                live.stop()
-                with keys.paused():
-                    note = act(admin, coupon_id, key, console)
-                live.start()
-            frame = read_frame(admin, metrics, coupon_id, frame)
-            if note:
-                frame = replace(frame, note=note)
-            live.update(render(frame, target), refresh=True)
+    # Transient: the frame is erased when the view stops, for a prompt (then drawn again where
+    # the prompt was, never under a stale copy of itself) or on the way out, where the last
+    # frame is printed once, to stay on the screen.
+    live = Live(render(frame, target), console=console, auto_refresh=False, transient=True)
+    try:
+        with ended_by_signals(), Keys(sys.stdin) as keys, live:
+            while True:
+                drawn += 1
+                if frames is not None and drawn >= frames:
+                    return
+                key = keys.read(interval_s)
+                if key == "q":
+                    return
+                note = ""
+                if key in ACTIONS:
+                    live.stop()
+                    with keys.paused():
+                        note = act(admin, coupon_id, key, console)
+                    live.start()
+                frame = read_frame(admin, metrics, coupon_id, frame)
+                if note:
+                    frame = replace(frame, note=note)
+                live.update(render(frame, target), refresh=True)
+    finally:
+        console.print(render(frame, target))
 
 
 def watch_lines(admin: AdminApi, metrics: StackMetrics, coupon_id: int, out: TextIO, line: Callable[[Frame], str], *,
@@ -222,26 +228,33 @@ ACTIONS = {"c": "close", "r": "reopen", "t": "top up"}
 
 
 def act(admin: AdminApi, coupon_id: int, key: str, console: Console) -> str:
-    """Ask, then do what ``key`` names; what happened, for the frame's note."""
+    """Ask, then do what ``key`` names; what happened, for the frame's note. Ctrl-C or Ctrl-D at
+    a prompt cancels the prompt, not the view."""
     try:
-        if key == "c" and Confirm.ask(
-            f"Close coupon {coupon_id} now? Requests will answer 409 CLOSED", console=console
-        ):
-            admin.close(coupon_id)
-            return f"closed at {datetime.now(UTC):%H:%M:%S} UTC"
-        if key == "r" and Confirm.ask(f"Reopen coupon {coupon_id}?", console=console):
-            admin.reopen(coupon_id)
-            return f"reopened at {datetime.now(UTC):%H:%M:%S} UTC"
-        if key == "t":
-            copies = IntPrompt.ask("Copies to add (0 to cancel)", console=console, default=0)
-            if 0 < copies <= MAX_COPIES and Confirm.ask(f"Add {copies} copies to coupon {coupon_id}?", console=console):
-                admin.top_up(coupon_id, copies)
-                return f"{copies} copies added at {datetime.now(UTC):%H:%M:%S} UTC"
-            if copies:
-                return f"not added: a top-up is 1 to {MAX_COPIES} copies"
+        done = _asked(admin, coupon_id, key, console)
     except CouponsError as exc:
         return f"{ACTIONS[key]} failed: {exc}"
-    return f"{ACTIONS[key]}: nothing done"
+    except (KeyboardInterrupt, EOFError):
+        console.print()  # past the prompt's line
+        return f"{ACTIONS[key]}: canceled, nothing done"
+    return done or f"{ACTIONS[key]}: nothing done"
+
+
+def _asked(admin: AdminApi, coupon_id: int, key: str, console: Console) -> str | None:
+    if key == "c" and Confirm.ask(f"Close coupon {coupon_id} now? Requests will answer 409 CLOSED", console=console):
+        admin.close(coupon_id)
+        return f"closed at {datetime.now(UTC):%H:%M:%S} UTC"
+    if key == "r" and Confirm.ask(f"Reopen coupon {coupon_id}?", console=console):
+        admin.reopen(coupon_id)
+        return f"reopened at {datetime.now(UTC):%H:%M:%S} UTC"
+    if key == "t":
+        copies = IntPrompt.ask("Copies to add (0 to cancel)", console=console, default=0)
+        if 0 < copies <= MAX_COPIES and Confirm.ask(f"Add {copies} copies to coupon {coupon_id}?", console=console):
+            admin.top_up(coupon_id, copies)
+            return f"{copies} copies added at {datetime.now(UTC):%H:%M:%S} UTC"
+        if copies:
+            return f"not added: a top-up is 1 to {MAX_COPIES} copies"
+    return None
 
 
 class Keys:

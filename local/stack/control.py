@@ -56,9 +56,11 @@ AWS = {
 # What the coupons command and the AWS CLI need to reach the stack with nothing exported:
 # LocalStack's endpoint, region and test identity, and the environment's name (a sourced
 # stack.env makes `coupons list` and `aws cloudformation describe-stacks` work as they are).
+# The region twice: the AWS CLI v2 reads AWS_REGION, v1 AWS_DEFAULT_REGION only.
 OPERATOR = {
     "AWS_ENDPOINT_URL": localstack.URL,
     "AWS_REGION": AWS["AWS_DEFAULT_REGION"],
+    "AWS_DEFAULT_REGION": AWS["AWS_DEFAULT_REGION"],
     "AWS_ACCESS_KEY_ID": AWS["AWS_ACCESS_KEY_ID"],
     "AWS_SECRET_ACCESS_KEY": AWS["AWS_SECRET_ACCESS_KEY"],
     "COUPONS_ENV": STACK.removeprefix("Coupons-"),

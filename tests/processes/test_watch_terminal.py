@@ -40,3 +40,26 @@ def test_the_view_puts_the_terminal_back_however_it_ends(api, end, status):  # n
     assert screen.raw.rfind(SHOW_CURSOR) > screen.raw.rfind(HIDE_CURSOR) >= 0
     assert left[3] & MODES == screen.modes[3] & MODES == MODES
     assert "Traceback" not in screen.seen
+
+
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+@pytest.mark.parametrize("cancel", ["\x03", "\x04"])  # Ctrl-C, Ctrl-D
+def test_canceling_the_top_up_prompt_cancels_the_prompt_not_the_view(api, cancel):  # noqa: F811
+    """The view goes on after the prompt, drawn again with what happened, and nothing was sent;
+    the view's own end (q) is its usual one."""
+    api.answer("GET", "/coupons/7", Answer(200, COUPON))
+    screen = Terminal(["--api-url", api.url, "watch", "7", "--interval", "0.3"], dict(os.environ))
+    try:
+        screen.until(r"dead letters waiting[^\n]*\n")
+        screen.press("t")
+        screen.until(r"Copies to add")
+        screen.press(cancel)
+        screen.until(r"top up: canceled, nothing done")
+        screen.until(r"dead letters waiting[^\n]*\n")  # drawn again
+        screen.press("q")
+        assert screen.exit_status() == 0
+    finally:
+        screen.kill()
+
+    assert [sent.method for sent in api.sent] == ["GET"] * len(api.sent)  # no top-up was sent
+    assert "Traceback" not in screen.seen

@@ -32,6 +32,11 @@ COUPON = {
 }  # fmt: skip
 
 
+def as_the_api_sent(shown: dict) -> dict:
+    """A coupon as ``--output json`` prints it, without what the command adds: its state and stock left."""
+    return {name: value for name, value in shown.items() if name not in ("state", "stockLeft")}
+
+
 @pytest.fixture
 def api(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
@@ -55,7 +60,7 @@ def test_create_sends_the_body_the_api_takes_signed_and_prints_json_alone(api):
                  "--ends", "2026-12-24T14:00Z", "--valid-days", "30", "--yes", output="json")  # fmt: skip
 
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == {**COUPON, "status": "CREATED"}
+    assert as_the_api_sent(json.loads(result.stdout)) == {**COUPON, "status": "CREATED"}
     (sent,) = api.sent
     assert json.loads(sent.body) == {
         "name": "Black Friday", "totalQuantity": 100, "issueStartsAt": "2026-12-24T12:00:00+00:00",
@@ -83,7 +88,7 @@ def test_each_coupon_command_calls_its_route(api, args, method, path, body):
     result = run(api, *args, output="json")
 
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout) == COUPON
+    assert as_the_api_sent(json.loads(result.stdout)) == COUPON
     assert [(s.method, s.path) for s in api.sent] == [(method, path)]
     assert (json.loads(api.sent[0].body) if api.sent[0].body else None) == body
 
@@ -184,7 +189,8 @@ def test_watch_as_json_prints_one_document_a_refresh_and_says_what_it_cannot_rea
         ["top-up", "7", "10000001"],
         ["show", "0"],
         ["create", "x", "--copies", "5", "--starts", "2026-12-24T12:00", "--ends", "+1h"],  # no zone
-        ["create", "x", "--copies", "5", "--starts", "+2h", "--ends", "+1h"],  # ends first
+        ["create", "x", "--copies", "5", "--starts", "+2h", "--ends", "now"],  # ends first
+        ["create", "x", "--copies", "5", "--starts", "2099-01-01T12:00Z", "--ends", "2099-01-01T11:00Z"],
         ["create", "", "--copies", "5", "--starts", "now", "--ends", "+1h"],
         ["change", "7"],  # nothing to change
     ],
@@ -279,7 +285,7 @@ def test_an_environment_is_looked_up_by_name(api, monkeypatch):
         unknown = CliRunner().invoke(app, ["--env", "prod", "show", "7"])
 
     assert found.exit_code == 0, found.output
-    assert json.loads(found.stdout) == COUPON
+    assert as_the_api_sent(json.loads(found.stdout)) == COUPON
     assert unknown.exit_code == errors.UnknownEnvironmentError.exit_code
     assert unknown.stderr == "coupons: no environment 'prod' in eu-west-1 (no stack Coupons-prod); deployed here: dev\n"
 
@@ -361,7 +367,7 @@ def test_the_output_form_is_read_from_coupons_output(api, monkeypatch):
 
     result = run(api, "show", "7")
 
-    assert json.loads(result.stdout) == COUPON
+    assert as_the_api_sent(json.loads(result.stdout)) == COUPON
 
 
 @pytest.mark.parametrize(
@@ -471,3 +477,64 @@ def test_debug_redacts_a_cognito_token(api, tmp_path):
 
     assert "Authorization: <redacted>" in result.stderr
     assert "eyJ" not in result.stderr
+
+
+def test_ends_as_a_duration_counts_from_the_start(api):
+    """The help's own example: a two-hour window from --starts, not two hours from now."""
+    api.answer("POST", "/coupons", Answer(201, {**COUPON, "status": "CREATED"}))
+
+    result = run(api, "create", "x", "--copies", "5", "--starts", "2099-12-24T12:00Z", "--ends", "+2h")
+
+    assert result.exit_code == 0, result.output
+    sent = json.loads(api.sent[0].body)
+    assert (sent["issueStartsAt"], sent["issueEndsAt"]) == ("2099-12-24T12:00:00+00:00", "2099-12-24T14:00:00+00:00")
+
+
+def test_change_counts_a_duration_from_its_own_starts(api):
+    api.answer("PATCH", "/coupons/7", Answer(200, COUPON))
+
+    result = run(api, "change", "7", "--starts", "2099-12-24T12:00Z", "--ends", "+90m")
+
+    assert result.exit_code == 0, result.output
+    assert json.loads(api.sent[0].body)["issueEndsAt"] == "2099-12-24T13:30:00+00:00"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["show", "7", "--output", "json"], ["show", "--output=json", "7"], ["--output", "json", "show", "7"],
+     ["show", "7", "--debug", "--output", "json"]],
+)  # fmt: skip
+def test_the_commands_options_are_taken_before_or_after_the_command(api, args):
+    api.answer("GET", "/coupons/7", Answer(200, COUPON))
+
+    result = CliRunner().invoke(app, ["--api-url", api.url, *args])
+
+    assert result.exit_code == 0, result.output
+    assert as_the_api_sent(json.loads(result.stdout)) == COUPON
+
+
+def test_an_option_after_the_command_is_still_checked(api):
+    result = CliRunner().invoke(app, ["show", "7", "--api-url", "http://[::1"])
+    assert result.exit_code == 2
+    assert "is not an http(s) URL" in result.output
+    assert api.sent == []
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://127.0.0.1:99999/x", "https://x y.com/dev", "http://host:port/"])
+def test_an_api_url_that_is_no_url_is_a_usage_error(api, url):
+    result = CliRunner().invoke(app, ["--api-url", url, "show", "7"])
+    assert result.exit_code == 2, result.output
+    assert "is not an http(s) URL" in result.output
+    assert api.sent == []
+
+
+def test_json_carries_the_state_and_stock_left_the_table_shows(api):
+    api.answer("GET", "/coupons/7", Answer(200, {**COUPON, "closed": True}))
+    page = {"status": "OK", "coupons": [{**COUPON, "closed": True}], "next": None}
+    api.answer("GET", "/coupons?after=0&limit=100", Answer(200, page))
+
+    shown = json.loads(run(api, "show", "7", output="json").stdout)
+    (listed,) = json.loads(run(api, "list", output="json").stdout)["coupons"]
+
+    assert (shown["state"], shown["stockLeft"]) == ("CLOSED", 45)  # 100 - 55 reserved
+    assert (listed["state"], listed["stockLeft"]) == ("CLOSED", 45)

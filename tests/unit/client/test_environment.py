@@ -154,6 +154,8 @@ def write_stack_env(folder, endpoint: str) -> None:
 def test_make_up_writes_what_the_local_environment_reads():
     assert environment.LOCAL == control.STACK.removeprefix(environment.STACK_PREFIX) == control.OPERATOR["COUPONS_ENV"]
     assert {"AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(control.OPERATOR)
+    # the AWS CLI v1 reads the region from AWS_DEFAULT_REGION only, v2 from either
+    assert control.OPERATOR["AWS_DEFAULT_REGION"] == control.OPERATOR["AWS_REGION"]
 
 
 def test_the_local_stack_is_found_from_any_folder_of_the_checkout(tmp_path):
