@@ -15,6 +15,7 @@ import re
 import time
 import uuid
 from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
 from enum import StrEnum
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,20 @@ ISSUE_ATTEMPTS = 5
 RETRY_LATER = (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS)
 MAX_RETRY_AFTER_S = 5.0
 RETRY_JITTER = 1.5  # a retry waits Retry-After times 1 to this, so that refused clients do not return together
+
+
+def retry_after_seconds(value: str | None, now: float) -> float | None:
+    """A ``Retry-After`` header's wait in seconds: delay-seconds (``1``) or an HTTP date (RFC 9110),
+    counted from ``now`` (epoch seconds); None without one, or for one that is neither."""
+    if value is None:
+        return None
+    if value.strip().isdigit():
+        return float(value.strip())
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(when.timestamp() - now, 0.0) if when.tzinfo is not None else None
 
 
 class Failure(StrEnum):
@@ -105,8 +120,7 @@ class ApiClient:
             document: Any = json.loads(text)
         except json.JSONDecodeError:
             document = text
-        retry_after = response.headers.get("Retry-After")
-        retry_after_s = float(retry_after) if retry_after and retry_after.isdigit() else None
+        retry_after_s = retry_after_seconds(response.headers.get("Retry-After"), time.time())
         return Reply(response.status, document, time.perf_counter() - started, retry_after_s, dict(response.headers))
 
     def request_coupon(self, coupon_id: int, user_id: int) -> Reply:

@@ -71,6 +71,7 @@ class PlannedSale:
     success_ms: float | None = None  # the intake's latency for a SUCCESS on AWS, if measured
     other_ms: float | None = None  # for any other answer
     holders: float | None = None  # share of the clicks after the sell-out that come from holders
+    cold_preflights: bool = False  # pages that do not warm their preflight before the opening
 
     @property
     def winners(self) -> int:
@@ -93,14 +94,14 @@ class PlannedSale:
     @classmethod
     def parse(cls, text: str) -> PlannedSale:
         """``copies=5000 users=300000 peak=20000/s [clicks=2] [opens=2026-12-01T12:00Z]
-        [success_ms=12] [other_ms=3] [holders=0.125]``"""
+        [success_ms=12] [other_ms=3] [holders=0.125] [preflights=warm|cold]``"""
         fields: dict[str, str] = {}
         for part in text.split():
             key, sep, value = part.partition("=")
             if not sep or not value:
                 raise SaleError(f"{part!r} is not key=value")
             fields[key] = value
-        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms", "holders"}
+        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms", "holders", "preflights"}
         if unknown := sorted(set(fields) - known):
             raise SaleError(f"unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         if missing := sorted({"copies", "users", "peak"} - set(fields)):
@@ -114,7 +115,14 @@ class PlannedSale:
             success_ms=_millis("success_ms", fields["success_ms"]) if "success_ms" in fields else None,
             other_ms=_millis("other_ms", fields["other_ms"]) if "other_ms" in fields else None,
             holders=_share("holders", fields["holders"]) if "holders" in fields else None,
+            cold_preflights=_warm_or_cold(fields.get("preflights", "warm")),
         )
+
+
+def _warm_or_cold(text: str) -> bool:
+    if text not in ("warm", "cold"):
+        raise SaleError(f"preflights={text}: warm (the pages warm them before the opening) or cold")
+    return text == "cold"
 
 
 def _count(key: str, text: str) -> int:
@@ -230,10 +238,13 @@ def plan(
     ratio = successes_first_second / sale.peak_rps  # of the opening second's answers, SUCCESS
     reserve_usec = _mixed(measured.reserve_usec, ratio)
     api = config.api
+    cold = preflights(config, sale) if sale.cold_preflights else 0
+    gateway_rps = sale.peak_rps + cold  # API Gateway counts a preflight as a request
     limits = [
-        _quota(quotas["api_rps"], sale.peak_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
-        Limit("the stage throttle (cdk.json api.rateLimit)", api.rate_limit, sale.peak_rps, "requests/s",
-              "cdk.json", "raise api.rateLimit (at most the account's throttle) and deploy"),
+        _quota(quotas["api_rps"], gateway_rps, "request a higher 'Throttle rate' (Service Quotas, API Gateway)"),
+        Limit("the stage throttle (cdk.json api.rateLimit), preflights included", api.rate_limit, gateway_rps,
+              "requests/s", "cdk.json", "raise api.rateLimit (at most the account's throttle) and deploy, or "
+              "warm the preflights before the opening (docs/deploy.md, Preflights)"),
         Limit("requests/s that the intake's reserved concurrency allows (10 x concurrency.intake)",
               q["lambda_rps_per_concurrency"] * reserved, sale.peak_rps, "requests/s",
               quotas["lambda_rps_per_concurrency"].source, f"raise concurrency.intake to {rate_needs:,}"),
@@ -272,6 +283,13 @@ def plan(
         notes=notes,
         slot=slot,
     )
+
+
+def preflights(config: EnvironmentConfig, sale: PlannedSale) -> int:
+    """The browsers' preflights in the opening second, where pages call the API (``api.corsOrigins``):
+    one per user's first click, at most, from a page that did not warm it before (a browser keeps a
+    preflight's answer for its Max-Age, two hours in Chromium, and every later click uses it)."""
+    return math.ceil(sale.peak_rps / sale.clicks) if config.api.cors_origins else 0
 
 
 def _forwarded_share(sale: PlannedSale, measured: Measured) -> float:
@@ -360,6 +378,14 @@ def _notes(
 ) -> list[str]:
     assert config.cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
+    if cold := preflights(config, sale):
+        counted = "counted above (preflights=cold)" if sale.cold_preflights else "not counted above (preflights=warm)"
+        notes.append(
+            f"{cold:,} preflights (OPTIONS) in the opening second at most, one per user's first click from a page "
+            "that did not warm it, which API Gateway counts against its throttles and the web ACL sees: "
+            f"{counted}; a page warms its preflight when it loads (the reference client's warmUp), before the "
+            "opening (docs/deploy.md, Preflights)"
+        )
     if config.cache.kind == "serverless":
         minimum = math.ceil(min(slot_ecpu, quotas["cache_slot_ecpu"].value))
         notes.append(

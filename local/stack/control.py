@@ -2,7 +2,8 @@
 
 Up: embedded Valkey, PostgreSQL and Tansu; the schema migrated and the topic created;
 LocalStack with the real CDK app's ``local`` environment deployed by ``cdklocal``; the
-Kafka-to-Lambda bridge. Writes ``.local/stack.env``. Every process is recorded by pid in
+Kafka-to-Lambda bridge; the sample shop page (``web/``) served from an origin of its own, one
+the ``local`` environment's ``api.corsOrigins`` lists. Writes ``.local/stack.env``. Every process is recorded by pid in
 ``.local/pids.json`` and stopped by pid; a second ``up`` finds them alive and starts nothing.
 
     python -m local.stack.control up | down | env
@@ -27,7 +28,7 @@ from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicSpec, ensure
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack import localstack
-from local.stack.processes import Process, ServiceError, alive, spawn, stop, url_port
+from local.stack.processes import Process, ServiceError, alive, port_open, spawn, stop, url_port
 from local.stack.services import STARTERS, start_all
 from local.testkit.kafka_topics import kafka_settings
 
@@ -46,6 +47,8 @@ CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack 
 # each in .local/stack.env as <NAME>_FUNCTION
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay")
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
+SHOP_ORIGIN = "http://127.0.0.1:8000"  # the shop page's origin: cdk.json's local api.corsOrigins lists it
+WEB = ROOT / "web"
 AWS = {
     "AWS_ACCESS_KEY_ID": "test",
     "AWS_SECRET_ACCESS_KEY": "test",
@@ -148,11 +151,30 @@ def _start() -> dict[str, str]:
     )  # fmt: skip
     _record("BRIDGE", [Process(bridge.pid)])
     _wait_for(ready, "the bridge's consumer group joined", BRIDGE_JOIN_S)
+    env["SHOP_URL"] = f"{_serve_shop()}/shop.html?api={env['API_URL']}"
     ENV_FILE.touch(mode=0o600)
     ENV_FILE.chmod(0o600)  # it holds the stores' credentials
     ENV_FILE.write_text("".join(f"{name}={value}\n" for name, value in env.items()))
-    print(f"up; environment in {ENV_FILE}")
+    print(f"up; environment in {ENV_FILE}\nthe shop's page: {env['SHOP_URL']}&coupon=ID&user=ID")
     return env
+
+
+def _serve_shop() -> str:
+    """``web/`` served at :data:`SHOP_ORIGIN`, a page's origin the API lets read its answers."""
+    port = url_port(SHOP_ORIGIN)
+    if port_open(port):
+        raise ServiceError(f"the shop page's port {port} is taken: stop what listens on it, then make up again")
+    log = STATE / "shop.log"
+    server = spawn(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(WEB)], log
+    )
+    _record("SHOP", [Process(server.pid)])
+    deadline = time.monotonic() + 10
+    while not port_open(port):
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise ServiceError(f"the shop page's server did not start; its log {log}")
+        time.sleep(0.1)
+    return SHOP_ORIGIN
 
 
 def bare_python() -> str:

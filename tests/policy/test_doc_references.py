@@ -179,7 +179,7 @@ def _prose(file: Path) -> list[str]:
     return texts + [token.string for token in tokens if token.type == tokenize.COMMENT]
 
 
-_EXTENSIONS = "py|md|lua|json|toml|ini|txt|sh|pem|cfg|lock"
+_EXTENSIONS = "py|md|lua|json|toml|ini|txt|sh|pem|cfg|lock|js|html"
 # A path in prose without backticks: folders and a file name (docs/design.md, functions/intake/app.py).
 _BARE_PATH = re.compile(rf"(?<![\w/.<:-])((?:[\w-]+/)+[\w*-]+\.(?:{_EXTENSIONS}))\b")
 _PATH = re.compile(rf"[\w.*<>/-]+(/|\.({_EXTENSIONS}))")  # a file or folder: scripts/*.lua, cdk/

@@ -210,3 +210,30 @@ def test_the_plan_and_the_config_agree_on_the_brokers_iam_connections(intake):
     except CdkContextError:
         accepted = False
     assert (budget.headroom >= 1) is accepted
+
+
+def test_cold_preflights_count_against_api_gateways_throttles_and_warm_ones_do_not():
+    """One OPTIONS per user's first click in the opening second, where pages call the API."""
+    sale = "copies=5000 users=300000 peak=8000/s clicks=2"
+    warm = plan(environment("prod"), PlannedSale.parse(sale), measured=FIGURES)
+    cold = plan(environment("prod"), PlannedSale.parse(f"{sale} preflights=cold"), measured=FIGURES)
+
+    def stage(result: Any) -> Any:
+        return next(limit for limit in result.limits if limit.name.startswith("the stage throttle"))
+
+    assert (stage(warm).demand, stage(cold).demand) == (8000, 8000 + 4000)
+    assert any("4,000 preflights (OPTIONS)" in note and "not counted above" in note for note in warm.notes)
+    assert any("counted above (preflights=cold)" in note for note in cold.notes)
+
+
+def test_without_cors_origins_there_is_no_preflight():
+    result = plan(environment("dev"), PlannedSale.parse("copies=50 users=300 peak=100/s preflights=cold"),
+                  measured=FIGURES)  # fmt: skip
+    stage = next(limit for limit in result.limits if limit.name.startswith("the stage throttle"))
+    assert stage.demand == 100
+    assert not any("preflights" in note for note in result.notes)
+
+
+def test_preflights_are_warm_or_cold():
+    with pytest.raises(SaleError, match="preflights=lukewarm: warm"):
+        PlannedSale.parse("copies=5 users=30 peak=10/s preflights=lukewarm")

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from coupon_client.api_client import NO_ANSWER, ApiClient
+from coupon_client.api_client import NO_ANSWER, ApiClient, retry_after_seconds
 
 DROP = "drop"  # close the connection after reading the request, without answering
 
@@ -138,3 +138,27 @@ def test_an_unconfirmed_503_is_sent_again_with_its_key(api):
     client, server = api
     answer = client.request_coupon(1, 7)
     assert (answer.status, server.posts, server.gets, len(set(server.keys))) == ("SUCCESS", 2, 0, 1)
+
+
+@pytest.mark.parametrize(
+    ("header", "now", "seconds"),
+    [("2", 0.0, 2.0), (" 7 ", 0.0, 7.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 1445412470.0, 10.0),
+     ("Wed, 21 Oct 2015 07:28:00 GMT", 1445412490.0, 0.0), (None, 0.0, None), ("soon", 0.0, None), ("-1", 0.0, None)],
+)  # fmt: skip
+def test_retry_after_is_read_in_both_of_its_forms(header, now, seconds):
+    """Delay-seconds or an HTTP date (RFC 9110); a date in the past is now."""
+    assert retry_after_seconds(header, now) == seconds
+
+
+HTTP_DATE_LATER = (
+    503,
+    {"status": "UNAVAILABLE", "error": "retry later"},
+    {"Retry-After": "Thu, 01 Jan 1970 00:00:00 GMT"},
+)
+
+
+@pytest.mark.parametrize("api", [([HTTP_DATE_LATER, SUCCESS], "NONE")], indirect=True)
+def test_a_retry_after_given_as_a_date_is_honoured(api):
+    client, server = api
+    answer = client.request_coupon(1, 7)
+    assert (answer.status_code, server.posts) == (202, 2)

@@ -1,6 +1,6 @@
 """The Redis client of a function: to a local server as it is, or to ElastiCache with IAM.
 
-ElastiCache IAM authentication, as AWS documents it (AmazonElastiCache/latest/dg/auth-iam.html),
+ElastiCache IAM authentication, as AWS documents it (https://docs.aws.amazon.com/AmazonElastiCache/latest/dg/auth-iam.html),
 and where each rule is kept:
 
 - The password is a token: a SigV4-presigned ``GET https://<cache>/?Action=connect&User=<user>``

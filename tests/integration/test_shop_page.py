@@ -1,0 +1,144 @@
+"""The shop's page in a real browser: ``web/shop.html``, served by the local stack from its own
+origin, claims coupons through LocalStack's API Gateway with the reference client, in headless
+Chromium. Every answer a shopper meets is read by the page (CORS: the preflight answered by API
+Gateway, the headers on the functions' answers, ``Retry-After`` exposed); a page from an origin
+the environment does not list reads none."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+import pytest
+
+from local.stack import control as stack
+from local.stack.processes import free_port, port_open
+from local.testkit.browser import served_dom
+from local.testkit.fault_proxy import FaultProxy
+from local.testkit.stores import WholeStore
+from lua_redis.keys import build_claim_key, meta_key
+
+RESULTS = re.compile(r'<pre id="results">(.*?)</pre>', re.S)
+
+
+def open_coupon(live, total: int, *, opens_in: timedelta = timedelta(minutes=-1)) -> int:
+    now = datetime.now(UTC)
+    body = {"name": "shop page", "totalQuantity": total, "issueStartsAt": (now + opens_in).isoformat(),
+            "issueEndsAt": (now + timedelta(hours=1)).isoformat()}  # fmt: skip
+    answer = live.api.request("POST", "/coupons", body)
+    assert answer.status_code == 201, answer
+    return int(answer.body["couponId"])
+
+
+def claims(api_url: str, coupon: int, user: int, *, clicks: int = 1, origin: str = stack.SHOP_ORIGIN) -> list[Any]:
+    """What the page at ``origin`` read of ``clicks`` claims, one result each."""
+    query = urlencode({"api": api_url, "coupon": coupon, "user": user, "clicks": clicks})
+    dom = served_dom(f"{origin}/shop.html?{query}")
+    found = RESULTS.search(dom)
+    assert 'data-done="true"' in dom, dom[-2000:]
+    assert found, dom[-2000:]
+    return list(json.loads(html.unescape(found[1])))
+
+
+@pytest.fixture(scope="module")
+def api_url(live) -> str:
+    assert port_open(urlsplit(stack.SHOP_ORIGIN).port or 80), "the shop page is not served: make down, make up"
+    return live.env["API_URL"]
+
+
+def test_the_page_reads_a_success_then_the_users_duplicate_then_sold_out(live, api_url):
+    coupon = open_coupon(live, 1)
+
+    first, second = claims(api_url, coupon, 11, clicks=2)
+    (other,) = claims(api_url, coupon, 12)
+
+    assert (first["kind"], first["status"], first["httpStatus"], first["attempts"]) == ("success", "SUCCESS", 202, 1)
+    assert first["requestId"]
+    assert first["reservedAt"]
+    assert (second["kind"], second["status"], second["httpStatus"]) == ("refused", "DUPLICATE", 409)
+    assert (other["kind"], other["status"]) == ("refused", "SOLD_OUT")
+    assert WholeStore(live.redis).reserved_count(coupon) == 1
+
+
+def test_the_page_reads_not_open_and_a_bad_request(live, api_url):
+    coupon = open_coupon(live, 5, opens_in=timedelta(hours=1))
+
+    (not_open,) = claims(api_url, coupon, 11)
+    (invalid,) = claims(api_url, coupon, 0)  # no user 0: the request is malformed
+
+    assert (not_open["kind"], not_open["status"], not_open["httpStatus"]) == ("refused", "NOT_OPEN", 409)
+    assert (invalid["kind"], invalid["status"], invalid["httpStatus"]) == ("refused", "INVALID_REQUEST", 422)
+    assert "userId" in invalid["error"]
+
+
+def test_the_page_reads_a_503_and_its_retry_after(live, api_url):
+    """A coupon whose state another caller is building answers 503 with Retry-After: the client
+    waits it out (the browser's timers on virtual time), tries again with the same key, and after
+    its attempts says nothing was reserved; Retry-After is readable only because it is exposed."""
+    coupon = open_coupon(live, 5)
+    live.redis.delete(meta_key(coupon))  # the state lost ...
+    live.redis.set(build_claim_key(coupon), "1", px=120_000)  # ... and another caller building it
+    try:
+        (busy,) = claims(api_url, coupon, 11)
+    finally:
+        live.redis.delete(build_claim_key(coupon))
+
+    assert (busy["kind"], busy["status"], busy["httpStatus"], busy["attempts"]) == (
+        "unavailable",
+        "UNAVAILABLE",
+        503,
+        5,
+    )
+    assert busy["retryAfterMs"] == 1000
+    assert WholeStore(live.redis).reservation_time(coupon, 11) is None
+
+
+def test_a_lost_answer_keeps_one_reservation(live, api_url):
+    """The first answer never reaches the page (the connection dropped after the intake ran): the
+    client asks the status route before sending again, finds the user holding the copy, and stops."""
+    coupon = open_coupon(live, 5)
+    endpoint = urlsplit(api_url)
+    with FaultProxy(endpoint.hostname or "127.0.0.1", endpoint.port or 80) as proxy:
+        proxy.lose_reply_to(f'"userId":{21}}}'.encode())
+        proxied = api_url.replace(endpoint.netloc, f"127.0.0.1:{proxy.port}")
+
+        (lost,) = claims(proxied, coupon, 21)
+
+    assert lost["kind"] == "held", lost
+    assert lost["status"] in {"PENDING", "ISSUED"}
+    assert lost["attempts"] == 1
+    assert WholeStore(live.redis).reserved_count(coupon) == 1
+
+
+def test_a_page_from_an_origin_not_listed_reads_nothing(live, api_url):
+    """The same page served from another origin: the browser hides every answer (no CORS header
+    for it), so the client sees no answer at all; the request itself may have run."""
+    port = free_port()
+    command = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(stack.WEB)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 10
+        while not port_open(port) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        coupon = open_coupon(live, 5)
+
+        (blocked,) = claims(api_url, coupon, 31, origin=f"http://127.0.0.1:{port}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+    assert (blocked["kind"], blocked["httpStatus"]) == ("unreachable", 0)
+    assert "Failed to fetch" in blocked["error"]
+
+
+def test_the_shop_origin_is_one_the_local_environment_lists():
+    context = json.loads((Path(stack.ROOT) / "cdk.json").read_text())["context"]["coupon:environments"]
+    assert context["local"]["api"]["corsOrigins"][0] == stack.SHOP_ORIGIN
