@@ -35,8 +35,9 @@ class Cache(Construct):
     of reaching a limit it would evict at.
 
     Authentication (https://docs.aws.amazon.com/AmazonElastiCache/latest/dg/auth-iam.html): both
-    kinds carry a user group of two users, ``default`` switched off (a user group must hold a user named default; with it
-    off, a connection that does not authenticate can do nothing) and :attr:`user`, IAM-enabled,
+    kinds carry a user group of two users, ``default`` switched off (a user group must hold a user
+    named default; with it off, a connection that does not authenticate can do nothing) and
+    :attr:`user`, IAM-enabled,
     whose name is its id, as IAM authentication requires. A function may connect once its role
     has ``elasticache:Connect`` on the cache and that user (:meth:`grant_connect`); the functions
     sign a token for each connection (``coupon_core.adapters.elasticache``).
