@@ -22,15 +22,15 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 
-from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
-from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ledger import FailureOutcome
+from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome
 from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
@@ -92,7 +92,7 @@ def main() -> None:
         client = connect(urls["REDIS_URL"], socket_timeout=10)
         dlq = CountingDlq()
         persister = IssuePersister(SqlLedger(engine), RedisCouponLocks(client), dlq, LockTimes(lease_s=30, wait_s=5))
-        catalog = SqlCouponCatalog(engine)
+        catalog = SqlAdminCatalog(engine)
         now = datetime.now(UTC)
 
         print("| batch size | grouped records/s | per-record records/s | grouped / per-record |")

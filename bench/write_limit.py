@@ -20,12 +20,12 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import text
 
-from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.migrate import upgrade
-from coupon_core.domain.coupons import NewCoupon
 from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.persisting import IssuePersister, LockTimes, RecordOutcome, Throttle
 from coupon_core.domain.records import IssueRecord
 from local.stack.services import service_urls
@@ -64,7 +64,7 @@ def writer(urls: dict[str, str], coupon_id: int, limit: tuple[int, int], batch: 
 
 def run(urls: dict[str, str], args: argparse.Namespace, limit: int) -> float:
     engine = engine_for_url(urls["DATABASE_URL"])
-    catalog = SqlCouponCatalog(engine)
+    catalog = SqlAdminCatalog(engine)
     now = datetime.now(UTC)
     coupons = [
         catalog.create(

@@ -17,12 +17,12 @@ from sqlalchemy import Engine
 
 from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.lambda_reconcile import RebuildInvoker
-from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
 from coupon_core.domain.lifecycle import LifecycleService
-from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
-from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.operations import AdminCatalog, CouponAdmin, OnDemandReconcile
+from coupon_core.domain.ports import Reservations
 from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api import request
@@ -38,7 +38,7 @@ class Wiring:
     client: redis.Redis
     engine: Engine
     store: ReservationStore
-    catalog: SqlCouponCatalog
+    catalog: SqlAdminCatalog
     sync: StateSync
 
 
@@ -48,7 +48,7 @@ def wiring() -> Wiring:
     settings = CouponsSettings.from_env()
     client = redis_client(settings.redis)
     engine = make_engine(settings.database)
-    store, catalog = ReservationStore(client), SqlCouponCatalog(engine)
+    store, catalog = ReservationStore(client), SqlAdminCatalog(engine)
     locks, registry = RedisCouponLocks(client), RedisCouponRegistry(client)
     sync = StateSync(catalog, store, locks, registry, retention_ms=settings.retention.state_ms)
     return Wiring(settings, client, engine, store, catalog, sync)
@@ -71,7 +71,7 @@ def reservations() -> Reservations:
     return wiring().store
 
 
-def catalog() -> CouponCatalog:
+def catalog() -> AdminCatalog:
     return wiring().catalog
 
 

@@ -19,7 +19,7 @@ from pydantic import (
     model_validator,
 )
 
-from coupon_core.domain.coupons import IssueLife
+from coupon_core.domain.operations import IssueLife
 from functions.http_api.issue_body import Strict
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

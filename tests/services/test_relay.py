@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from coupon_core.adapters.kafka.event_publisher import EventPublisher
-from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.postgres.outbox import SqlOutbox
-from coupon_core.domain.coupons import NewCoupon
+from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.records import IssueRecord
 from coupon_core.settings import KafkaSettings
@@ -42,7 +42,7 @@ def outbox(migrated_engine) -> SqlOutbox:
 def issue(engine, users: Sequence[int]) -> int:
     """A coupon with ``users`` issued through the worker's ledger (one outbox event each)."""
     now = datetime.now(UTC)
-    coupon = SqlCouponCatalog(engine).create(
+    coupon = SqlAdminCatalog(engine).create(
         NewCoupon("relay test", 10, now - timedelta(hours=1), now + timedelta(hours=1)),
         before_commit=lambda coupon: None,  # no intake asks the registry here
     )

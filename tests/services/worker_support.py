@@ -10,8 +10,8 @@ from typing import Any
 
 from sqlalchemy import Engine, text
 
-from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
-from coupon_core.domain.coupons import NewCoupon
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
+from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.lambda_events import msk_event
@@ -28,7 +28,7 @@ def open_coupon(engine: Engine, store: WholeStore, total: int, *, redis_total: i
     """
     now = datetime.now(UTC)
     window = (now - timedelta(hours=1), now + timedelta(hours=1))
-    coupon = SqlCouponCatalog(engine).create(
+    coupon = SqlAdminCatalog(engine).create(
         NewCoupon("worker test", total, *window), before_commit=lambda coupon: None
     )  # the worker's tests: no intake asks the registry
     state = coupon.state(RETENTION_MS)

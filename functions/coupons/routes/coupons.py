@@ -7,8 +7,8 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from coupon_core.domain.coupons import Coupon, NewCoupon, Validity
-from coupon_core.domain.operations import CouponAdmin
+from coupon_core.domain.coupons import Coupon, Validity
+from coupon_core.domain.operations import CouponAdmin, NewCoupon
 from coupon_core.domain.ports import CouponCatalog, Reservations
 from coupon_core.observability import logger
 from functions.coupons.dependencies import catalog, coupon_admin, reservations

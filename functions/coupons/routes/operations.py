@@ -12,9 +12,9 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from coupon_core.domain.coupons import Coupon, CouponChanges, IssueEntry
-from coupon_core.domain.operations import CouponAdmin, OnDemandReconcile
-from coupon_core.domain.ports import CouponCatalog, Reservations
+from coupon_core.domain.coupons import Coupon
+from coupon_core.domain.operations import AdminCatalog, CouponAdmin, CouponChanges, IssueEntry, OnDemandReconcile
+from coupon_core.domain.ports import Reservations
 from coupon_core.errors import InvalidChangeError
 from coupon_core.observability import logger
 from functions.coupons.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
@@ -35,7 +35,7 @@ from functions.http_api.schemas import (
 
 router = Router()
 
-Catalog = Annotated[CouponCatalog, Depends(catalog)]
+Catalog = Annotated[AdminCatalog, Depends(catalog)]
 Store = Annotated[Reservations, Depends(reservations)]
 Admin = Annotated[CouponAdmin, Depends(coupon_admin)]
 CSV_EXPORT = {

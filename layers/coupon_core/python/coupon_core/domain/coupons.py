@@ -1,13 +1,13 @@
-"""Coupons as the domain sees them: plain values, read from and written to the catalog port."""
+"""Coupons as the domain sees them: plain values, read from the catalog port (the operators'
+inputs and pages are ``operations.py``'s)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
 
 from coupon_core.domain.records import to_millis, validate_id, validate_millis
-from coupon_core.errors import InvalidChangeError, InvalidInputError
+from coupon_core.errors import InvalidInputError
 
 
 @dataclass(frozen=True)
@@ -72,16 +72,6 @@ class Validity:
 
 
 @dataclass(frozen=True)
-class NewCoupon:
-    name: str
-    total_quantity: int
-    issue_starts_at: datetime
-    issue_ends_at: datetime
-    validity: Validity = Validity()
-    reissue_after_cancel: bool = False
-
-
-@dataclass(frozen=True)
 class Coupon:
     coupon_id: int
     name: str
@@ -139,44 +129,3 @@ class UserRecord:
     issued: bool
     failed: bool
     life: str | None = None
-
-
-MAX_TOTAL = 10_000_000
-IssueLife = Literal["ISSUED", "USED", "CANCELED", "EXPIRED"]  # an ISSUED copy past its validity reads EXPIRED
-
-
-@dataclass(frozen=True)
-class CouponChanges:
-    """Fields to change (None: unchanged) and copies to add to the stock."""
-
-    name: str | None = None
-    issue_starts_at: datetime | None = None
-    issue_ends_at: datetime | None = None
-    closed: bool | None = None
-    add_copies: int = 0
-
-    def checked_window(self, starts_at: datetime, ends_at: datetime, total_quantity: int) -> tuple[datetime, datetime]:
-        """The issue window once these changes are made to a coupon whose window and stock are
-        these now. Raises :class:`~coupon_core.errors.InvalidChangeError` (and the catalog
-        changes nothing) for a window that would end before it starts or a stock past the maximum."""
-        starts, ends = self.issue_starts_at or starts_at, self.issue_ends_at or ends_at
-        if ends <= starts:
-            raise InvalidChangeError("issueEndsAt must be after issueStartsAt")
-        if total_quantity + self.add_copies > MAX_TOTAL:
-            raise InvalidChangeError(f"totalQuantity would pass {MAX_TOTAL:,}")
-        return starts, ends
-
-
-@dataclass(frozen=True)
-class IssueEntry:
-    """One row of a coupon's issues, as operators export it."""
-
-    issue_id: int
-    user_id: int
-    request_id: str
-    status: IssueLife
-    reserved_at: datetime
-    issued_at: datetime
-    expires_at: datetime | None
-    used_at: datetime | None
-    canceled_at: datetime | None

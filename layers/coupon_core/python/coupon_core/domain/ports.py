@@ -11,7 +11,7 @@ domain imports no adapter, so its logic is tested through small hand-written imp
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -19,11 +19,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:  # in annotations only
     from coupon_core.domain.coupons import (
         Coupon,
-        CouponChanges,
         CouponState,
         IssuedUsers,
-        IssueEntry,
-        NewCoupon,
         UserRecord,
     )
     from coupon_core.domain.reservations import ReleaseOutcome
@@ -100,11 +97,8 @@ class CouponRegistry(Protocol):
 
 
 class CouponCatalog(Protocol):
-    """Coupons and who holds them, in the database. Raises ``DatabaseUnavailableError``."""
-
-    def create(self, coupon: NewCoupon, *, before_commit: Callable[[Coupon], None]) -> Coupon:
-        """The new coupon, committed once ``before_commit`` returned (if it raises, nothing is)."""
-        ...
+    """Coupons and who holds them, in the database (``adapters.postgres.catalog``; the operators'
+    changes and pages: ``operations.AdminCatalog``). Raises ``DatabaseUnavailableError``."""
 
     def find(self, coupon_id: int) -> Coupon | None: ...
 
@@ -119,9 +113,3 @@ class CouponCatalog(Protocol):
         ...
 
     def missing(self, coupon_ids: list[int]) -> list[int]: ...
-
-    def change(self, coupon_id: int, changes: CouponChanges) -> Coupon | None: ...
-
-    def page(self, after: int, limit: int) -> list[Coupon]: ...
-
-    def issues_page(self, coupon_id: int, after: int, limit: int) -> list[IssueEntry]: ...

@@ -4,7 +4,8 @@
     models.py       the tables of docs/design.md
     migrations/     the Alembic migrations that create them
     migrate.py      the schema upgraded to the newest (make migrate)
-    catalog.py      the coupon catalog (the CouponCatalog port)
+    catalog.py      the coupon catalog as the functions read it (the CouponCatalog port)
+    admin_catalog.py  and as operators change and page it (the AdminCatalog port)
     ledger.py       the worker's and the DLQ handler's ledgers of issues and failures
     lifecycle.py    issued copies used, canceled and expired, each with its outbox event
     outbox.py       the outbox table, and the relay's side of it
