@@ -25,7 +25,7 @@ ENV = {"REDIS_URL": "rediss://cache.example:6379", "KAFKA_BOOTSTRAP_SERVERS": "b
 PROBE = """
 import json, sys, time
 sys.path[:0] = {paths!r}
-import pydantic, functions.http_api.issue_body
+import pydantic, functions.http_api.request
 started = time.perf_counter()
 {work}
 print(json.dumps({{"ms": (time.perf_counter() - started) * 1000}}))

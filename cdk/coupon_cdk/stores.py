@@ -40,7 +40,7 @@ class Cache(Construct):
     :attr:`user`, IAM-enabled,
     whose name is its id, as IAM authentication requires. A function may connect once its role
     has ``elasticache:Connect`` on the cache and that user (:meth:`grant_connect`); the functions
-    sign a token for each connection (``coupon_core.adapters.elasticache``).
+    sign a token for each connection (``lua_redis.client``).
     """
 
     def __init__(

@@ -15,7 +15,6 @@ import redis
 from aws_lambda_powertools.event_handler import Depends, Request
 from sqlalchemy import Engine
 
-from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.lambda_reconcile import RebuildInvoker
 from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.engine import make_engine
@@ -27,6 +26,7 @@ from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api import request
 from functions.http_api.request import Caller, caller_of
+from lua_redis.client import redis_client
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.registry import RedisCouponRegistry
 from lua_redis.store import ReservationStore

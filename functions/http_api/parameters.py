@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
 from coupon_core.domain.records import MAX_BIGINT
-from functions.http_api.issue_body import KEY_LENGTH, KEY_PATTERN
+from functions.http_api.request import KEY_LENGTH, KEY_PATTERN
 
 PathId = Annotated[int, Path(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 IdempotencyKey = Annotated[

@@ -22,9 +22,10 @@ so no ``OPTIONS`` reaches a function.
 **The issue request.** The one route the intake serves is ``POST /coupon-issues`` (API Gateway
 sends it nothing else; anything else is answered 404 NOT_FOUND, as the coupons function answers
 an unknown route). The body is read once, by ``untrusted_json``, and validated by the one model
-of it, ``issue_body.IssueRequest``, which the gateway's request model is generated from; the
+of it, :class:`IssueRequest`, which the gateway's request model is generated from; the
 ``Idempotency-Key`` header by the rule the coupons function's routes declare
-(``issue_body.IdempotencyKeyValue``). Errors are described as the coupons function describes its
+(:data:`IdempotencyKeyValue`). Both are here, not among the other bodies (``schemas.py``): a
+cold intake builds this one model, not every body of the API. Errors are described as the coupons function describes its
 validation errors (``functions/coupons/error_handlers.py``): a 422 INVALID_REQUEST naming each
 field and what is wrong with it, as Python's JSON reader and Powertools name it.
 """
@@ -36,16 +37,31 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
-from pydantic import TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, ValidationError
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
-from functions.http_api.issue_body import IdempotencyKeyValue, IssueRequest
+
+Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
+KEY_LENGTH, KEY_PATTERN = (1, 255), r"^[\x21-\x7e]+$"  # an Idempotency-Key: printable ASCII, no space
+IdempotencyKeyValue = Annotated[str, Field(min_length=KEY_LENGTH[0], max_length=KEY_LENGTH[1], pattern=KEY_PATTERN)]
+
+
+class Strict(BaseModel):
+    """A body with nothing but its fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class IssueRequest(Strict):
+    couponId: Id  # noqa: N815 - wire names are camelCase
+    userId: Id | None = Field(default=None, description="required unless the user id comes from the token's claims")  # noqa: N815
+
 
 JSON = "application/json"
 _SHOWN = 100  # characters of a declared type an error repeats

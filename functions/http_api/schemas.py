@@ -1,6 +1,6 @@
 """Request and response bodies of the API (camelCase on the wire, as in docs/design.md): pydantic
 models only (the path, query and header parameters of the routes are in ``parameters.py``). The
-issue request's body is in ``issue_body.py``, which the intake imports alone."""
+issue request's body is in ``request.py``, which the intake imports alone."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pydantic import (
 )
 
 from coupon_core.domain.operations import IssueLife
-from functions.http_api.issue_body import Strict
+from functions.http_api.request import Strict
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import redis
 
-from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.adapters.lambda_rebuild import BuilderInvoker
@@ -23,6 +22,7 @@ from coupon_core.domain.issuing import AnswerMemory, IssueService
 from coupon_core.observability import logger
 from coupon_core.settings.intake import IntakeSettings
 from functions.http_api import request
+from lua_redis.client import redis_client
 from lua_redis.issue_store import IssueStore
 
 

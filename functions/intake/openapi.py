@@ -13,10 +13,9 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from functions.http_api.issue_body import IssueRequest
 from functions.http_api.openapi_answers import FORBIDDEN, documented
 from functions.http_api.parameters import IdempotencyKey
-from functions.http_api.request import METHOD, PATH
+from functions.http_api.request import METHOD, PATH, IssueRequest
 from functions.http_api.schemas import IssueAccepted
 
 router = Router()

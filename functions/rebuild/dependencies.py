@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.in_flight import KafkaInFlightReader
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.engine import make_engine
@@ -13,6 +12,7 @@ from coupon_core.domain.ports import STATE_LOCK_WAIT_S
 from coupon_core.domain.reconcile import Reconciler
 from coupon_core.domain.reservations import STATE_BUILD_TIMEOUT_S
 from coupon_core.settings.rebuild import RebuildSettings
+from lua_redis.client import redis_client
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.reconcile import ReconcileStore
 from lua_redis.registry import RedisCouponRegistry

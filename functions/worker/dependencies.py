@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
 from coupon_core.domain.persisting import IssuePersister, LockTimes, Throttle
 from coupon_core.settings.worker import WorkerSettings
+from lua_redis.client import redis_client
 from lua_redis.limit import RedisWriteLimit, WriteRate
 from lua_redis.lock import RedisCouponLocks
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import functools
 
-from coupon_core.adapters.elasticache import redis_client
 from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.domain.failures import RELEASE_LOCK_WAIT_S, FailureRecorder
 from coupon_core.settings.worker import DlqHandlerSettings
+from lua_redis.client import redis_client
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.store import ReservationStore
 

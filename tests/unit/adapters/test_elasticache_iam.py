@@ -13,9 +13,9 @@ import redis
 from botocore.model import ServiceId
 from botocore.signers import RequestSigner
 
-from coupon_core.adapters.elasticache import TOKEN_LIFETIME_S, ElastiCacheIamCredentials, redis_client
 from coupon_core.errors import NoCredentialsError
 from coupon_core.settings import RedisSettings
+from lua_redis.client import TOKEN_LIFETIME_S, ElastiCacheIamCredentials, redis_client
 
 REGION, USER, CACHE = "eu-west-1", "coupons-dev-app", "coupons-dev"
 

@@ -5,7 +5,6 @@
     sqs_dlq.py          sending rejection letters to the DLQ
     lambda_rebuild.py   a function of the rebuild code invoked synchronously: the builder of a missing state
     lambda_reconcile.py the rebuild function invoked for one coupon (the operators' reconcile)
-    elasticache.py      the functions' Redis client: local as it is, or ElastiCache IAM auth over TLS
     aws_credentials.py  the execution role's credentials, found once, for the tokens signed here
 
 Each maps its driver's errors to ``coupon_core.errors`` with ``coupon_core.errors.Reraise``.

@@ -9,19 +9,21 @@ add about a tenth of a second to the intake's cold start (docs/benchmarks.md). A
 malformed variable raises ``ConfigError`` naming it, on one line, at the first use of the
 settings. docs/design.md lists every variable.
 
-This module holds :class:`FunctionSettings` and the parts the intake shares with others (Redis,
-Kafka, the produce's bounds, the caller); ``backend`` the parts only the functions behind it
-read (the database, the retention, the worker group, the read-back); each function's own parts
-and settings are in its module (``intake``, ``coupons``, ``worker``, ``rebuild``, ``relay``),
-so that a cold start imports and builds only what it reads; ``variables`` holds the validators
-of each kind of variable and the one mapping of a validation error to ``ConfigError``.
+This module holds the validators of each kind of variable and the one mapping of a validation
+error to ``ConfigError`` (:func:`config_error`), :class:`FunctionSettings` and the parts the
+intake shares with others (Redis, Kafka, the produce's bounds, the caller, CORS); ``backend``
+the parts only the functions behind it read (the database, the retention, the worker group, the
+read-back); each function's own parts and settings are in its module (``intake``, ``coupons``,
+``worker``, ``rebuild``, ``relay``), so that a cold start imports and builds only what it reads.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Self
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -34,8 +36,80 @@ from pydantic import (
     model_validator,
 )
 
-from coupon_core.settings import variables as var
-from coupon_core.settings.variables import Environ
+from coupon_core.errors import ConfigError
+
+# The kinds of variable the settings read, as pydantic validators, and the one mapping of a
+# validation error to ConfigError. A field is named by its variable
+# (``Field(validation_alias="REDIS_URL")``); a validator here raises its problem without the
+# variable's name ("must be an integer; got 'x'"), and :func:`config_error` puts the name first,
+# from the error's location. A check that spans variables (a model validator) names them itself.
+
+Environ = Mapping[str, str]
+
+
+def present(environ: Environ) -> dict[str, str]:
+    """The variables that are set: stripped, an empty one as if unset (its default applies)."""
+    return {name: value.strip() for name, value in environ.items() if value.strip()}
+
+
+def config_error(error: ValidationError) -> ConfigError:
+    """The first problem of ``error`` on one line, naming its variable: a field's location ends
+    with its variable (``REDIS_URL``); a part's own check, located at the part, names them itself."""
+    problem = error.errors(include_url=False)[0]
+    where = str(problem["loc"][-1]) if problem["loc"] else ""
+    variable = where if where.isupper() else ""
+    said = str(problem["msg"]).removeprefix("Value error, ")
+    if problem["type"] == "missing":
+        said = "is required and not set"
+    elif problem["type"] == "int_parsing":
+        said = f"must be an integer; got {problem['input']!r}"
+    return ConfigError(f"{variable} {said}" if variable else said)
+
+
+def between(low: int, high: int) -> Callable[[int], int]:
+    def check(value: int) -> int:
+        if not low <= value <= high:
+            raise ValueError(f"must be between {low} and {high}; got {value}")
+        return value
+
+    return check
+
+
+def one_of(*choices: str) -> Any:
+    """A before-validator: the value, lower-cased, must be one of ``choices``."""
+
+    def check(value: object) -> str:
+        chosen = str(value).lower()
+        if chosen not in choices:
+            raise ValueError(f"must be one of {', '.join(choices)}; got {chosen!r}")
+        return chosen
+
+    return BeforeValidator(check)
+
+
+def url_of(*schemes: str) -> Callable[[str], str]:
+    def check(value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in schemes or not parts.hostname:
+            raise ValueError(f"must be a URL with scheme {' or '.join(schemes)} and a host; got {value!r}")
+        return value
+
+    return check
+
+
+def matching(pattern: str, what: str) -> Callable[[str], str]:
+    compiled = re.compile(pattern)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"must be {what}; got {value!r}")
+        return value
+
+    return check
+
+
+FUNCTION_NAME = matching(r"[A-Za-z0-9_:.-]{1,140}", "a Lambda function name or ARN")
+
 
 KafkaAuth = Literal["none", "iam"]
 RedisAuth = Literal["none", "iam"]
@@ -56,9 +130,9 @@ class Settings(BaseModel):
         """Read from ``environ`` (default: the process environment); a problem is a
         ``ConfigError`` naming its variable."""
         try:
-            return cls.model_validate(var.present(os.environ if environ is None else environ))
+            return cls.model_validate(present(os.environ if environ is None else environ))
         except ValidationError as exc:
-            raise var.config_error(exc) from None
+            raise config_error(exc) from None
 
 
 class Part(Settings):
@@ -70,12 +144,12 @@ class RedisSettings(Part):
     ElastiCache IAM authentication as ``user`` (an IAM-enabled ElastiCache user, whose name is its
     id) to the cache ``cache_name`` of ``cache_kind``, over TLS, with tokens signed in ``region``."""
 
-    url: Annotated[str, Field(validation_alias="REDIS_URL"), AfterValidator(var.url_of("redis", "rediss"))]
-    auth: Annotated[RedisAuth, Field(validation_alias="REDIS_AUTH"), var.one_of("none", "iam")] = "none"
+    url: Annotated[str, Field(validation_alias="REDIS_URL"), AfterValidator(url_of("redis", "rediss"))]
+    auth: Annotated[RedisAuth, Field(validation_alias="REDIS_AUTH"), one_of("none", "iam")] = "none"
     user: Annotated[str | None, Field(validation_alias="REDIS_USER")] = None
     cache_name: Annotated[str | None, Field(validation_alias="REDIS_CACHE_NAME")] = None
     cache_kind: Annotated[
-        CacheKind | None, Field(validation_alias="REDIS_CACHE_KIND"), var.one_of("serverless", "replication-group")
+        CacheKind | None, Field(validation_alias="REDIS_CACHE_KIND"), one_of("serverless", "replication-group")
     ] = None
     region: Annotated[str | None, Field(validation_alias=REGION)] = None
 
@@ -122,13 +196,11 @@ class KafkaSettings(Part):
     topic: Annotated[
         str,
         Field(validation_alias="KAFKA_TOPIC"),
-        AfterValidator(var.matching(r"[A-Za-z0-9._-]{1,249}", "a valid Kafka topic name")),
+        AfterValidator(matching(r"[A-Za-z0-9._-]{1,249}", "a valid Kafka topic name")),
     ]
-    auth: Annotated[KafkaAuth, Field(validation_alias="KAFKA_AUTH"), var.one_of("none", "iam")] = "none"
+    auth: Annotated[KafkaAuth, Field(validation_alias="KAFKA_AUTH"), one_of("none", "iam")] = "none"
     region: Annotated[str | None, Field(validation_alias=REGION)] = None
-    tls_asked: Annotated[Literal["on", "off"] | None, Field(validation_alias="KAFKA_TLS"), var.one_of("on", "off")] = (
-        None
-    )
+    tls_asked: Annotated[Literal["on", "off"] | None, Field(validation_alias="KAFKA_TLS"), one_of("on", "off")] = None
 
     @property
     def tls(self) -> bool:
@@ -149,7 +221,7 @@ class ObservabilitySettings(Part):
     service_name: Annotated[str, Field(validation_alias="POWERTOOLS_SERVICE_NAME")]
     metrics_namespace: Annotated[str, Field(validation_alias="POWERTOOLS_METRICS_NAMESPACE")]
     log_level: Annotated[
-        str, Field(validation_alias="LOG_LEVEL"), var.one_of("debug", "info", "warning", "error", "critical")
+        str, Field(validation_alias="LOG_LEVEL"), one_of("debug", "info", "warning", "error", "critical")
     ] = "info"
 
 
@@ -162,11 +234,11 @@ class ProduceBounds(Part):
     """
 
     produce_timeout_ms: Annotated[
-        int, Field(validation_alias="KAFKA_PRODUCE_TIMEOUT_MS"), AfterValidator(var.between(100, 60_000))
+        int, Field(validation_alias="KAFKA_PRODUCE_TIMEOUT_MS"), AfterValidator(between(100, 60_000))
     ] = 3_000
-    skew_ms: Annotated[
-        int, Field(validation_alias="RECONCILE_SKEW_MS"), AfterValidator(var.between(1_000, 3_600_000))
-    ] = 15_000
+    skew_ms: Annotated[int, Field(validation_alias="RECONCILE_SKEW_MS"), AfterValidator(between(1_000, 3_600_000))] = (
+        15_000
+    )
 
     @model_validator(mode="after")
     def _a_send_and_its_resend_fit_the_skew(self) -> Self:
@@ -186,13 +258,11 @@ class CallerSettings(Part):
     ``USER_ID_CLAIM`` (default ``custom:user_id``, an immutable Cognito attribute set when the user
     is created: Cognito's own ``sub`` is a UUID, not the numeric id the API works with)."""
 
-    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), var.one_of("body", "claims")] = (
-        "body"
-    )
+    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), one_of("body", "claims")] = "body"
     user_id_claim: Annotated[
         str,
         Field(validation_alias="USER_ID_CLAIM"),
-        AfterValidator(var.matching(r"[A-Za-z0-9_:.-]{1,128}", "a claim name (letters, digits, _ : . -)")),
+        AfterValidator(matching(r"[A-Za-z0-9_:.-]{1,128}", "a claim name (letters, digits, _ : . -)")),
     ] = "custom:user_id"
 
 

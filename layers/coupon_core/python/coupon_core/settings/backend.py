@@ -9,8 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import Part
-from coupon_core.settings import variables as var
+from coupon_core.settings import Part, between, matching, url_of
 
 HOUR_MS = 3_600_000
 
@@ -35,7 +34,7 @@ class DatabaseSettings(Part):
             raise ValueError("exactly one of DATABASE_URL and DB_SECRET_ARN must be set")
         if self.url is not None:
             try:
-                var.url_of("postgresql+pg8000")(self.url)
+                url_of("postgresql+pg8000")(self.url)
             except ValueError as exc:
                 raise ValueError(f"DATABASE_URL {exc}") from None
             modes = parse_qs(urlsplit(self.url).query).get("sslmode", [])
@@ -54,7 +53,7 @@ class RetentionSettings(Part):
     """How long a coupon's Redis keys outlive its window; every function that writes them must agree."""
 
     state_hours: Annotated[
-        int, Field(validation_alias="STATE_RETENTION_HOURS"), AfterValidator(var.between(1, 24 * 366))
+        int, Field(validation_alias="STATE_RETENTION_HOURS"), AfterValidator(between(1, 24 * 366))
     ] = 24 * 7
 
     @property
@@ -68,7 +67,7 @@ class ConsumerGroupSettings(Part):
     group: Annotated[
         str,
         Field(validation_alias="KAFKA_CONSUMER_GROUP"),
-        AfterValidator(var.matching(r"[A-Za-z0-9._-]{1,255}", "a consumer group name")),
+        AfterValidator(matching(r"[A-Za-z0-9._-]{1,255}", "a consumer group name")),
     ]
 
 
@@ -76,6 +75,6 @@ class ReadBackSettings(Part):
     """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
 
     max_records: Annotated[
-        int, Field(validation_alias="READ_BACK_MAX_RECORDS"), AfterValidator(var.between(1, 100_000))
+        int, Field(validation_alias="READ_BACK_MAX_RECORDS"), AfterValidator(between(1, 100_000))
     ] = 10_000
-    timeout_s: Annotated[int, Field(validation_alias="READ_BACK_TIMEOUT_S"), AfterValidator(var.between(1, 600))] = 20
+    timeout_s: Annotated[int, Field(validation_alias="READ_BACK_TIMEOUT_S"), AfterValidator(between(1, 600))] = 20

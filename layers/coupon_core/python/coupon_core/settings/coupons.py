@@ -7,8 +7,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from coupon_core.settings import CallerSettings, FunctionSettings, Part, RedisSettings
-from coupon_core.settings import variables as var
+from coupon_core.settings import FUNCTION_NAME, CallerSettings, FunctionSettings, Part, RedisSettings
 from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
 
 
@@ -16,7 +15,7 @@ class RebuildFunctionSettings(Part):
     """The rebuild function the reconcile route invokes (REBUILD_FUNCTION, a Lambda function name
     or ARN). Unset, the route answers 503."""
 
-    name: Annotated[str | None, Field(validation_alias="REBUILD_FUNCTION"), AfterValidator(var.FUNCTION_NAME)] = None
+    name: Annotated[str | None, Field(validation_alias="REBUILD_FUNCTION"), AfterValidator(FUNCTION_NAME)] = None
 
 
 class CouponsSettings(FunctionSettings):

@@ -10,14 +10,15 @@ from pydantic import AfterValidator, Field
 
 from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.settings import (
+    FUNCTION_NAME,
     CallerSettings,
     FunctionSettings,
     KafkaSettings,
     Part,
     ProduceBounds,
     RedisSettings,
+    between,
 )
-from coupon_core.settings import variables as var
 
 
 class IssuingSettings(ProduceBounds):
@@ -25,13 +26,13 @@ class IssuingSettings(ProduceBounds):
     for Redis replicas, and how long a container remembers an answer that stands."""
 
     wait_replicas: Annotated[  # 0: answer SUCCESS without waiting for Redis replicas (the default)
-        int, Field(validation_alias="REDIS_WAIT_REPLICAS"), AfterValidator(var.between(0, 5))
+        int, Field(validation_alias="REDIS_WAIT_REPLICAS"), AfterValidator(between(0, 5))
     ] = 0
     wait_timeout_ms: Annotated[
-        int, Field(validation_alias="REDIS_WAIT_TIMEOUT_MS"), AfterValidator(var.between(1, 2_000))
+        int, Field(validation_alias="REDIS_WAIT_TIMEOUT_MS"), AfterValidator(between(1, 2_000))
     ] = 100
     memory_ms: Annotated[  # 0: every request asks Redis; at most the contract's second (issuing.MEMORY_MS)
-        int, Field(validation_alias="ANSWER_MEMORY_MS"), AfterValidator(var.between(0, MEMORY_MS))
+        int, Field(validation_alias="ANSWER_MEMORY_MS"), AfterValidator(between(0, MEMORY_MS))
     ] = MEMORY_MS
 
 
@@ -39,7 +40,7 @@ class BuilderFunctionSettings(Part):
     """The builder function the intake asks to build a missing state (BUILDER_FUNCTION, a Lambda
     function name or ARN). Unset, a request that needs a build answers 503."""
 
-    name: Annotated[str | None, Field(validation_alias="BUILDER_FUNCTION"), AfterValidator(var.FUNCTION_NAME)] = None
+    name: Annotated[str | None, Field(validation_alias="BUILDER_FUNCTION"), AfterValidator(FUNCTION_NAME)] = None
 
 
 class IntakeSettings(FunctionSettings):

@@ -7,8 +7,7 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, ProduceBounds, RedisSettings
-from coupon_core.settings import variables as var
+from coupon_core.settings import FunctionSettings, KafkaSettings, ProduceBounds, RedisSettings, between
 from coupon_core.settings.backend import (
     HOUR_MS,
     ConsumerGroupSettings,
@@ -23,10 +22,10 @@ class ReconcileSettings(ProduceBounds, RetentionSettings):
     released (the skew, which a produce and its resend must fit)."""
 
     lookback_hours: Annotated[
-        int, Field(validation_alias="RECONCILE_LOOKBACK_HOURS"), AfterValidator(var.between(0, 24 * 366))
+        int, Field(validation_alias="RECONCILE_LOOKBACK_HOURS"), AfterValidator(between(0, 24 * 366))
     ] = 24
     lookahead_minutes: Annotated[
-        int, Field(validation_alias="RECONCILE_LOOKAHEAD_MINUTES"), AfterValidator(var.between(0, 7 * 24 * 60))
+        int, Field(validation_alias="RECONCILE_LOOKAHEAD_MINUTES"), AfterValidator(between(0, 7 * 24 * 60))
     ] = 60
 
     @model_validator(mode="after")

@@ -6,17 +6,16 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, Part
-from coupon_core.settings import variables as var
+from coupon_core.settings import FunctionSettings, KafkaSettings, Part, between
 from coupon_core.settings.backend import DatabaseSettings
 
 
 class OutboxRelaySettings(Part):
     """How many events the relay publishes per transaction, and how long it waits for Kafka."""
 
-    batch: Annotated[int, Field(validation_alias="OUTBOX_BATCH"), AfterValidator(var.between(1, 10_000))] = 500
+    batch: Annotated[int, Field(validation_alias="OUTBOX_BATCH"), AfterValidator(between(1, 10_000))] = 500
     publish_timeout_ms: Annotated[
-        int, Field(validation_alias="OUTBOX_PUBLISH_TIMEOUT_MS"), AfterValidator(var.between(100, 60_000))
+        int, Field(validation_alias="OUTBOX_PUBLISH_TIMEOUT_MS"), AfterValidator(between(100, 60_000))
     ] = 10_000
 
 

@@ -7,21 +7,20 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, Part, RedisSettings
-from coupon_core.settings import variables as var
+from coupon_core.settings import FunctionSettings, KafkaSettings, Part, RedisSettings, between, url_of
 from coupon_core.settings.backend import DatabaseSettings, ReadBackSettings
 
 
 class DlqSettings(Part):
     """The SQS DLQ the worker sends its rejection letters to."""
 
-    url: Annotated[str, Field(validation_alias="DLQ_URL"), AfterValidator(var.url_of("https", "http"))]
+    url: Annotated[str, Field(validation_alias="DLQ_URL"), AfterValidator(url_of("https", "http"))]
 
 
 class WorkerLockSettings(Part):
     """The worker's per-coupon issue lock: its lease, and how long to wait for it (at most the lease)."""
 
-    lease_s: Annotated[int, Field(validation_alias="WORKER_LOCK_LEASE_S"), AfterValidator(var.between(1, 900))] = 30
+    lease_s: Annotated[int, Field(validation_alias="WORKER_LOCK_LEASE_S"), AfterValidator(between(1, 900))] = 30
     wait_s: Annotated[int, Field(validation_alias="WORKER_LOCK_WAIT_S")] = 5
 
     @model_validator(mode="after")
@@ -37,12 +36,12 @@ class WriteLimitSettings(Part):
     batch may wait for it."""
 
     per_second: Annotated[
-        int, Field(validation_alias="WORKER_WRITES_PER_SECOND"), AfterValidator(var.between(0, 1_000_000))
+        int, Field(validation_alias="WORKER_WRITES_PER_SECOND"), AfterValidator(between(0, 1_000_000))
     ] = 0
     burst_asked: Annotated[
-        int | None, Field(validation_alias="WORKER_WRITE_BURST"), AfterValidator(var.between(1, 10_000_000))
+        int | None, Field(validation_alias="WORKER_WRITE_BURST"), AfterValidator(between(1, 10_000_000))
     ] = None
-    wait_s: Annotated[int, Field(validation_alias="WORKER_WRITE_WAIT_S"), AfterValidator(var.between(1, 600))] = 60
+    wait_s: Annotated[int, Field(validation_alias="WORKER_WRITE_WAIT_S"), AfterValidator(between(1, 600))] = 60
 
     @property
     def burst(self) -> int:
