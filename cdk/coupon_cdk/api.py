@@ -36,6 +36,7 @@ CORS_EXPOSED = ["Retry-After"]
 GATEWAY_ERRORS = {
     apigw.ResponseType.BAD_REQUEST_BODY: ("422", "INVALID_REQUEST", "$context.error.validationErrorString"),
     apigw.ResponseType.ACCESS_DENIED: ("403", "FORBIDDEN", "$context.error.messageString"),
+    apigw.ResponseType.WAF_FILTERED: ("403", "FORBIDDEN", "$context.error.messageString"),
     apigw.ResponseType.UNAUTHORIZED: ("401", "UNAUTHORIZED", "$context.error.messageString"),
     apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: ("404", "NOT_FOUND", "no such route or method"),
     apigw.ResponseType.THROTTLED: ("429", "THROTTLED", "too many requests, retry later"),
@@ -93,14 +94,7 @@ class Api(Construct):
         if not config.waf_requests_per_5_min:
             accept(self.rest_api, "AwsSolutions-APIG3")
         origins = list(config.cors_origins)
-        for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
-            self.rest_api.add_gateway_response(
-                f"Gateway{status}{status_code}",
-                type=response_type,
-                status_code=status_code,
-                response_headers=_gateway_headers(origins, retry=status_code in ("429", "503")),
-                templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
-            )
+        self._gateway_responses(origins)
         integration = apigw.LambdaIntegration(coupons)
         public_auth = self._public_authorization(config)
         # add_method's keyword arguments, per route: who may call it, and what the edge validates
@@ -159,6 +153,25 @@ class Api(Construct):
             public.append((copy_change, "POST"))
         for resource, method in public if origins else []:
             _answer_preflight(resource, method, origins)
+
+    def _gateway_responses(self, origins: list[str]) -> None:
+        """API Gateway's own refusals in the API's format, readable by the first allowed origin;
+        every other 4xx of the gateway's (a body too large, ...) keeps its own, with the headers."""
+        for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
+            waf = "Waf" if response_type.response_type == "WAF_FILTERED" else ""
+            self.rest_api.add_gateway_response(
+                f"Gateway{status}{status_code}{waf}",
+                type=response_type,
+                status_code=status_code,
+                response_headers=_gateway_headers(origins, retry=status_code in ("429", "503")),
+                templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
+            )
+        if origins:
+            self.rest_api.add_gateway_response(
+                "GatewayOther4xx",
+                type=apigw.ResponseType.DEFAULT_4_XX,
+                response_headers=_gateway_headers(origins, retry=False),
+            )
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
         """Who may call the public routes: anyone (local), SigV4-signed callers of the account
