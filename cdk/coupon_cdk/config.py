@@ -16,14 +16,16 @@ from typing import Annotated, Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
 from pydantic.alias_generators import to_camel
 
+from coupon_core.settings import ORIGIN
+
 CONTEXT_KEY = "coupon:environments"
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
 Text = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
-# A web origin (scheme, host, port; no path), as the functions' CORS_ORIGINS reads it, or * (any page).
-Origin = Annotated[str, Strict(), Field(pattern=r"^(\*|https?://[A-Za-z0-9.-]+(:\d{1,5})?)$")]
+# A web origin (scheme, host, port; no path) by the rule the functions' CORS_ORIGINS reads it with, or * (any page).
+Origin = Annotated[str, Strict(), Field(pattern=rf"^(\*|{ORIGIN.pattern})$")]
 
 
 def cdk_json_context() -> dict[str, Any]:

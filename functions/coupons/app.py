@@ -24,7 +24,6 @@ from coupon_core.observability import logger, metrics
 from functions.coupons import error_handlers
 from functions.coupons.routes import coupons, issues, lifecycle, operations
 from functions.http_api import request
-from functions.http_api.answers import with_headers
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=untrusted_json.loads)
 error_handlers.register(app)
@@ -40,4 +39,4 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     proxy_event = APIGatewayProxyEvent(event)
     refused = request.refused(proxy_event)
     answer = refused.proxy_result() if refused else app.resolve(event, context)
-    return with_headers(answer, request.cors_headers(proxy_event, request.allowed_origins()))
+    return request.with_cors(proxy_event, answer)

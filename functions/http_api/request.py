@@ -25,9 +25,10 @@ an unknown route). The body is read once, by ``untrusted_json``, and validated b
 of it, :class:`IssueRequest`, which the gateway's request model is generated from; the
 ``Idempotency-Key`` header by the rule the coupons function's routes declare
 (:data:`IdempotencyKeyValue`). Both are here, not among the other bodies (``schemas.py``): a
-cold intake builds this one model, not every body of the API. Errors are described as the coupons function describes its
-validation errors (``functions/coupons/error_handlers.py``): a 422 INVALID_REQUEST naming each
-field and what is wrong with it, as Python's JSON reader and Powertools name it.
+cold intake builds this one model, not every body of the API. Errors are described as the
+coupons function describes its validation errors (``functions/coupons/error_handlers.py``): a
+422 INVALID_REQUEST naming each field and what is wrong with it, as Python's JSON reader and
+Powertools name it.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
-from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
+from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal, with_headers
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 KEY_LENGTH, KEY_PATTERN = (1, 255), r"^[\x21-\x7e]+$"  # an Idempotency-Key: printable ASCII, no space
@@ -104,9 +105,14 @@ def allowed_origins() -> tuple[str, ...]:
 CORS_EXPOSED = "Retry-After"  # the one header beyond the CORS-safelisted ones a page must read
 
 
+def with_cors(event: APIGatewayProxyEvent, result: dict[str, Any]) -> dict[str, Any]:
+    """The proxy result ``result`` answering ``event``, with the CORS headers of its page
+    (:func:`cors_headers` for :func:`allowed_origins`): both HTTP functions' last step."""
+    return with_headers(result, cors_headers(event, allowed_origins()))
+
+
 def cors_headers(event: APIGatewayProxyEvent, allowed: tuple[str, ...]) -> dict[str, str]:
-    """The CORS headers of an answer to ``event`` (``allowed``: :func:`allowed_origins`): its
-    ``Origin`` allowed to read it, and
+    """The CORS headers of an answer to ``event``: its ``Origin`` allowed to read it, and
     ``Retry-After`` exposed, if that origin is on ``allowed`` (or ``allowed`` holds ``*``);
     none otherwise. ``Vary: Origin`` wherever a list applies, so that no cache serves one
     page's answer to another."""

@@ -32,7 +32,7 @@ from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import logger, metrics
 from functions.http_api import request
-from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal, with_headers
+from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
 from functions.intake import dependencies
 
 DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
@@ -44,7 +44,7 @@ _NOTHING_DONE = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UN
 @event_source(data_class=APIGatewayProxyEvent)
 def handler(event: APIGatewayProxyEvent, context: LambdaContext) -> dict[str, Any]:
     answer = (request.refused(event) or _respond(event)).proxy_result()
-    return with_headers(answer, request.cors_headers(event, request.allowed_origins()))
+    return request.with_cors(event, answer)
 
 
 def _respond(event: APIGatewayProxyEvent) -> Answer:

@@ -140,7 +140,7 @@ class ElastiCacheIamCredentials(CredentialProvider):
 
 
 def redis_client(settings: RedisSettings, *, socket_timeout: float = 2.0) -> redis.Redis:
-    """A client of the cache ``settings`` name, authenticated as they say (``lua_redis.client.connect``)."""
+    """A client of the cache ``settings`` name, authenticated as they say (:func:`connect`)."""
     if settings.auth == "none":
         return connect(settings.url, socket_timeout=socket_timeout)
     user, cache_name, region = settings.user, settings.cache_name, settings.region

@@ -17,7 +17,7 @@ from coupon_core.domain.reservations import ReleaseOutcome
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
 from lua_redis.client import redis_unavailable, register
-from lua_redis.store import SENTINEL, ReservationStore, chunked, flattened
+from lua_redis.store import SENTINEL, ReservationStore, chunked, flattened, reservation_pairs
 
 
 class ReconcileStore(ReservationStore):
@@ -64,11 +64,12 @@ class ReconcileStore(ReservationStore):
         and concurrently with reserves; callers serialise reconciles of one coupon with the state
         lock.
         """
-        holder_pairs = self._validated_holders(state.coupon_id, holders)
+        validate_id("couponId", state.coupon_id)
+        holder_pairs = reservation_pairs(holders.items())
         requests = [(validate_id("userId", user), _request_id(rid)) for user, rid in (request_ids or {}).items()]
         if release_before is not None:
             validate_millis("releaseBefore", release_before)
-        if self.install(state, None if self.has_state(state.coupon_id) else holder_pairs):
+        if self._install(state, None if self.has_state(state.coupon_id) else holder_pairs):
             self._restore_requests(state.coupon_id, requests)
             return ReconcileChanges(
                 coupon_id=state.coupon_id,
@@ -96,11 +97,6 @@ class ReconcileStore(ReservationStore):
             stray=len(stray),
             reserved=self.reserved_count(state.coupon_id),
         )
-
-    @staticmethod
-    def _validated_holders(coupon_id: int, holders: Mapping[int, int]) -> list[tuple[int, int]]:
-        validate_id("couponId", coupon_id)
-        return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in holders.items()]
 
     def _snapshot(self, coupon_id: int) -> dict[int, int]:
         members = self._client.zscan_iter(keys.reserved_key(coupon_id), count=self._chunk_size)

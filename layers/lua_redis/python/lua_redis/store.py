@@ -7,7 +7,7 @@ The intake's own calls are ``issue_store.IssueStore``'s; the reconcile's repairs
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 
 import redis
@@ -26,6 +26,11 @@ def chunked[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
+
+
+def reservation_pairs(pairs: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """(user id, reservation time in ms) pairs, each checked: ``InvalidInputError`` otherwise."""
+    return [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in pairs]
 
 
 def flattened(pairs: Sequence[tuple[int, int] | tuple[int, str]]) -> list[int | str]:
@@ -59,7 +64,7 @@ class ReservationStore:
     def release_all(self, coupon_id: int, reservations: Sequence[tuple[int, int]]) -> list[ReleaseOutcome]:
         """Release many (user, reservation time) pairs of one coupon, fenced, in bounded calls."""
         validate_id("couponId", coupon_id)
-        pairs = [(validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in reservations]
+        pairs = reservation_pairs(reservations)
         outcomes: list[ReleaseOutcome] = []
         for chunk in chunked(pairs, self._chunk_size):
             answers = self._release(
@@ -124,11 +129,12 @@ class ReservationStore:
         A new set gets a new holders' filter: its holders and the keys the idempotency hash still
         has (a reserve adds none while the state is missing). ``None``: the state was whole when
         looked at, nothing is staged (a set lost since then is made empty, without a filter)."""
-        coupon_id = validate_id("couponId", state.coupon_id)
-        if holder_pairs is not None:
-            holder_pairs = [
-                (validate_id("userId", user), validate_millis("reservedAt", at)) for user, at in holder_pairs
-            ]
+        validate_id("couponId", state.coupon_id)
+        return self._install(state, None if holder_pairs is None else reservation_pairs(holder_pairs))
+
+    def _install(self, state: CouponState, holder_pairs: list[tuple[int, int]] | None) -> bool:
+        """:meth:`install` with ``holder_pairs`` checked already."""
+        coupon_id = state.coupon_id
         token = uuid.uuid4().hex
         staging, staging_filter = keys.staging_key(coupon_id, token), keys.staging_holders_key(coupon_id, token)
         bits = holders.size_bits(state.total)
