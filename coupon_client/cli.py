@@ -31,7 +31,7 @@ import typer
 from typer.core import TyperGroup
 
 from coupon_client import arguments
-from coupon_client.errors import CouponsError
+from coupon_client.errors import CouponsError, UnavailableError, UnknownEnvironmentError
 from coupon_client.output import Format, Printer
 
 if TYPE_CHECKING:
@@ -471,6 +471,55 @@ def watch(
         pass  # Ctrl-C is how one leaves the view: the terminal is already put back
     except view.Ended as ended:
         raise typer.Exit(128 + ended.signum) from None  # the terminal is put back, as for Ctrl-C
+
+
+@app.command(context_settings=NUMBERS)
+@reported
+def fairness(
+    ctx: typer.Context,
+    coupon: CouponId,
+    detail: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            callback=arguments.bounded("--detail", 0, 1_000),
+            help="answers behind the inversion window to list (0 to 1,000)",
+        ),
+    ] = 20,
+) -> None:
+    """Say how far a sale's winners strayed from arrival order.
+
+    From the intake's metrics lines (CloudWatch Logs Insights, over the coupon's window): the
+    inversion window, the losers who arrived before the last winner, and arrival to decision by
+    outcome (docs/operations.md, First come, first served).
+    """
+    from coupon_client import fairness as measure  # noqa: PLC0415 -- for this command only
+    from coupon_client.environment import aws_errors  # noqa: PLC0415 -- loads botocore
+
+    options = _options(ctx)
+    session = options.session()
+    target = session.target()
+    group = target.intake_log_group
+    if group is None:
+        raise UnknownEnvironmentError("the intake's log group is unknown: give --env (its stack's IntakeLogGroup)")
+    window = session.admin().coupon(coupon)
+    starts = datetime.fromisoformat(window["issueStartsAt"]).timestamp()
+    ends = min(datetime.fromisoformat(window["issueEndsAt"]), _now()).timestamp()
+    span = (int(starts) - 60, int(ends) + 60)
+    logs = session.aws().client("logs", endpoint_url=target.aws_endpoint)
+    with aws_errors("logs:StartQuery", target.aws_endpoint):
+        try:
+            figures, rows = measure.of_sale(
+                logs, target.intake_log_group, coupon, span, detail=detail, sleep=time.sleep
+            )
+        except measure.QueryError as exc:
+            raise UnavailableError(f"Logs Insights: {exc}") from None
+    document = {"couponId": coupon, **figures.as_json(), "detail": rows}
+    fields = dict(figures.summary()) | {"answers behind the window": f"{len(rows)} listed"}
+    options.printer().pairs(f"arrival order of coupon {coupon}", document, fields)
+    if rows and options.output is not Format.JSON:
+        for row in rows:
+            sys.stdout.write("  ".join(f"{key}={value}" for key, value in row.items()) + "\n")
 
 
 def _options(ctx: typer.Context) -> Options:

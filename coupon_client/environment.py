@@ -58,6 +58,7 @@ class Target:
     dlq_url: str | None = None
     worker_function: str | None = None
     metrics_namespace: str | None = None
+    intake_log_group: str | None = None  # where the intake's metrics lines are (coupons fairness)
     aws_endpoint: str | None = None  # AWS's APIs through an endpoint of one's own (LocalStack)
 
 
@@ -161,6 +162,7 @@ def find(session: boto3.Session, environment: str, endpoint: str | None = None) 
         dlq_url=outputs.get("DlqUrl"),
         worker_function=outputs.get("WorkerFunctionName"),
         metrics_namespace=outputs.get("MetricsNamespace"),
+        intake_log_group=outputs.get("IntakeLogGroup"),
         aws_endpoint=endpoint,
     )
 

@@ -108,6 +108,7 @@ class Function(Construct):
 
         # No fixed name (it would block a replacement); operators and the local stack read this output.
         CfnOutput(self, "Name", value=self.function.function_name, key=f"{spec.name.title()}FunctionName")
+        CfnOutput(self, "LogGroupName", value=self.log_group.log_group_name, key=f"{spec.name.title()}LogGroup")
         accept(self.role, "AwsSolutions-IAM5[Resource::*]")
         accept(self.function, "AwsSolutions-L1")
 

@@ -45,6 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
+from coupon_core.observability import Arrival
 from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal, with_headers
 
@@ -152,6 +153,13 @@ class Caller:
         if claimed is not None and claimed != int(value):
             raise RequestRefusedError("NOT_THE_TOKENS_USER")
         return int(value)
+
+
+def arrival_of(event: APIGatewayProxyEvent) -> Arrival:
+    """When and as which request API Gateway received ``event`` (its ``requestContext``)."""
+    context = event.get("requestContext") or {}
+    at = context.get("requestTimeEpoch")
+    return Arrival(str(context.get("requestId", "")), at if isinstance(at, int) and not isinstance(at, bool) else None)
 
 
 def caller_of(event: Mapping[str, Any], settings: CallerSettings) -> Caller:

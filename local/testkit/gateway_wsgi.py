@@ -9,6 +9,7 @@ checked-in document, so that a tool can load the schema from the same app it tes
 from __future__ import annotations
 
 import base64
+import time
 import uuid
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
@@ -72,6 +73,7 @@ def proxy_event(environ: dict[str, Any]) -> dict[str, Any]:
         "stageVariables": None,
         "requestContext": {
             "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": time.time_ns() // 1_000_000,
             "stage": "fuzz",
             "httpMethod": method,
             "path": f"/fuzz{path}",

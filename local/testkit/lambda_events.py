@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ def api_event(
         "stageVariables": None,
         "requestContext": {
             "requestId": str(uuid.uuid4()),
+            "requestTimeEpoch": time.time_ns() // 1_000_000,
             "stage": "test",
             "httpMethod": method,
             "path": f"/test{path}",

@@ -422,13 +422,16 @@ def test_an_environment_that_is_not_an_object_is_named():
 
 @pytest.mark.parametrize("env", ["dev", "prod", "local"])
 def test_the_outputs_the_coupons_command_reads_are_there(env, request):
-    """``coupons --env`` finds the API, the DLQ, the worker and the metrics by these outputs, and
-    reads the intake's metrics under its service's name (coupon_client/metrics.py)."""
+    """``coupons --env`` finds the API, the DLQ, the worker, the metrics and the intake's log group
+    (``coupons fairness``) by these outputs, and reads the intake's metrics under its service's
+    name (coupon_client/metrics.py)."""
     template = request.getfixturevalue(env)
     outputs = template.to_json()["Outputs"]
 
-    assert {"ApiUrl", "DlqUrl", "WorkerFunctionName", "MetricsNamespace"} <= set(outputs)
+    assert {"ApiUrl", "DlqUrl", "WorkerFunctionName", "MetricsNamespace", "IntakeLogGroup"} <= set(outputs)
     assert outputs["MetricsNamespace"]["Value"] == f"CouponSystem-{env}"
+    intake_logs = resources(template, "AWS::Lambda::Function")[function_id(template, "intake")]["Properties"]
+    assert outputs["IntakeLogGroup"]["Value"] == {"Ref": intake_logs["LoggingConfig"]["LogGroup"]["Ref"]}
     intake = resources(template, "AWS::Lambda::Function")[function_id(template, "intake")]
     variables = intake["Properties"]["Environment"]["Variables"]
     assert variables["POWERTOOLS_SERVICE_NAME"] == INTAKE_SERVICE

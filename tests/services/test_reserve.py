@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 import pytest
@@ -243,3 +244,34 @@ def test_a_client_reconnects_after_the_server_closed_its_connection(redis_url, r
 def test_a_client_of_an_unreachable_server_raises_the_domains_error():
     with pytest.raises(StateUnavailableError, match="Redis unavailable"):
         WholeStore(connect("redis://127.0.0.1:1/0", socket_timeout=0.2)).reserve(1, 7)
+
+
+def _server_ms(client: redis.Redis) -> int:
+    seconds, micros = client.time()
+    return seconds * 1000 + micros // 1000
+
+
+@pytest.mark.parametrize(
+    ("outcome", "setup"),
+    [
+        (IssueOutcome.SUCCESS, install),
+        (IssueOutcome.DUPLICATE, lambda store: (install(store), store.reserve(1, 10))),
+        (IssueOutcome.SOLD_OUT, lambda store: (install(store, total=1), store.reserve(1, 11))),
+        (IssueOutcome.NOT_OPEN, lambda store: install(store, starts_in_ms=HOUR_MS)),
+        (IssueOutcome.ENDED, lambda store: install(store, starts_in_ms=-2 * HOUR_MS, lasts_ms=HOUR_MS)),
+        (IssueOutcome.KEY_REUSED, lambda store: (install(store), store.reserve(1, 11, idempotency_key="k"))),
+        (IssueOutcome.CLOSED, lambda store: store.reconcile(
+            dataclasses.replace(open_coupon(), closed=True), {}, release_before=None)),
+        (IssueOutcome.STATE_MISSING, lambda store: None),
+    ],
+)  # fmt: skip
+def test_every_answer_of_reserve_carries_the_time_redis_decided_it(store, redis_client, outcome, setup):
+    """The measure of arrival order times a decision by Redis' clock, whatever the answer."""
+    setup(store)
+    before = _server_ms(redis_client)
+    reservation = store.reserve(1, 10, idempotency_key="k")
+    after = _server_ms(redis_client)
+
+    assert reservation.outcome is outcome
+    assert reservation.decided_at is not None
+    assert before <= reservation.decided_at <= after

@@ -538,3 +538,47 @@ def test_json_carries_the_state_and_stock_left_the_table_shows(api):
 
     assert (shown["state"], shown["stockLeft"]) == ("CLOSED", 45)  # 100 - 55 reserved
     assert (listed["state"], listed["stockLeft"]) == ("CLOSED", 45)
+
+
+OPENING, NOW = (
+    int(datetime(2026, 12, 24, 12, tzinfo=UTC).timestamp()),
+    int(datetime(2026, 12, 24, 13, tzinfo=UTC).timestamp()),
+)
+
+
+def test_fairness_reads_the_sale_from_the_intakes_log_group_and_prints_its_figures(api, monkeypatch):
+    from tests.unit.client.test_fairness import BY_OUTCOME, DETAIL, EXPECTED, _insights, _stubbed_logs  # noqa: PLC0415
+
+    logs, stubber = _stubbed_logs([("Complete", BY_OUTCOME), ("Complete", _insights([{"earlyLosers": "2"}])),
+                                   ("Complete", DETAIL)], span=(OPENING - 60, NOW + 60))  # fmt: skip
+    made = boto3.session.Session.client
+
+    def client(self, name, *args, **kwargs):
+        return logs if name == "logs" else made(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(boto3.session.Session, "client", client)
+    monkeypatch.setattr("coupon_client.cli._now", lambda: datetime.fromtimestamp(NOW, UTC))  # mid-window: up to now
+    monkeypatch.setattr("time.sleep", lambda _: None)
+    with mock_aws():
+        outputs = {"ApiUrl": {"Value": api.url}, "IntakeLogGroup": {"Value": "intake-logs"}}
+        template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs}
+        boto3.client("cloudformation", region_name="eu-west-1").create_stack(
+            StackName="Coupons-dev", TemplateBody=json.dumps(template)
+        )
+        api.answer("GET", "/coupons/7", Answer(200, COUPON))
+        result = CliRunner().invoke(app, ["--env", "dev", "fairness", "7", "--output", "json"])
+
+    assert result.exit_code == 0, result.output
+    printed = json.loads(result.stdout)
+    assert printed == {"couponId": 7, **EXPECTED.as_json(), "detail": [
+        {"arrivedAt": "1764590400120", "decidedAt": "1764590400125", "outcome": "SOLD_OUT",
+         "correlation_id": "gw-3", "@logStream": "2026/12/24/[$LATEST]abc"}]}  # fmt: skip
+    stubber.assert_no_pending_responses()
+
+
+def test_fairness_needs_the_intakes_log_group(api):
+    result = run(api, "fairness", "7")
+
+    assert result.exit_code == errors.UnknownEnvironmentError.exit_code
+    assert "the intake's log group is unknown" in result.stderr
+    assert api.sent == []

@@ -13,7 +13,10 @@
   ``IssueSoldOut``, ...), its latency (``IssueLatency``, ms), a reservation left held after a
   failed publish (``ReleaseFailed``), an answer from the container's memory
   (``IssueFromMemory``) and a refresh of it (``IssueMemoryRefresh``); alarms and dashboards read
-  these, and ``make plan`` takes its round trips from ``IssueLatency``.
+  these, and ``make plan`` takes its round trips from ``IssueLatency``. The same line carries
+  what the measure of arrival order reads (``coupon_client.fairness``): the coupon, the outcome,
+  the request's arrival at API Gateway and when its answer was decided, and the gateway's
+  request id (:class:`Arrival`); never a user id.
 
 Service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
 POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
@@ -22,12 +25,17 @@ POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 from coupon_core.domain.reservations import IssueOutcome
+
+if TYPE_CHECKING:
+    from coupon_core.domain.issuing import IssueResult
 
 logger = Logger()
 metrics = Metrics()
@@ -50,17 +58,29 @@ MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its 
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
 
 
-def count_issue(
-    outcome: IssueOutcome, latency_ms: float, *, remembered: bool, learned: bool, release_failed: bool
-) -> None:
+@dataclass(frozen=True)
+class Arrival:
+    """A request as API Gateway received it: its id (Logger's ``correlation_id``) and when, in
+    epoch ms on the gateway's clock (``requestTimeEpoch``; None if the event has none)."""
+
+    correlation_id: str
+    at: int | None
+
+
+def count_issue(result: IssueResult, latency_ms: float, coupon_id: int, arrival: Arrival, decided_at: int) -> None:
     """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
-    failed release; flushed as one line when the handler returns."""
+    failed release; and beside them, as the line's properties, the coupon, the outcome, the
+    arrival and ``decided_at`` (epoch ms). Flushed as one line when the handler returns."""
     metrics.add_metric(name=ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
     flags = {
-        ISSUE_COUNT_OF[outcome]: True,
-        FROM_MEMORY: remembered,
-        MEMORY_REFRESH: learned,
-        RELEASE_FAILED: release_failed,
+        ISSUE_COUNT_OF[result.outcome]: True,
+        FROM_MEMORY: result.remembered,
+        MEMORY_REFRESH: result.learned,
+        RELEASE_FAILED: result.release_failed,
     }
     for name in (name for name, flag in flags.items() if flag):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    line = {"couponId": coupon_id, "outcome": result.outcome.value, "correlation_id": arrival.correlation_id}
+    for key, value in (line | {"arrivedAt": arrival.at, "decidedAt": decided_at}).items():
+        if value is not None:
+            metrics.add_metadata(key=key, value=value)

@@ -80,27 +80,27 @@ class IssueStore:
             keys.holders_key(coupon_id),
         ]
         with redis_unavailable:
-            code, reserved_at, *standing = self._reserve(
+            code, reserved_at, decided_at, *standing = self._reserve(
                 keys=coupon_keys, args=[user_id, str(request_id or uuid.uuid4()), idempotency_key]
             )
-        outcome = RESERVE_CODES[code]
+        outcome, decided_at = RESERVE_CODES[code], int(decided_at)
         if outcome in _TIMED:
-            return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]))
+            return Reservation(outcome, int(reserved_at), stands_ms=int(standing[0]), decided_at=decided_at)
         if standing:
-            return self._standing(coupon_id, outcome, standing)
-        return Reservation(outcome)
+            return self._standing(coupon_id, outcome, standing, decided_at)
+        return Reservation(outcome, decided_at=decided_at)
 
-    def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any]) -> Reservation:
+    def _standing(self, coupon_id: int, outcome: IssueOutcome, standing: list[Any], decided_at: int) -> Reservation:
         """A refusal that stands: ``[ms until the window's edge (-1: none)]``, and for SOLD_OUT
         the filter's version ``epoch, added`` (no epoch: the state keeps no filter)."""
         stands_ms = NO_EDGE_MS if standing[0] < 0 else int(standing[0])
         if outcome is not IssueOutcome.SOLD_OUT:
-            return Reservation(outcome, stands_ms=stands_ms)
+            return Reservation(outcome, stands_ms=stands_ms, decided_at=decided_at)
         epoch, added = standing[1], int(standing[2])
         filter_ = self._holders_filter(coupon_id, (epoch, added)) if epoch else None
         if filter_ is None:  # nobody's refusal but this caller's
-            return Reservation(outcome)
-        return Reservation(outcome, stands_ms=stands_ms, holders=filter_)
+            return Reservation(outcome, decided_at=decided_at)
+        return Reservation(outcome, stands_ms=stands_ms, holders=filter_, decided_at=decided_at)
 
     def _holders_filter(self, coupon_id: int, version: tuple[str, int]) -> holders.BloomHoldersFilter | None:
         """The coupon's filter at ``version`` or later (bits are only ever added within an epoch);

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import time
 from typing import Any
 
 import pytest
@@ -103,7 +104,7 @@ def test_the_intakes_log_lines_carry_the_request_id_as_correlation_id_and_no_ear
     assert {"function_name", "function_request_id", "cold_start"} <= first_line.keys()
 
 
-METRICS_LINE_BYTES, WARNING_LINE_BYTES = 512, 1024  # docs/design.md, What a public request can cost
+METRICS_LINE_BYTES, WARNING_LINE_BYTES = 640, 1024  # docs/design.md, What a public request can cost
 
 
 @pytest.mark.parametrize("result", [IssueResult(outcome) for outcome in IssueOutcome] + [
@@ -126,3 +127,34 @@ def test_an_answer_writes_one_bounded_metrics_line_and_a_503_one_bounded_warning
     unavailable = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE, IssueOutcome.STATE_MISSING}
     assert len(logged) == (result.outcome in unavailable)  # answered 503 (a success without its record too)
     assert all(len(line.encode()) <= WARNING_LINE_BYTES and "918273645" not in line for line in logged)
+
+
+def test_the_metrics_line_carries_the_coupon_outcome_arrival_and_redis_decision(service):  # noqa: F811
+    """What the measure of arrival order reads (coupon_client.fairness): the gateway's arrival and
+    request id, and the time Redis decided, beside the outcome; no user id."""
+    service.result = IssueResult(IssueOutcome.SOLD_OUT, decided_at=1_764_590_400_250)
+    event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 918_273_645})
+    event["requestContext"] |= {"requestId": "gateway-1", "requestTimeEpoch": 1_764_590_400_123}
+    document = json.loads(_metrics_line(_printed(lambda: app.handler(event, InProcessContext()))))
+
+    fields = {key: document[key] for key in ("couponId", "outcome", "correlation_id", "arrivedAt", "decidedAt")}
+    assert fields == {"couponId": 3, "outcome": "SOLD_OUT", "correlation_id": "gateway-1",
+                      "arrivedAt": 1_764_590_400_123, "decidedAt": 1_764_590_400_250}  # fmt: skip
+    assert "918273645" not in json.dumps(document)
+
+
+@pytest.mark.parametrize("arrived", [None, "1764590400123", True, 1.5])
+def test_an_answer_the_container_decided_is_timed_by_its_clock_and_a_missing_arrival_is_left_out(
+    service,  # noqa: F811
+    arrived,
+):
+    """An answer from the container's memory has no Redis time: the container's clock decides;
+    an event without an integer requestTimeEpoch leaves arrivedAt out rather than guessing."""
+    service.result = IssueResult(IssueOutcome.SOLD_OUT, remembered=True)
+    event = EVENT | {"requestContext": EVENT["requestContext"] | {"requestTimeEpoch": arrived}}
+    before = time.time_ns() // 1_000_000
+    document = json.loads(_metrics_line(_printed(lambda: app.handler(event, InProcessContext()))))
+    after = time.time_ns() // 1_000_000
+
+    assert before <= document["decidedAt"] <= after
+    assert "arrivedAt" not in document

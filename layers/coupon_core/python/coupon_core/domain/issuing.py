@@ -24,7 +24,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from coupon_core.domain.records import IssueRecord
@@ -91,6 +91,8 @@ class IssueResult:
     that could not be released after a failed publish: it is left for reconcile, and the caller
     counts it. ``remembered``: the answer came from the container's memory, not from Redis;
     ``learned``: Redis' refusal was remembered (a refresh of the memory). The caller counts both.
+    ``decided_at``: when Redis decided it (epoch ms, its clock); ``None`` for an answer the
+    container decided (from its memory, or without Redis), which the caller times itself.
     """
 
     outcome: IssueOutcome
@@ -99,6 +101,7 @@ class IssueResult:
     release_failed: bool = False
     remembered: bool = False
     learned: bool = False
+    decided_at: int | None = None
 
 
 _OWN = frozenset({IssueOutcome.DUPLICATE, IssueOutcome.KEY_REUSED})  # refusals that stand for one caller
@@ -265,11 +268,11 @@ class IssueService:
                     raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was built")
         except UnavailableError as exc:
             return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
-        outcome, reserved_at = reservation.outcome, reservation.reserved_at
+        outcome, reserved_at, decided_at = reservation.outcome, reservation.reserved_at, reservation.decided_at
         learned = memory is not None and memory.learn(coupon_id, user_id, key, reservation, asked_at)
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
-            return IssueResult(outcome, learned=learned)
-        result = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
+            return IssueResult(outcome, learned=learned, decided_at=decided_at)
+        result = replace(self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at)), decided_at=decided_at)
         if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
             memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
         return result

@@ -65,12 +65,16 @@ class Reservation:
     clears) or for this caller, its user and its key (SUCCESS, DUPLICATE, KEY_REUSED). 0: not
     to be kept. The intake's memory keeps such an answer for at most a second
     (``issuing.AnswerMemory``).
+
+    ``decided_at``: when the store decided, in epoch ms on its clock (Redis' ``TIME``), the
+    moment the measure of arrival order takes for a decision (docs/design.md, Arrival order).
     """
 
     outcome: IssueOutcome
     reserved_at: int | None = None
     stands_ms: int = 0
     holders: HoldersFilter | None = None
+    decided_at: int | None = None
 
 
 class ReleaseOutcome(StrEnum):
