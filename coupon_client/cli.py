@@ -509,9 +509,7 @@ def fairness(
     logs = session.aws().client("logs", endpoint_url=target.aws_endpoint)
     with aws_errors("logs:StartQuery", target.aws_endpoint):
         try:
-            figures, rows = measure.of_sale(
-                logs, target.intake_log_group, coupon, span, detail=detail, sleep=time.sleep
-            )
+            figures, rows = measure.of_sale(logs, group, coupon, span, detail=detail, sleep=time.sleep)
         except measure.QueryError as exc:
             raise UnavailableError(f"Logs Insights: {exc}") from None
     document = {"couponId": coupon, **figures.as_json(), "detail": rows}

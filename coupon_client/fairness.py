@@ -11,7 +11,8 @@ DUPLICATE, bad input and the rest are neither. The figures (:class:`Fairness`):
   number to quote to a shopper who says "I clicked first";
 - **early losers**: how many losers arrived before the last winner (each could say so);
 - **waits**: arrival to decision, p50, p99 and max, per outcome: what the path to the decision
-  took (a cold start, a queue), which is what reorders requests.
+  took (a cold start, a queue), which is what reorders requests; only where the decision's time
+  is known (the intake's lines carry it).
 
 A late winner is a winner too: a copy a cancel or a release put back, taken by a later arrival,
 widens the window by design (docs/design.md, Arrival order, says what reorders a request and
@@ -35,10 +36,11 @@ WINNER, LOSER = "SUCCESS", "SOLD_OUT"
 
 @dataclass(frozen=True)
 class Answer:
-    """One answer of a sale: epoch ms on the clocks named above, and the outcome."""
+    """One answer of a sale: epoch ms on the clocks named above (``decided_at`` None: not known,
+    as for a client that sees only its answers), and the outcome."""
 
     arrived_at: int
-    decided_at: int
+    decided_at: int | None
     outcome: str
 
 
@@ -102,7 +104,8 @@ def measure(answers: Iterable[Answer]) -> Fairness:
     last_winner, first_loser = max(winners, default=None), min(losers, default=None)
     waits: dict[str, list[int]] = {}
     for answer in answers:
-        waits.setdefault(answer.outcome, []).append(answer.decided_at - answer.arrived_at)
+        if answer.decided_at is not None:
+            waits.setdefault(answer.outcome, []).append(answer.decided_at - answer.arrived_at)
     return Fairness(
         winners=len(winners),
         losers=len(losers),

@@ -40,6 +40,7 @@ from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from moto import mock_aws
 from sqlalchemy import Engine
 
+from coupon_client.fairness import Answer
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.postgres import start_postgres
@@ -51,7 +52,7 @@ from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
 from local.testkit.lambda_service import LambdaService
 from local.tools.invariants import bad_input_changes_nothing, check, held_counts, observe, stored_state
-from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
+from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude, fairness_rows
 from lua_redis.client import connect
 
 GATE_RUNS = 10  # reconciles a second apart, past twice the produce timeout of the gate's wait
@@ -66,6 +67,7 @@ class Tally:
     successes: dict[str, int] = field(default_factory=dict)  # request id -> user
     faults: Counter[str] = field(default_factory=Counter)
     observations: list[Observation] = field(default_factory=list)  # each click's last answer, for the charts
+    arrivals: list[Answer] = field(default_factory=list)  # each click: when it was sent, and its answer
     started: float = field(default_factory=time.perf_counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -92,7 +94,7 @@ def _call(
 def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     """One click, as a well-behaved client: one key, sent again after a 503 or a lost answer."""
     headers = {"Idempotency-Key": uuid.uuid4().hex}
-    began = time.perf_counter()
+    began, sent_at = time.perf_counter(), time.time_ns() // 1_000_000
     for _ in range(ATTEMPTS):
         try:
             status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers)
@@ -104,6 +106,7 @@ def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     done = time.perf_counter()
     with tally.lock:
         tally.observations.append(Observation(done - tally.started, body["status"], (done - began) * 1000))
+        tally.arrivals.append(Answer(sent_at, None, body["status"]))
         tally.answers[body["status"]] += 1
         if body["status"] == "SUCCESS":
             tally.successes[body["requestId"]] = user_id
@@ -320,7 +323,9 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
         for label, value in summary:
             print(f"{label}: {value}")
         title = f"make chaos: {users} users clicking twice for {quantity} copies, seed {seed}"
-        return SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results)
+        timeline = SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results, tally.arrivals)
+        timeline.summary.extend(fairness_rows(tally.arrivals))
+        return timeline
 
 
 def main() -> int:

@@ -37,6 +37,7 @@ import boto3
 from sqlalchemy import Engine, text
 
 from coupon_client.api_client import ApiClient, Reply
+from coupon_client.fairness import Answer
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
@@ -53,7 +54,7 @@ from local.tools.invariants import (
     stored_state,
     successes_of,
 )
-from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude
+from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude, fairness_rows
 from lua_redis.client import connect
 
 DRAIN_TIMEOUT_S = 300
@@ -76,6 +77,7 @@ class DemoSale:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
         self.answers: list[tuple[int, Reply]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
+        self.arrivals: list[Answer] = []  # each click: when it was sent, and its answer (arrival order)
         self.done = 0
         self.started = time.perf_counter()
         self._lock = threading.Lock()
@@ -98,16 +100,19 @@ class DemoSale:
         return time.perf_counter() - self.started
 
     def _client(self, lane: int, lanes: int) -> None:
-        mine, seen = [], []
+        mine, seen, arrived = [], [], []
         for user in range(1 + lane, self.users + 1, lanes):
+            sent_at = time.time_ns() // 1_000_000
             answer = self.api.request_coupon(self.coupon_id, user)
             mine.append((user, answer))
             seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
+            arrived.append(Answer(sent_at, None, answer.status))
             with self._lock:
                 self.done += 1
         with self._lock:
             self.answers.extend(mine)
             self.observations.extend(seen)
+            self.arrivals.extend(arrived)
 
     def _progress(self, total: int, started: float) -> None:
         filled = int(30 * self.done / total)
@@ -304,7 +309,13 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     answers = ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common()))
     title = f"make demo: coupon {coupon_id}, {args.quantity:,} copies, {args.users:,} users"
     timeline = SaleTimeline(
-        title, args.quantity, sale.observations, sample.samples, [rate, answers, *summary], invariants
+        title,
+        args.quantity,
+        sale.observations,
+        sample.samples,
+        [rate, answers, *summary, *fairness_rows(sale.arrivals)],
+        invariants,
+        sale.arrivals,
     )
     return conclude(timeline, "demo")
 

@@ -1,10 +1,12 @@
 """One self-contained HTML page with a sale's charts: the demo's, the chaos run's, the rehearsal's.
 
 The charts are drawn here by matplotlib, as SVG inlined in the page: nothing is fetched, no
-script runs, and the plotting library chooses round ticks and formats the numbers. Five charts:
+script runs, and the plotting library chooses round ticks and formats the numbers. Six charts:
 answers per second by status, latency percentiles over time, a latency histogram, copies sold
-against the stock, and the reservations in Redis against the issues in PostgreSQL, sampled
-during the sale and after it until they meet. Each series is an SVG group whose id is
+against the stock, the reservations in Redis against the issues in PostgreSQL, sampled during
+the sale and after it until they meet, and the arrivals around the sell-out: winners and losers
+counted by when they arrived (``coupon_client.fairness``: where the two lines overlap, a loser
+arrived before a winner). Each series is an SVG group whose id is
 ``<chart>:<series>``, which is what the browser test reads.
 """
 
@@ -21,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from coupon_client.fairness import LOSER, WINNER, Answer, measure
 
 BUCKETS = 60  # at most this many points along a time axis
 HISTOGRAM_BINS = 24
@@ -42,6 +46,7 @@ class SaleTimeline:
     convergence: list[tuple[float, int, int]] = field(default_factory=list)
     summary: list[tuple[str, str]] = field(default_factory=list)  # the text report's key figures
     checks: dict[str, bool] = field(default_factory=dict)  # invariants: held or broken
+    arrivals: list[Answer] = field(default_factory=list)  # each click's arrival and outcome (fairness)
 
 
 class Convergence:
@@ -85,7 +90,35 @@ def charts(timeline: SaleTimeline) -> dict[str, Any]:
                         "series": {"reserved in Redis": [r for _, r, _ in timeline.convergence],
                                    "issued in PostgreSQL": [i for _, _, i in timeline.convergence]},
                         "xLabel": "seconds", "yLabel": "copies", "dashed": ["issued in PostgreSQL"]},
+        "arrivals": _arrivals(timeline.arrivals),
     }  # fmt: skip
+
+
+ARRIVALS_MARGIN_MS = 2_000  # of the arrivals chart, either side of the span where winners and losers overlap
+
+
+def _arrivals(answers: list[Answer]) -> dict[str, Any]:
+    """Winners and losers counted by arrival, over the sell-out (from the first loser's arrival to
+    the last winner's, with a margin), in seconds after the sale's first arrival."""
+    ranked = sorted((a.arrived_at, a.outcome) for a in answers if a.outcome in (WINNER, LOSER))
+    if not ranked:
+        return {"x": [], "series": {}, "xLabel": "arrival (s)", "yLabel": "requests"}
+    first = ranked[0][0]
+    winners = [at for at, outcome in ranked if outcome == WINNER] or [first]
+    losers = [at for at, outcome in ranked if outcome == LOSER] or [ranked[-1][0]]
+    low = max(first, min(losers) - ARRIVALS_MARGIN_MS)
+    high = min(ranked[-1][0], max(winners) + ARRIVALS_MARGIN_MS)
+    width_ms = round(_bucket_width(max(high - low, 1) / 1000) * 1000)  # whole ms: no float edges
+    count = (high - low) // width_ms + 1
+    series = {f"won ({WINNER})": [0] * count, f"lost ({LOSER})": [0] * count}
+    for at, outcome in ranked:
+        if at <= high:  # one before the chart's span counts in its first bucket: the lines are cumulative
+            bucket = max((at - low) // width_ms, 0)
+            series[f"won ({WINNER})" if outcome == WINNER else f"lost ({LOSER})"][bucket] += 1
+    cumulative = {name: [sum(counts[: i + 1]) for i in range(count)] for name, counts in series.items()}
+    xs = [(low - first + i * width_ms) / 1000 for i in range(count)]
+    return {"x": xs, "series": cumulative, "xLabel": "arrival (s after the first request)",
+            "yLabel": "requests arrived, cumulative"}  # fmt: skip
 
 
 def _bucket_width(end_s: float) -> float:
@@ -116,6 +149,18 @@ def _histogram(latencies: list[float]) -> dict[str, Any]:
         counts[min(int((math.log10(max(value, 0.01)) - low) / step), HISTOGRAM_BINS - 1)] += 1
     edges = [round(10 ** (low + i * step), 2) for i in range(HISTOGRAM_BINS + 1)]
     return {"edges": edges, "counts": counts}
+
+
+LOCAL_ARRIVAL = (
+    "arrival",
+    "when the client sent the click's first request (on AWS, API Gateway's requestTimeEpoch: coupons fairness)",
+)
+
+
+def fairness_rows(arrivals: list[Answer]) -> list[tuple[str, str]]:
+    """The report's rows of the sale's arrival order (``coupon_client.fairness``), arrival as the
+    local tools take it."""
+    return [LOCAL_ARRIVAL, *measure(arrivals).summary()]
 
 
 def render(timeline: SaleTimeline) -> str:
@@ -208,6 +253,7 @@ CHARTS = {
     "histogram": "Latency histogram (ms, log scale)",
     "sold": "Copies sold against the stock",
     "convergence": "Reserved in Redis against issued in PostgreSQL",
+    "arrivals": "Arrivals around the sell-out: winners and losers, by when they arrived",
 }
 
 _PAGE = """<!doctype html>

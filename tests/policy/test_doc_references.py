@@ -46,6 +46,7 @@ NOT_OURS = {
     "CloudWatchEMFProvider.add_metric",  # Powertools' class, named by its short name
     "alembic.ini",  # named as what the migration does without
     "requestContext.requestId",  # a field of API Gateway's proxy event
+    "requestContext.requestTimeEpoch",  # another
 }  # fmt: skip
 # Where the stack writes at run time: named in the documents, never tracked.
 RUN_TIME_PLACES = (".local/", ".hypothesis/", "/proc/", "/tmp/", "<", "...", "node_modules/")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from local.tools.sale_report import CHARTS, Observation, SaleTimeline, charts, render, series_drawn
+from local.tools.sale_report import CHARTS, Observation, SaleTimeline, charts, fairness_rows, render, series_drawn
+from tests.unit.client.test_fairness import STAGED
 
 ANSWERS = [Observation(0.05 * i, "SUCCESS" if i < 30 else "SOLD_OUT", 10.0 + i) for i in range(200)]
 
@@ -44,3 +45,26 @@ def test_every_chart_shows_each_of_its_series_with_its_points():
     assert shown["sold"] == {"sold": buckets, "stock": buckets}
     assert shown["convergence"] == {"reserved in Redis": 3, "issued in PostgreSQL": 3}
     assert shown["histogram"]["latency"] > 24  # the outline of 24 bins
+
+
+def test_the_arrivals_chart_counts_winners_and_losers_by_arrival_around_the_sell_out():
+    """The staged sale of the fairness test: losers at +120 and +130 ms arrived before the late
+    winner at +400; the chart shows both lines rising before it (a DUPLICATE is neither)."""
+    timeline = SaleTimeline("t", 3, ANSWERS, arrivals=STAGED)
+    arrivals = charts(timeline)["arrivals"]
+
+    assert arrivals["x"] == [0.0, 0.1, 0.2, 0.3, 0.4]  # +100 ms (the first arrival) to +500, in 0.1 s
+    assert arrivals["series"] == {"won (SUCCESS)": [2, 2, 2, 3, 3], "lost (SOLD_OUT)": [2, 2, 2, 2, 3]}
+    assert series_drawn(render(timeline))["arrivals"] == {"won (SUCCESS)": 5, "lost (SOLD_OUT)": 5}
+
+
+def test_the_report_says_the_sales_arrival_order_and_where_its_arrival_is_taken():
+    rows = dict(fairness_rows(STAGED))
+    assert rows["inversion window"] == "280 ms"
+    assert rows["losers who arrived before the last winner"] == "2 of 3"
+    assert rows["arrival"].startswith("when the client sent the click's first request")
+    assert "arrival to decision, SUCCESS" in rows  # where the decision's time is known
+
+
+def test_a_sale_without_arrivals_draws_an_empty_arrivals_chart():
+    assert charts(SaleTimeline("t", 1, ANSWERS))["arrivals"]["series"] == {}
