@@ -174,12 +174,14 @@ bill: venv
 # A flash sale rehearsed on a running environment with locust, audited from outside through the API
 # (local/tools/rehearse.py): make rehearse on the local stack (brought up first), or
 # make rehearse TARGET=dev URL=https://ID.execute-api.REGION.amazonaws.com/dev REGION=eu-west-1
-# (TOKENS=file of Cognito ID tokens for prod); REHEARSE_ARGS="--users 5000 --copies 500".
+# (TOKENS=file of Cognito ID tokens for prod; INTAKE_LOGS=the stack's IntakeLogGroup output, for the
+# report's arrival order); REHEARSE_ARGS="--users 5000 --copies 500".
 TARGET ?= local
 rehearse: venv $(CDK)
 	$(if $(filter local,$(TARGET)),$(BIN)/python -m local.stack.control up)
 	$(BIN)/python -m local.tools.rehearse --target $(TARGET) $(if $(URL),--url $(URL)) \
-		$(if $(REGION),--region $(REGION)) $(if $(TOKENS),--id-tokens $(TOKENS)) $(REHEARSE_ARGS)
+		$(if $(REGION),--region $(REGION)) $(if $(TOKENS),--id-tokens $(TOKENS)) \
+		$(if $(INTAKE_LOGS),--intake-log-group $(INTAKE_LOGS)) $(REHEARSE_ARGS)
 
 # Upgrade the database named by DATABASE_URL (or DB_SECRET_ARN) to the newest schema.
 migrate: venv

@@ -26,8 +26,9 @@ nearest rank; Logs Insights computes its own ``pct``, which may be approximate o
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,6 +124,44 @@ def _inversion(last_winner: int | None, first_loser: int | None) -> int:
     if last_winner is None or first_loser is None:
         return 0
     return max(last_winner - first_loser, 0)
+
+
+GATEWAY_REQUEST_ID = "x-amzn-requestid"  # API Gateway's request id on its answers: the lines' correlation_id
+
+
+def gateway_request_id(headers: Mapping[str, str]) -> str | None:
+    """API Gateway's id of the request an answer came from, from the answer's headers."""
+    return next((value for name, value in headers.items() if name.lower() == GATEWAY_REQUEST_ID), None)
+
+
+def _metrics_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The intake's metrics lines among ``lines`` (JSON with ``decidedAt``; a log stream's prefix
+    before the JSON allowed), as documents; any other line passed over."""
+    for line in lines:
+        if '"decidedAt"' not in line:
+            continue
+        try:
+            document = json.loads(line[line.index("{") :])
+        except ValueError:
+            continue
+        if isinstance(document, dict) and isinstance(document.get("decidedAt"), int):
+            yield document
+
+
+def decisions(lines: Iterable[str]) -> dict[str, int]:
+    """When each request's answer was decided (epoch ms), by API Gateway's request id, from the
+    intake's metrics lines among ``lines``."""
+    return {str(line.get("correlation_id")): line["decidedAt"] for line in _metrics_lines(lines)}
+
+
+def answers_of(lines: Iterable[str], coupon_id: int) -> list[Answer]:
+    """The coupon's answers as the intake's metrics lines among ``lines`` give them, arrival at
+    API Gateway included (a line without it is left out)."""
+    return [
+        Answer(line["arrivedAt"], line["decidedAt"], str(line.get("outcome")))
+        for line in _metrics_lines(lines)
+        if line.get("couponId") == coupon_id and isinstance(line.get("arrivedAt"), int)
+    ]
 
 
 # CloudWatch Logs Insights, over the intake's log group: its metrics lines carry couponId,

@@ -140,6 +140,7 @@ def _start() -> dict[str, str]:
         "DLQ_URL": outputs["DlqUrl"],
         **{f"{name.upper()}_FUNCTION": outputs[f"{name.title()}FunctionName"] for name in FUNCTIONS},
         "API_URL": reachable(outputs["ApiUrl"], localstack.URL),
+        "INTAKE_LOG_GROUP": outputs["IntakeLogGroup"],  # the intake's metrics lines (the reports' arrival order)
         **OPERATOR,
     }
     ready = STATE / "bridge.ready"

@@ -40,7 +40,7 @@ from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from moto import mock_aws
 from sqlalchemy import Engine
 
-from coupon_client.fairness import Answer
+from coupon_client.fairness import Answer, decisions
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.postgres import start_postgres
@@ -48,6 +48,7 @@ from local.stack.processes import Service, url_port, with_port
 from local.stack.valkey import start_valkey
 from local.testkit.fault_proxy import FaultProxy, proxied_broker
 from local.testkit.http_functions import answer
+from local.testkit.intake_lines import PrintedLines
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, api_event, msk_event, sqs_event
 from local.testkit.lambda_service import LambdaService
@@ -67,7 +68,7 @@ class Tally:
     successes: dict[str, int] = field(default_factory=dict)  # request id -> user
     faults: Counter[str] = field(default_factory=Counter)
     observations: list[Observation] = field(default_factory=list)  # each click's last answer, for the charts
-    arrivals: list[Answer] = field(default_factory=list)  # each click: when it was sent, and its answer
+    clicks: list[tuple[int, str, str]] = field(default_factory=list)  # sent at (ms), last gateway id, answer
     started: float = field(default_factory=time.perf_counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -84,9 +85,18 @@ class Stack:
 
 
 def _call(
-    method: str, path: str, body: Any = None, headers: dict[str, str] | None = None, raw_body: str | None = None
+    method: str,
+    path: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    raw_body: str | None = None,
+    *,
+    gateway_id: str | None = None,
 ) -> tuple[int, Any]:
+    """A request answered by the HTTP functions in-process; ``gateway_id``: API Gateway's request id."""
     event = api_event(method, path, body, headers=headers, raw_body=raw_body)
+    if gateway_id is not None:
+        event["requestContext"]["requestId"] = gateway_id
     response = answer(event, InProcessContext())  # imports the function once the environment is set
     return response["statusCode"], json.loads(response["body"])
 
@@ -96,8 +106,10 @@ def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     headers = {"Idempotency-Key": uuid.uuid4().hex}
     began, sent_at = time.perf_counter(), time.time_ns() // 1_000_000
     for _ in range(ATTEMPTS):
+        gateway_id = str(uuid.uuid4())
         try:
-            status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers)
+            status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers,
+                                      gateway_id=gateway_id)  # fmt: skip
         except Exception:  # the function itself failed (as a 502 would say): the answer is lost
             status_code, body = 502, {"status": "NO_ANSWER"}
         if status_code != 503 and status_code < 500:
@@ -106,7 +118,7 @@ def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     done = time.perf_counter()
     with tally.lock:
         tally.observations.append(Observation(done - tally.started, body["status"], (done - began) * 1000))
-        tally.arrivals.append(Answer(sent_at, None, body["status"]))
+        tally.clicks.append((sent_at, gateway_id, body["status"]))
         tally.answers[body["status"]] += 1
         if body["status"] == "SUCCESS":
             tally.successes[body["requestId"]] = user_id
@@ -230,7 +242,12 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
     """The sale, the faults, the drain and the reconcile: the answers over time, the stores
     converging, and each invariant with whether it held."""
     rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="chaos-") as scratch, _stack(Path(scratch)) as stack, mock_aws():
+    with (
+        tempfile.TemporaryDirectory(prefix="chaos-") as scratch,
+        _stack(Path(scratch)) as stack,
+        mock_aws(),
+        PrintedLines() as printed,  # the functions' metrics lines, kept off the console
+    ):
         topic = create_topic(stack.bootstrap)
         group = f"coupon-worker-{topic}"
         sqs = boto3.client("sqs", region_name="eu-west-1")
@@ -248,7 +265,6 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
                 "POWERTOOLS_SERVICE_NAME": "coupon-chaos",
                 "POWERTOOLS_METRICS_NAMESPACE": "CouponChaos",
                 "POWERTOOLS_TRACE_DISABLED": "true",
-                "POWERTOOLS_METRICS_DISABLED": "true",
                 "LOG_LEVEL": "critical",
             }
         )
@@ -323,9 +339,10 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
         for label, value in summary:
             print(f"{label}: {value}")
         title = f"make chaos: {users} users clicking twice for {quantity} copies, seed {seed}"
-        timeline = SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results, tally.arrivals)
-        timeline.summary.extend(fairness_rows(tally.arrivals))
-        return timeline
+        decided = decisions(printed.lines)  # the intake's metrics lines: each answer's decision time
+        arrivals = [Answer(sent_at, decided.get(gateway_id), status) for sent_at, gateway_id, status in tally.clicks]
+        summary.extend(fairness_rows(arrivals))
+        return SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results, arrivals)
 
 
 def main() -> int:

@@ -37,10 +37,11 @@ import boto3
 from sqlalchemy import Engine, text
 
 from coupon_client.api_client import ApiClient, Reply
-from coupon_client.fairness import Answer
+from coupon_client.fairness import Answer, decisions, gateway_request_id
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
+from local.testkit.intake_lines import logged_lines
 from local.testkit.kafka_topics import read_all
 from local.testkit.redis_monitor import Seen, issue_requests_load, monitored
 from local.tools.handler_probe import handler_latencies, percentiles_ms
@@ -77,7 +78,7 @@ class DemoSale:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
         self.answers: list[tuple[int, Reply]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
-        self.arrivals: list[Answer] = []  # each click: when it was sent, and its answer (arrival order)
+        self.clicks: list[tuple[int, Reply]] = []  # each click: when it was sent (epoch ms), and its answer
         self.done = 0
         self.started = time.perf_counter()
         self._lock = threading.Lock()
@@ -100,19 +101,19 @@ class DemoSale:
         return time.perf_counter() - self.started
 
     def _client(self, lane: int, lanes: int) -> None:
-        mine, seen, arrived = [], [], []
+        mine, seen, clicked = [], [], []
         for user in range(1 + lane, self.users + 1, lanes):
             sent_at = time.time_ns() // 1_000_000
             answer = self.api.request_coupon(self.coupon_id, user)
             mine.append((user, answer))
             seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
-            arrived.append(Answer(sent_at, None, answer.status))
+            clicked.append((sent_at, answer))
             with self._lock:
                 self.done += 1
         with self._lock:
             self.answers.extend(mine)
             self.observations.extend(seen)
-            self.arrivals.extend(arrived)
+            self.clicks.extend(clicked)
 
     def _progress(self, total: int, started: float) -> None:
         filled = int(30 * self.done / total)
@@ -286,6 +287,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     sale_ms = percentiles_ms(latencies)
     local_costs = stand_in_costs(api, lambda_, env, sale_ms)
     phases.done("in-process handler probe")
+    arrivals = arrival_order(sale.clicks, boto3.client("logs", **aws), env["INTAKE_LOG_GROUP"])
 
     summary = [
         redis_per_request(seen, coupon_id, len(latencies)),
@@ -296,6 +298,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
         ("after the sale", ", ".join(f"{name} x{count}" for name, count in sorted(lifecycle.items()))),
         ("events", ", ".join(f"{name} {count:,}" for name, count in sorted(events.items())) + " on coupon.events.v1"),
         ("reconcile", str(reconcile_report.get("reconciled") or reconcile_report)),
+        *fairness_rows(arrivals),
     ]  # fmt: skip
     print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
           f"= {len(latencies) / elapsed:,.0f} requests/s")  # fmt: skip
@@ -305,19 +308,28 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
         print(f"  {label:<18} {value}")
     print(local_costs)
     print(operator_commands(coupon_id, args.quantity, window))
-    rate = ("requests", f"{len(latencies):,} in {elapsed:.1f} s, {len(latencies) / elapsed:,.0f}/s")
-    answers = ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common()))
     title = f"make demo: coupon {coupon_id}, {args.quantity:,} copies, {args.users:,} users"
     timeline = SaleTimeline(
         title,
         args.quantity,
         sale.observations,
         sample.samples,
-        [rate, answers, *summary, *fairness_rows(sale.arrivals)],
+        [
+            ("requests", f"{len(latencies):,} in {elapsed:.1f} s, {len(latencies) / elapsed:,.0f}/s"),
+            ("answers", ", ".join(f"{outcome} {count:,}" for outcome, count in outcomes.most_common())),
+            *summary,
+        ],
         invariants,
-        sale.arrivals,
+        arrivals,
     )
     return conclude(timeline, "demo")
+
+
+def arrival_order(clicks: list[tuple[int, Reply]], logs: Any, group: str) -> list[Answer]:
+    """Each click's arrival (when it was sent) and answer, with when the intake decided it: from
+    its metrics line in the local stack's log group, found by API Gateway's request id."""
+    decided = decisions(logged_lines(logs, group, min((sent for sent, _ in clicks), default=0) - 60_000))
+    return [Answer(sent, decided.get(gateway_request_id(reply.headers) or ""), reply.status) for sent, reply in clicks]
 
 
 def redis_per_request(seen: list[Seen], coupon_id: int, requests: int) -> tuple[str, str]:

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import boto3
 
 from coupon_client.api_client import ApiClient
 from coupon_client.aws_auth import id_token, sigv4
 from local.stack import control as stack
+from local.testkit.intake_lines import logged_lines
 
 MAX_USERS = 100_000
 MAX_SECONDS = 900
@@ -32,29 +37,54 @@ class Target:
     url: str
     admin: ApiClient
     public: list[ApiClient]  # one shared client, or one per user (prod: each with its ID token)
+    intake_log: IntakeLog | None = None  # None: not read (an AWS target without --intake-log-group)
+
+
+@dataclass(frozen=True)
+class IntakeLog:
+    """The intake's log group, where its metrics lines are (the report's arrival order)."""
+
+    logs: Any  # a boto3 Logs client
+    group: str
+    by_coupon: bool  # filter by coupon in CloudWatch Logs (LocalStack's filter patterns are not relied on)
+
+    def lines(self, since_ms: int, coupon_id: int) -> Iterator[str]:
+        pattern = f"{{ $.couponId = {int(coupon_id)} }}" if self.by_coupon else ""
+        return logged_lines(self.logs, self.group, since_ms, pattern)
 
 
 def target(args: argparse.Namespace) -> Target:
     """The environment to call, checked: nothing else is ever called."""
     if args.target == "local":
-        if args.url or args.id_tokens:
-            raise TargetError("--target local calls make up's stack: no --url or --id-tokens")
+        if args.url or args.id_tokens or args.intake_log_group:
+            raise TargetError("--target local calls make up's stack: no --url, --id-tokens or --intake-log-group")
         if not stack.is_up():
             raise TargetError("the local stack is not running: start it with make up")
-        url = stack.read_env()["API_URL"]
-        return Target("local", url, ApiClient(url, connections=64), [ApiClient(url, connections=256)])
+        env = stack.read_env()
+        logs = boto3.client("logs", endpoint_url=env["AWS_ENDPOINT_URL"], region_name=env["AWS_DEFAULT_REGION"],
+                            aws_access_key_id="test", aws_secret_access_key="test")  # fmt: skip
+        url, log = env["API_URL"], IntakeLog(logs, env["INTAKE_LOG_GROUP"], by_coupon=False)
+        return Target("local", url, ApiClient(url, connections=64), [ApiClient(url, connections=256)], log)
     if not args.url or not args.region:
         raise TargetError(f"--target {args.target} needs --url (the stack's ApiUrl output) and --region")
     pattern = rf"https://[a-z0-9]+\.execute-api\.{re.escape(args.region)}\.amazonaws\.com/{args.target}/?"
     if not re.fullmatch(pattern, args.url):
         raise TargetError(f"--url must be the {args.target} stage's execute-api URL in {args.region}, got {args.url}")
     admin = ApiClient(args.url, connections=64, sign=sigv4(args.region))
+    intake_log = (
+        IntakeLog(boto3.client("logs", region_name=args.region), args.intake_log_group, by_coupon=True)
+        if args.intake_log_group
+        else None
+    )
     if args.target == "prod":
         if not args.id_tokens:
             raise TargetError("--target prod needs --id-tokens: a Cognito ID token per user, one per line")
         tokens = [line.strip() for line in Path(args.id_tokens).read_text().splitlines() if line.strip()]
-        return Target("prod", args.url, admin, [ApiClient(args.url, connections=2, sign=id_token(t)) for t in tokens])
-    return Target(args.target, args.url, admin, [ApiClient(args.url, connections=256, sign=sigv4(args.region))])
+        public = [ApiClient(args.url, connections=2, sign=id_token(t)) for t in tokens]
+        return Target("prod", args.url, admin, public, intake_log)
+    return Target(
+        args.target, args.url, admin, [ApiClient(args.url, connections=256, sign=sigv4(args.region))], intake_log
+    )
 
 
 def arrivals(users: int, burst: float, late_seconds: float) -> list[float]:
@@ -70,6 +100,7 @@ def parse_args(argv: list[str] | None, description: str) -> argparse.Namespace:
     parser.add_argument("--url", help="the target's ApiUrl (AWS targets)")
     parser.add_argument("--region", help="the target's AWS region (AWS targets)")
     parser.add_argument("--id-tokens", help="prod: a file of Cognito ID tokens, one per user")
+    parser.add_argument("--intake-log-group", help="AWS targets: the stack's IntakeLogGroup output, for arrival order")
     parser.add_argument("--users", type=int, default=1_000)
     parser.add_argument("--copies", type=int, default=100)
     parser.add_argument("--burst", type=float, default=0.8, help="the share of users at the opening second")

@@ -28,7 +28,7 @@ monkey.patch_all()  # before anything imports ssl or threading: locust's users a
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
+from dataclasses import dataclass, field, replace  # noqa: E402
 from datetime import UTC, datetime, timedelta  # noqa: E402
 from itertools import count  # noqa: E402
 from typing import ClassVar  # noqa: E402
@@ -40,9 +40,18 @@ from locust.exception import StopUser  # noqa: E402
 from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa: E402
 
 from coupon_client.api_client import ApiClient, Reply  # noqa: E402
+from coupon_client.fairness import Answer, answers_of, decisions, gateway_request_id  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
-from local.tools.rehearsal_target import TargetError, arrivals, parse_args, target  # noqa: E402
-from local.tools.sale_report import Convergence, Observation, SaleTimeline, conclude  # noqa: E402
+from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
+from local.tools.sale_report import (  # noqa: E402
+    CLIENT_ARRIVAL,
+    GATEWAY_ARRIVAL,
+    Convergence,
+    Observation,
+    SaleTimeline,
+    conclude,
+    fairness_rows,
+)
 
 FINAL = {"SUCCESS", "SOLD_OUT", "DUPLICATE"}
 
@@ -58,6 +67,9 @@ class RehearsalSale:
     started: float = field(default_factory=time.perf_counter)
     answers: list[tuple[int, Reply]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
+    clicks: list[tuple[int, Reply]] = field(
+        default_factory=list
+    )  # each click: when it was sent (epoch ms), and its answer
     _next: count = field(default_factory=lambda: count(1))
 
     def next_user(self) -> int | None:
@@ -89,10 +101,11 @@ class Buyer(User):
 
     def _click(self, user: int) -> None:
         sale = self.sale
-        began = time.perf_counter()
+        began, sent_at = time.perf_counter(), time.time_ns() // 1_000_000
         answer = sale.client_of(user).request_coupon(sale.coupon_id, user)
         done = time.perf_counter()
         sale.answers.append((user, answer))
+        sale.clicks.append((sent_at, answer))
         sale.observations.append(Observation(done - sale.started, answer.status, (done - began) * 1000))
         failed = None if answer.status in FINAL else RuntimeError(f"{answer.status_code} {answer.status}")
         self.environment.events.request.fire(
@@ -130,6 +143,23 @@ def drive(sale: RehearsalSale, max_seconds: float) -> float:
     return elapsed
 
 
+def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Answer], str]:
+    """The sale's answers for its arrival order, and where their arrival is taken: on AWS,
+    API Gateway's, from the intake's lines; on the local stack, when the client sent each click,
+    with when the intake decided it (its line, found by API Gateway's request id); without the
+    intake's log group, the client's alone."""
+    clients = [Answer(sent, None, reply.status) for sent, reply in sale.clicks]
+    if chosen.intake_log is None:
+        return clients, CLIENT_ARRIVAL + "; without --intake-log-group, when it was decided is not known"
+    since_ms = min((sent for sent, _ in sale.clicks), default=0) - 60_000
+    lines = chosen.intake_log.lines(since_ms, sale.coupon_id)
+    if chosen.name != "local":
+        return answers_of(lines, sale.coupon_id), GATEWAY_ARRIVAL
+    decided = decisions(lines)
+    return [replace(click, decided_at=decided.get(gateway_request_id(reply.headers) or ""))
+            for click, (_, reply) in zip(clients, sale.clicks, strict=True)], CLIENT_ARRIVAL  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv, __doc__ or "")
     try:
@@ -155,10 +185,13 @@ def main(argv: list[str] | None = None) -> int:
         ("requests", f"{sale.clicks_answered:,} clicks answered in {elapsed:.1f} s"),
         ("answers", ", ".join(f"{status} {count:,}" for status, count in sorted(answered.items()))),
     ]
+    order, taken = arrival_order(chosen, sale)
+    summary += fairness_rows(order, taken)
     for label, value in summary:
         print(f"{label}: {value}")
     title = f"make rehearse: {chosen.name}, coupon {coupon_id}, {args.copies:,} copies, {users:,} users"
-    return conclude(SaleTimeline(title, args.copies, sale.observations, sample.samples, summary, checks), "rehearsal")
+    timeline = SaleTimeline(title, args.copies, sale.observations, sample.samples, summary, checks, order)
+    return conclude(timeline, "rehearsal")
 
 
 if __name__ == "__main__":

@@ -151,16 +151,14 @@ def _histogram(latencies: list[float]) -> dict[str, Any]:
     return {"edges": edges, "counts": counts}
 
 
-LOCAL_ARRIVAL = (
-    "arrival",
-    "when the client sent the click's first request (on AWS, API Gateway's requestTimeEpoch: coupons fairness)",
-)
+CLIENT_ARRIVAL = "when the client sent the click's first request (on AWS, API Gateway's: coupons fairness)"
+GATEWAY_ARRIVAL = "when API Gateway received the request (requestTimeEpoch, from the intake's lines)"
 
 
-def fairness_rows(arrivals: list[Answer]) -> list[tuple[str, str]]:
-    """The report's rows of the sale's arrival order (``coupon_client.fairness``), arrival as the
-    local tools take it."""
-    return [LOCAL_ARRIVAL, *measure(arrivals).summary()]
+def fairness_rows(arrivals: list[Answer], arrival: str = CLIENT_ARRIVAL) -> list[tuple[str, str]]:
+    """The report's rows of the sale's arrival order (``coupon_client.fairness``), saying where
+    its arrival is taken."""
+    return [("arrival", arrival), *measure(arrivals).summary()]
 
 
 def render(timeline: SaleTimeline) -> str:

@@ -25,4 +25,7 @@ def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
     assert verdicts == ["held"] * 5, report
     assert "faults injected" in report
     (page,) = re.findall(r"^Report with charts: (\S+\.html)$", report, flags=re.MULTILINE)
-    assert Path(page).is_file()
+    shown = Path(page).read_text()
+    assert "inversion window" in shown
+    # each click's decision found in the intake's printed lines, by API Gateway's request id
+    assert re.search(r"arrival to decision, SUCCESS</th><td>p50 \d", shown), "no decision time was joined"

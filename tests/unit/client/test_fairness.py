@@ -16,6 +16,7 @@ from coupon_client.fairness import (
     detail_query,
     early_losers_query,
     from_insights,
+    gateway_request_id,
     last_winner,
     measure,
     of_sale,
@@ -164,3 +165,9 @@ def test_a_query_that_fails_is_an_error_naming_how_it_ended():
     logs, _ = _stubbed_logs([("Failed", [])])
     with pytest.raises(QueryError, match="the query ended Failed"):
         of_sale(logs, "intake-logs", 42, (100, 200), detail=10, sleep=lambda _: None)
+
+
+def test_the_gateways_request_id_is_read_from_an_answers_headers_in_any_case():
+    assert gateway_request_id({"Content-Type": "application/json", "x-amzn-RequestId": "gw-1"}) == "gw-1"
+    assert gateway_request_id({"X-AMZN-REQUESTID": "gw-2"}) == "gw-2"
+    assert gateway_request_id({}) is None

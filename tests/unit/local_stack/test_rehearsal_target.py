@@ -33,7 +33,8 @@ def credentials(monkeypatch):
         (["--target", "dev", "--url", DEV_URL + "/../prod", "--region", "eu-west-1"], "execute-api URL"),
         (["--target", "prod", "--url", DEV_URL.replace("/dev", "/prod"), "--region", "eu-west-1"],
          "needs --id-tokens"),
-        (["--target", "local", "--url", DEV_URL], "no --url or --id-tokens"),
+        (["--target", "local", "--url", DEV_URL], "no --url, --id-tokens or --intake-log-group"),
+        (["--target", "local", "--intake-log-group", "logs"], "no --url, --id-tokens or --intake-log-group"),
     ],
 )  # fmt: skip
 def test_a_target_that_is_not_exactly_one_environment_is_refused(argv, message, credentials):
@@ -49,7 +50,13 @@ def test_the_local_target_must_be_running(monkeypatch):
 
 def test_dev_is_called_at_its_own_url_with_sigv4(credentials):
     chosen = target(args("--target", "dev", "--url", DEV_URL, "--region", "eu-west-1"))
-    assert (chosen.name, chosen.url, len(chosen.public)) == ("dev", DEV_URL, 1)
+    assert (chosen.name, chosen.url, len(chosen.public), chosen.intake_log) == ("dev", DEV_URL, 1, None)
+
+
+def test_an_aws_targets_intake_lines_are_read_by_coupon_from_the_group_given(credentials):
+    chosen = target(args("--target", "dev", "--url", DEV_URL, "--region", "eu-west-1", "--intake-log-group", "g"))
+    assert chosen.intake_log is not None
+    assert (chosen.intake_log.group, chosen.intake_log.by_coupon) == ("g", True)
 
 
 def test_prod_has_one_client_per_id_token(tmp_path, credentials):

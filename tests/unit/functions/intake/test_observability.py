@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from coupon_client import fairness
 from coupon_core.domain.issuing import IssueResult
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import ISSUE_COUNT_OF, logger
@@ -158,3 +159,18 @@ def test_an_answer_the_container_decided_is_timed_by_its_clock_and_a_missing_arr
 
     assert before <= document["decidedAt"] <= after
     assert "arrivedAt" not in document
+
+
+def test_the_measure_reads_back_what_the_intakes_line_carries(service):  # noqa: F811
+    """coupon_client.fairness reads the line the handler prints: the join by API Gateway's request
+    id (the local reports) and the answer with the gateway's arrival (a deployed sale's lines)."""
+    service.result = IssueResult(IssueOutcome.SOLD_OUT, decided_at=1_764_590_400_250)
+    event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7})
+    event["requestContext"] |= {"requestId": "gateway-1", "requestTimeEpoch": 1_764_590_400_123}
+    printed = _printed(lambda: app.handler(event, InProcessContext()))
+    as_logged = [f"2026-12-24T12:00:00.250Z {line}" for line in printed]  # a log stream's prefix
+
+    assert fairness.decisions(as_logged) == {"gateway-1": 1_764_590_400_250}
+    assert fairness.answers_of(as_logged, 3) == [fairness.Answer(1_764_590_400_123, 1_764_590_400_250, "SOLD_OUT")]
+    assert fairness.answers_of(as_logged, 4) == []
+    assert fairness.decisions(['{"decidedAt": 1, "broken', "plain text", '{"level": "INFO"}']) == {}
