@@ -140,7 +140,9 @@ def _start() -> dict[str, str]:
         "DLQ_URL": outputs["DlqUrl"],
         **{f"{name.upper()}_FUNCTION": outputs[f"{name.title()}FunctionName"] for name in FUNCTIONS},
         "API_URL": reachable(outputs["ApiUrl"], localstack.URL),
-        "INTAKE_LOG_GROUP": outputs["IntakeLogGroup"],  # the intake's metrics lines (the reports' arrival order)
+        # the intake's metrics lines (the reports' arrival order): LocalStack writes a function's
+        # lines to Lambda's default group, not to the one its LoggingConfig names (IntakeLogGroup)
+        "INTAKE_LOG_GROUP": f"/aws/lambda/{outputs['IntakeFunctionName']}",
         **OPERATOR,
     }
     ready = STATE / "bridge.ready"

@@ -12,4 +12,5 @@
 - ``sale_report``: the HTML page with a sale's charts (the demo's, chaos's, the rehearsal's).
 - ``invariants``: I1-I4 checked against PostgreSQL and Redis (the demo, chaos and integration tests).
 - ``handler_probe``: the intake handler in-process, beside the demo's end-to-end latency.
+- ``openings``: the demo's two openings side by side, on cold and on warmed intake environments.
 """

@@ -10,7 +10,10 @@ their copy, two cancel theirs, an operator tops up two copies, and ten late user
 free copies; it drains again, runs a reconcile and the relay, counts the coupon's events on
 ``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken,
 and what the sale's requests asked of Redis (round trips and commands per request, MONITOR's
-count: the intake's memory of refusals answers most of a sale without a round trip).
+count: the intake's memory of refusals answers most of a sale without a round trip), and its
+arrival order (``coupon_client.fairness``: each click's send time, joined to when the intake
+decided it by its line in the intake's log group), beside two small openings' run on intake
+environments started cold and on warmed ones (``openings.py``).
 Then it calls the same intake handler in-process against the same servers
 (``local/tools/handler_probe.py``), to separate what a request costs the system from what the local
 stand-ins (LocalStack's gateway and Lambda service, the host executor) add, and says where the
@@ -37,13 +40,14 @@ import boto3
 from sqlalchemy import Engine, text
 
 from coupon_client.api_client import ApiClient, Reply
-from coupon_client.fairness import Answer, decisions, gateway_request_id
+from coupon_client.fairness import Answer
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
-from local.testkit.intake_lines import logged_lines
+from local.testkit.intake_lines import joined
 from local.testkit.kafka_topics import read_all
 from local.testkit.redis_monitor import Seen, issue_requests_load, monitored
+from local.tools import openings
 from local.tools.handler_probe import handler_latencies, percentiles_ms
 from local.tools.invariants import (
     Observed,
@@ -287,7 +291,9 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     sale_ms = percentiles_ms(latencies)
     local_costs = stand_in_costs(api, lambda_, env, sale_ms)
     phases.done("in-process handler probe")
-    arrivals = arrival_order(sale.clicks, boto3.client("logs", **aws), env["INTAKE_LOG_GROUP"])
+    arrivals, order = arrival_rows(
+        sale.clicks, boto3.client("logs", **aws), lambda_, env, clients=args.clients, phases=phases
+    )
 
     summary = [
         redis_per_request(seen, coupon_id, len(latencies)),
@@ -298,7 +304,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
         ("after the sale", ", ".join(f"{name} x{count}" for name, count in sorted(lifecycle.items()))),
         ("events", ", ".join(f"{name} {count:,}" for name, count in sorted(events.items())) + " on coupon.events.v1"),
         ("reconcile", str(reconcile_report.get("reconciled") or reconcile_report)),
-        *fairness_rows(arrivals),
+        *order,
     ]  # fmt: skip
     print(f"\nFlash sale through API Gateway on LocalStack: {len(latencies):,} requests in {elapsed:.1f} s "
           f"= {len(latencies) / elapsed:,.0f} requests/s")  # fmt: skip
@@ -325,11 +331,15 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     return conclude(timeline, "demo")
 
 
-def arrival_order(clicks: list[tuple[int, Reply]], logs: Any, group: str) -> list[Answer]:
-    """Each click's arrival (when it was sent) and answer, with when the intake decided it: from
-    its metrics line in the local stack's log group, found by API Gateway's request id."""
-    decided = decisions(logged_lines(logs, group, min((sent for sent, _ in clicks), default=0) - 60_000))
-    return [Answer(sent, decided.get(gateway_request_id(reply.headers) or ""), reply.status) for sent, reply in clicks]
+def arrival_rows(
+    clicks: list[tuple[int, Reply]], logs: Any, lambda_: Any, env: dict[str, str], *, clients: int, phases: Phases
+) -> tuple[list[Answer], list[tuple[str, str]]]:
+    """The sale's arrival order, and two openings' side by side, cold and warmed (``openings.py``):
+    the answers and the report's rows."""
+    arrivals = joined(clicks, logs, env["INTAKE_LOG_GROUP"])
+    rows = fairness_rows(arrivals) + openings.compare(env["API_URL"], lambda_, logs, env, clients)
+    phases.done("two openings, cold and warmed")
+    return arrivals, rows
 
 
 def redis_per_request(seen: list[Seen], coupon_id: int, requests: int) -> tuple[str, str]:

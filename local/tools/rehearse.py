@@ -28,7 +28,7 @@ monkey.patch_all()  # before anything imports ssl or threading: locust's users a
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from dataclasses import dataclass, field, replace  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
 from datetime import UTC, datetime, timedelta  # noqa: E402
 from itertools import count  # noqa: E402
 from typing import ClassVar  # noqa: E402
@@ -40,7 +40,8 @@ from locust.exception import StopUser  # noqa: E402
 from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa: E402
 
 from coupon_client.api_client import ApiClient, Reply  # noqa: E402
-from coupon_client.fairness import Answer, answers_of, decisions, gateway_request_id  # noqa: E402
+from coupon_client.fairness import Answer, answers_of  # noqa: E402
+from local.testkit.intake_lines import joined  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
 from local.tools.sale_report import (  # noqa: E402
@@ -155,9 +156,7 @@ def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Answer], st
     lines = chosen.intake_log.lines(since_ms, sale.coupon_id)
     if chosen.name != "local":
         return answers_of(lines, sale.coupon_id), GATEWAY_ARRIVAL
-    decided = decisions(lines)
-    return [replace(click, decided_at=decided.get(gateway_request_id(reply.headers) or ""))
-            for click, (_, reply) in zip(clients, sale.clicks, strict=True)], CLIENT_ARRIVAL  # fmt: skip
+    return joined(sale.clicks, chosen.intake_log.logs, chosen.intake_log.group), CLIENT_ARRIVAL
 
 
 def main(argv: list[str] | None = None) -> int:

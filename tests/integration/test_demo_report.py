@@ -34,6 +34,8 @@ def test_the_demo_writes_a_report_whose_charts_draw_with_data_in_a_browser(live)
     assert min(shown["convergence"].values()) >= 3  # sampled during the sale, and after it
     assert set(shown["arrivals"]) == {"won (SUCCESS)", "lost (SOLD_OUT)"}
     assert re.search(r"arrival to decision, SOLD_OUT</th><td>p50 \d", dom), "no line of the intake's log group joined"
+    assert "opening, cold environments" in dom
+    assert "opening, warmed environments" in dom
     assert "[held] I1" in dom
     assert "BROKEN" not in dom
     screenshot(Path(page), Path(page).with_suffix(".png"))  # beside the page, to look at
