@@ -208,14 +208,9 @@ def rows_of(results: Rows) -> list[dict[str, str]]:
     return [{cell["field"]: cell["value"] for cell in row if cell["field"] != "@ptr"} for row in results]
 
 
-def last_winner(by_outcome: Rows) -> int | None:
-    """The latest winner's arrival in :func:`by_outcome_query`'s results, to ask the early losers."""
-    found = [row for row in rows_of(by_outcome) if row.get("outcome") == WINNER]
-    return int(float(found[0]["lastArrival"])) if found else None
-
-
-def from_insights(by_outcome: Rows, early_losers: Rows | None) -> Fairness:
-    """The figures from the two queries' results (``early_losers`` None: no winner, none asked)."""
+def from_insights(by_outcome: Rows, early_losers: Rows | None = None) -> Fairness:
+    """The figures from the two queries' results (``early_losers`` None: not asked, as before the
+    last winner's arrival is known from ``by_outcome``, or with no winner)."""
     rows = {row["outcome"]: row for row in rows_of(by_outcome) if "outcome" in row}
     winners, losers = rows.get(WINNER), rows.get(LOSER)
     last = int(float(winners["lastArrival"])) if winners else None
@@ -270,9 +265,10 @@ def of_sale(
     """A finished sale's figures from the intake's lines, and up to ``detail`` answers behind its
     inversion window (none if it has none)."""
     by_outcome = run_query(logs, log_group, by_outcome_query(coupon_id), span_s, sleep)
-    last = last_winner(by_outcome)
-    early = run_query(logs, log_group, early_losers_query(coupon_id, last), span_s, sleep) if last else None
-    figures = from_insights(by_outcome, early)
+    figures = from_insights(by_outcome)
+    if figures.last_winner_at is not None:
+        early = run_query(logs, log_group, early_losers_query(coupon_id, figures.last_winner_at), span_s, sleep)
+        figures = from_insights(by_outcome, early)
     if not detail or not figures.inversion_window_ms:
         return figures, []
     return figures, rows_of(run_query(logs, log_group, detail_query(coupon_id, figures, detail), span_s, sleep))

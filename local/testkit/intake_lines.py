@@ -71,10 +71,18 @@ def decided_times(read: Callable[[], Iterable[str]], wanted: set[str], wait_s: f
         time.sleep(0.5)
 
 
+LOOK_BACK_MS = 60_000  # the lines read start this long before the first click was sent
+
+
+def lines_since(clicks: list[tuple[int, Reply]]) -> int:
+    """Epoch ms from which a log group holds the lines of ``clicks`` (each ``(sent at, answer)``)."""
+    return min((sent for sent, _ in clicks), default=0) - LOOK_BACK_MS
+
+
 def joined(clicks: list[tuple[int, Reply]], logs: Any, group: str) -> list[Answer]:
     """Each click's arrival (when it was sent) and answer, with when the intake decided it: its
     line in the intake's log group, found by API Gateway's request id."""
-    since_ms = min((sent for sent, _ in clicks), default=0) - 60_000
+    since_ms = lines_since(clicks)
     ids = [gateway_request_id(reply.headers) for _, reply in clicks]
     decided = decided_times(lambda: logged_lines(logs, group, since_ms), {i for i in ids if i is not None})
     return [Answer(sent, decided.get(i or ""), reply.status) for (sent, reply), i in zip(clicks, ids, strict=True)]

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from coupon_client.api_client import ApiClient, Reply
-from coupon_client.fairness import Fairness, measure
+from coupon_client.fairness import LOSER, WINNER, Fairness, measure
 from local.testkit.intake_lines import joined
 
 COPIES, USERS = 10, 24  # an opening's stock and its users, each clicking once
@@ -39,7 +39,7 @@ def compare(api_url: str, lambda_: Any, logs: Any, env: dict[str, str], clients:
 
 
 def said(figures: Fairness) -> str:
-    waits = figures.waits.get("SUCCESS") or figures.waits.get("SOLD_OUT")
+    waits = figures.waits.get(WINNER) or figures.waits.get(LOSER)
     decided = f"; arrival to decision p50 {waits.p50_ms:g} ms, max {waits.max_ms:g} ms" if waits else ""
     return (f"inversion window {figures.inversion_window_ms:,} ms, {figures.early_losers} of {figures.losers} "
             f"losers arrived before the last winner{decided}")  # fmt: skip

@@ -41,7 +41,7 @@ from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa
 
 from coupon_client.api_client import ApiClient, Reply  # noqa: E402
 from coupon_client.fairness import Answer, answers_of  # noqa: E402
-from local.testkit.intake_lines import joined  # noqa: E402
+from local.testkit.intake_lines import joined, lines_since  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
 from local.tools.sale_report import (  # noqa: E402
@@ -68,9 +68,8 @@ class RehearsalSale:
     started: float = field(default_factory=time.perf_counter)
     answers: list[tuple[int, Reply]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    clicks: list[tuple[int, Reply]] = field(
-        default_factory=list
-    )  # each click: when it was sent (epoch ms), and its answer
+    # each click: when it was sent (epoch ms), and its answer
+    clicks: list[tuple[int, Reply]] = field(default_factory=list)
     _next: count = field(default_factory=lambda: count(1))
 
     def next_user(self) -> int | None:
@@ -149,14 +148,13 @@ def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Answer], st
     API Gateway's, from the intake's lines; on the local stack, when the client sent each click,
     with when the intake decided it (its line, found by API Gateway's request id); without the
     intake's log group, the client's alone."""
-    clients = [Answer(sent, None, reply.status) for sent, reply in sale.clicks]
-    if chosen.intake_log is None:
-        return clients, CLIENT_ARRIVAL + "; without --intake-log-group, when it was decided is not known"
-    since_ms = min((sent for sent, _ in sale.clicks), default=0) - 60_000
-    lines = chosen.intake_log.lines(since_ms, sale.coupon_id)
-    if chosen.name != "local":
-        return answers_of(lines, sale.coupon_id), GATEWAY_ARRIVAL
-    return joined(sale.clicks, chosen.intake_log.logs, chosen.intake_log.group), CLIENT_ARRIVAL
+    log = chosen.intake_log
+    if log is None:
+        unknown = "; without --intake-log-group, when it was decided is not known"
+        return [Answer(sent, None, reply.status) for sent, reply in sale.clicks], CLIENT_ARRIVAL + unknown
+    if chosen.name == "local":
+        return joined(sale.clicks, log.logs, log.group), CLIENT_ARRIVAL
+    return answers_of(log.lines(lines_since(sale.clicks), sale.coupon_id), sale.coupon_id), GATEWAY_ARRIVAL
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,6 @@ from coupon_client.fairness import (
     early_losers_query,
     from_insights,
     gateway_request_id,
-    last_winner,
     measure,
     of_sale,
     percentile,
@@ -92,14 +91,14 @@ BY_OUTCOME = _insights([
 
 
 def test_logs_insights_results_of_the_same_sale_give_the_same_figures():
-    assert last_winner(BY_OUTCOME) == T + 400
+    assert from_insights(BY_OUTCOME).last_winner_at == T + 400  # what the early losers' query is asked with
     assert from_insights(BY_OUTCOME, _insights([{"earlyLosers": "2"}])) == EXPECTED
 
 
 def test_logs_insights_results_of_a_sale_without_winners():
     only_losers = _insights([{"outcome": "SOLD_OUT", "answers": "2", "firstArrival": str(T), "lastArrival": str(T + 9),
                               "p50": "0.5", "p99": "1.0", "maxWait": "1"}])  # fmt: skip
-    assert last_winner(only_losers) is None
+    assert from_insights(only_losers).last_winner_at is None
     figures = from_insights(only_losers, None)
     assert (figures.winners, figures.losers, figures.inversion_window_ms, figures.early_losers) == (0, 2, 0, 0)
     assert figures.waits == {"SOLD_OUT": Waits(2, 0.5, 1.0, 1.0)}

@@ -3,10 +3,12 @@ refusal here happens before anything is called."""
 
 from __future__ import annotations
 
+import botocore.session
 import pytest
+from botocore.stub import Stubber
 
 from local.stack import control
-from local.tools.rehearsal_target import MAX_SECONDS, MAX_USERS, TargetError, arrivals, parse_args, target
+from local.tools.rehearsal_target import MAX_SECONDS, MAX_USERS, IntakeLog, TargetError, arrivals, parse_args, target
 
 DEV_URL = "https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/dev"
 
@@ -90,3 +92,18 @@ def test_the_burst_arrives_at_the_opening_and_the_rest_spread_until_late_seconds
     assert times[:8] == [0.0] * 8
     assert times[8:] == [2.0, 4.0]
     assert arrivals(3, 1.0, 5.0) == [0.0, 0.0, 0.0]
+
+
+def test_an_aws_targets_lines_are_filtered_by_coupon_with_a_json_filter_pattern():
+    """CloudWatch Logs' JSON filter pattern (``{ $.field = number }``, the Logs user guide's
+    "filter patterns to match terms in JSON log events"), so that a large sale's other coupons
+    are not paged through; LocalStack's group is read whole."""
+    logs = botocore.session.get_session().create_client("logs", region_name="eu-west-1",
+                                                        aws_access_key_id="a", aws_secret_access_key="b")  # fmt: skip
+    lines = ['{"couponId": 42, "decidedAt": 1}']
+    with Stubber(logs) as stubber:
+        for pattern in ("{ $.couponId = 42 }", ""):
+            asked = {"logGroupName": "g", "startTime": 100, "filterPattern": pattern}
+            stubber.add_response("filter_log_events", {"events": [{"message": lines[0]}]}, asked)
+        assert list(IntakeLog(logs, "g", by_coupon=True).lines(100, 42)) == lines
+        assert list(IntakeLog(logs, "g", by_coupon=False).lines(100, 42)) == lines

@@ -80,7 +80,9 @@ def count_issue(result: IssueResult, latency_ms: float, coupon_id: int, arrival:
     }
     for name in (name for name, flag in flags.items() if flag):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
-    line = {"couponId": coupon_id, "outcome": result.outcome.value, "correlation_id": arrival.correlation_id}
-    for key, value in (line | {"arrivedAt": arrival.at, "decidedAt": decided_at}).items():
-        if value is not None:
-            metrics.add_metadata(key=key, value=value)
+    properties = {"couponId": coupon_id, "outcome": result.outcome.value,
+                  "correlation_id": arrival.correlation_id, "decidedAt": decided_at}  # fmt: skip
+    if arrival.at is not None:
+        properties["arrivedAt"] = arrival.at
+    for key, value in properties.items():
+        metrics.add_metadata(key=key, value=value)
