@@ -94,21 +94,26 @@ def charts(timeline: SaleTimeline) -> dict[str, Any]:
     }  # fmt: skip
 
 
-ARRIVALS_MARGIN_MS = 2_000  # of the arrivals chart, either side of the span where winners and losers overlap
+ARRIVALS_MARGIN_MS = 10  # at least, either side of the sell-out on the arrivals chart
 
 
 def _arrivals(answers: list[Answer]) -> dict[str, Any]:
-    """Winners and losers counted by arrival, over the sell-out (from the first loser's arrival to
-    the last winner's, with a margin), in seconds after the sale's first arrival."""
+    """Winners and losers counted by arrival around the sell-out: from the first loser's arrival
+    to the last winner's (or the gap between them), with as much again either side, in buckets
+    down to a millisecond (an opening's burst reorders requests by a few ms); in seconds after the
+    sale's first arrival. Without winners or without losers, the whole sale."""
     ranked = sorted((a.arrived_at, a.outcome) for a in answers if a.outcome in (WINNER, LOSER))
     if not ranked:
         return {"x": [], "series": {}, "xLabel": "arrival (s)", "yLabel": "requests"}
-    first = ranked[0][0]
-    winners = [at for at, outcome in ranked if outcome == WINNER] or [first]
-    losers = [at for at, outcome in ranked if outcome == LOSER] or [ranked[-1][0]]
-    low = max(first, min(losers) - ARRIVALS_MARGIN_MS)
-    high = min(ranked[-1][0], max(winners) + ARRIVALS_MARGIN_MS)
-    width_ms = round(_bucket_width(max(high - low, 1) / 1000) * 1000)  # whole ms: no float edges
+    first, last = ranked[0][0], ranked[-1][0]
+    winners = [at for at, outcome in ranked if outcome == WINNER]
+    losers = [at for at, outcome in ranked if outcome == LOSER]
+    low, high = first, last
+    if winners and losers:
+        start, end = sorted((min(losers), max(winners)))
+        margin = max(end - start, ARRIVALS_MARGIN_MS)
+        low, high = max(first, start - margin), min(last, end + margin)
+    width_ms = round(_bucket_width(max(high - low, 1) / 1000, smallest=0.001) * 1000)  # whole ms: no float edges
     count = (high - low) // width_ms + 1
     series = {f"won ({WINNER})": [0] * count, f"lost ({LOSER})": [0] * count}
     for at, outcome in ranked:
@@ -121,9 +126,12 @@ def _arrivals(answers: list[Answer]) -> dict[str, Any]:
             "yLabel": "requests arrived, cumulative"}  # fmt: skip
 
 
-def _bucket_width(end_s: float) -> float:
-    """A round width that puts at most BUCKETS buckets on the sale's duration."""
-    for width in (0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300):
+WIDTHS_S = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
+
+
+def _bucket_width(end_s: float, smallest: float = 0.1) -> float:
+    """A round width, ``smallest`` or wider, that puts at most BUCKETS buckets on ``end_s``."""
+    for width in (width for width in WIDTHS_S if width >= smallest):
         if end_s / width <= BUCKETS:
             return width
     return end_s / BUCKETS

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from coupon_client.fairness import Answer
 from local.tools.sale_report import CHARTS, Observation, SaleTimeline, charts, fairness_rows, render, series_drawn
-from tests.unit.client.test_fairness import STAGED
+from tests.unit.client.test_fairness import STAGED, T
 
 ANSWERS = [Observation(0.05 * i, "SUCCESS" if i < 30 else "SOLD_OUT", 10.0 + i) for i in range(200)]
 
@@ -53,9 +54,34 @@ def test_the_arrivals_chart_counts_winners_and_losers_by_arrival_around_the_sell
     timeline = SaleTimeline("t", 3, ANSWERS, arrivals=STAGED)
     arrivals = charts(timeline)["arrivals"]
 
-    assert arrivals["x"] == [0.0, 0.1, 0.2, 0.3, 0.4]  # +100 ms (the first arrival) to +500, in 0.1 s
-    assert arrivals["series"] == {"won (SUCCESS)": [2, 2, 2, 3, 3], "lost (SOLD_OUT)": [2, 2, 2, 2, 3]}
-    assert series_drawn(render(timeline))["arrivals"] == {"won (SUCCESS)": 5, "lost (SOLD_OUT)": 5}
+    # +100 ms (the first arrival) to +500 (the last), in 10 ms: the sell-out's span (+120 to +400)
+    # and as much again either side, clipped to the sale
+    assert arrivals["x"] == [i / 100 for i in range(41)]
+    assert arrivals["series"] == {
+        "won (SUCCESS)": [2] * 30 + [3] * 11,  # +100, +105; the late winner at +400
+        "lost (SOLD_OUT)": [0, 0, 1] + [2] * 37 + [3],  # +120 and +130 before it; +500 after
+    }
+    assert series_drawn(render(timeline))["arrivals"] == {"won (SUCCESS)": 41, "lost (SOLD_OUT)": 41}
+
+
+def test_an_openings_burst_shows_a_loser_who_arrived_a_few_ms_before_a_winner():
+    """An opening reorders requests by milliseconds: the chart's buckets go down to one."""
+    burst = [
+        Answer(T + at, None, outcome)
+        for at, outcome in [
+            (0, "SUCCESS"),
+            (5, "SUCCESS"),
+            (10, "SOLD_OUT"),
+            (20, "SOLD_OUT"),
+            (27, "SUCCESS"),
+            (40, "SOLD_OUT"),
+        ]
+    ]
+    arrivals = charts(SaleTimeline("t", 3, ANSWERS, arrivals=burst))["arrivals"]
+
+    won, lost = arrivals["series"]["won (SUCCESS)"], arrivals["series"]["lost (SOLD_OUT)"]
+    assert any(lost[i] > 0 and won[i] < 3 for i in range(len(won)))  # losers counted before the last winner
+    assert (won[-1], lost[-1]) == (3, 3)
 
 
 def test_the_report_says_the_sales_arrival_order_and_where_its_arrival_is_taken():
