@@ -34,8 +34,18 @@ def target(session, **overrides) -> Target:
     return Target(**{**fields, **overrides})
 
 
-def put(session, namespace: str, name: str, dimensions: dict[str, str], value: float, minutes_ago: int) -> None:
-    at = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=minutes_ago)
+@pytest.fixture
+def now() -> float:
+    """One instant per test, for the datapoints and the reader alike: a test that read the clock twice
+    would fail whenever a minute turned between the two reads."""
+    return time.time()
+
+
+def minute_of(now: float, minutes_ago: int) -> datetime:
+    return datetime.fromtimestamp(now, UTC).replace(second=0, microsecond=0) - timedelta(minutes=minutes_ago)
+
+
+def put(session, namespace: str, name: str, dimensions: dict[str, str], value: float, at: datetime) -> None:
     session.client("cloudwatch").put_metric_data(
         Namespace=namespace,
         MetricData=[
@@ -56,21 +66,21 @@ def test_the_intakes_metric_names_are_the_ones_read():
     assert all(name.startswith("Issue") and name != ISSUE_LATENCY for name in ISSUE_COUNT_OF.values())
 
 
-def test_answers_per_second_by_outcome_in_the_last_minute_with_data(aws):
+def test_answers_per_second_by_outcome_in_the_last_minute_with_data(aws, now):
     service = {"service": INTAKE_SERVICE}
-    put(aws, NAMESPACE, "IssueSoldOut", service, 1200, minutes_ago=3)
-    put(aws, NAMESPACE, "IssueSoldOut", service, 600, minutes_ago=2)
-    put(aws, NAMESPACE, "IssueSuccess", service, 30, minutes_ago=2)
-    put(aws, NAMESPACE, "ReleaseFailed", service, 1, minutes_ago=2)  # not an answer
-    put(aws, "AWS/Lambda", "OffsetLag", {"FunctionName": "worker"}, 250, minutes_ago=1)
+    put(aws, NAMESPACE, "IssueSoldOut", service, 1200, at=minute_of(now, 3))
+    put(aws, NAMESPACE, "IssueSoldOut", service, 600, at=minute_of(now, 2))
+    put(aws, NAMESPACE, "IssueSuccess", service, 30, at=minute_of(now, 2))
+    put(aws, NAMESPACE, "ReleaseFailed", service, 1, at=minute_of(now, 2))  # not an answer
+    put(aws, "AWS/Lambda", "OffsetLag", {"FunctionName": "worker"}, 250, at=minute_of(now, 1))
     session_target = target(aws)
     aws.client("sqs").send_message(QueueUrl=session_target.dlq_url, MessageBody="{}")
 
-    figures = StackMetrics(aws, session_target).read()
+    figures = StackMetrics(aws, session_target, clock=lambda: now).read()
 
     assert isinstance(figures.answers, Answers)
     assert figures.answers.per_second == {"SOLD_OUT": 10.0, "SUCCESS": 0.5}
-    assert figures.answers.at == datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(minutes=2)
+    assert figures.answers.at == minute_of(now, 2)
     assert figures.worker_lag == 250
     assert figures.dead_letters == 1
 
@@ -105,10 +115,10 @@ def test_through_an_endpoint_of_ones_own_no_datapoints_says_it_measures_nothing(
     assert figures.dead_letters == 0  # read at the endpoint, not at AWS
 
 
-def test_a_statistic_the_endpoint_fails_on_is_named_with_its_answer_and_no_iam_action(aws, monkeypatch):
+def test_a_statistic_the_endpoint_fails_on_is_named_with_its_answer_and_no_iam_action(aws, monkeypatch, now):
     session_target = target(aws)
-    metrics = StackMetrics(aws, session_target)
-    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, minutes_ago=1)
+    metrics = StackMetrics(aws, session_target, clock=lambda: now)
+    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, at=minute_of(now, 1))
     real = metrics._series  # the percentile query alone fails, as LocalStack's does on p50
 
     def failing_on_percentiles(queries, now):
@@ -147,17 +157,18 @@ def test_given_an_api_url_alone_each_figure_names_what_it_lacks(aws):
     assert "DlqUrl is unknown" in figures.dead_letters.reason  # type: ignore[union-attr]
 
 
-def test_cloudwatch_is_asked_at_most_every_ten_seconds_and_the_queue_every_time(aws):
-    now = [time.time()]
+def test_cloudwatch_is_asked_at_most_every_ten_seconds_and_the_queue_every_time(aws, now):
+    start = now - now % 60  # the reads below stay within the minute the datapoint is counted before
+    clock = [start]
     session_target = target(aws)
-    metrics = StackMetrics(aws, session_target, clock=lambda: now[0])
+    metrics = StackMetrics(aws, session_target, clock=lambda: clock[0])
     first = metrics.read()
-    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, minutes_ago=1)
+    put(aws, NAMESPACE, "IssueSuccess", {"service": INTAKE_SERVICE}, 60, at=minute_of(now, 1))
     aws.client("sqs").send_message(QueueUrl=session_target.dlq_url, MessageBody="{}")
 
-    now[0] += CLOUDWATCH_EVERY_S - 1
+    clock[0] += CLOUDWATCH_EVERY_S - 1
     cached = metrics.read()
-    now[0] += 1
+    clock[0] += 1
     fresh = metrics.read()
 
     assert cached.answers == first.answers
