@@ -189,24 +189,31 @@ def watch(
     # frame is printed once, to stay on the screen.
     live = Live(render(frame, target), console=console, auto_refresh=False, transient=True)
     try:
-        with ended_by_signals(), Keys(sys.stdin) as keys, live:
-            while True:
-                drawn += 1
-                if frames is not None and drawn >= frames:
-                    return
-                key = keys.read(interval_s)
-                if key == "q":
-                    return
-                note = ""
-                if key in ACTIONS:
-                    live.stop()
-                    with keys.paused():
-                        note = act(admin, coupon_id, key, console)
-                    live.start()
-                frame = read_frame(admin, metrics, coupon_id, frame)
-                if note:
-                    frame = replace(frame, note=note)
-                live.update(render(frame, target), refresh=True)
+        with ended_by_signals(), Keys(sys.stdin) as keys:
+            # Started inside the try, not by ``with live``: a Ctrl-C or signal while Live draws its
+            # first frame (its cursor already hidden) ends the view before ``with`` has entered,
+            # which would never stop Live nor show the cursor again; ``stop`` undoes a partial start.
+            try:
+                live.start(refresh=True)
+                while True:
+                    drawn += 1
+                    if frames is not None and drawn >= frames:
+                        return
+                    key = keys.read(interval_s)
+                    if key == "q":
+                        return
+                    note = ""
+                    if key in ACTIONS:
+                        live.stop()
+                        with keys.paused():
+                            note = act(admin, coupon_id, key, console)
+                        live.start()
+                    frame = read_frame(admin, metrics, coupon_id, frame)
+                    if note:
+                        frame = replace(frame, note=note)
+                    live.update(render(frame, target), refresh=True)
+            finally:
+                live.stop()
     finally:
         console.print(render(frame, target))
 
