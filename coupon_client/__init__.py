@@ -18,5 +18,6 @@ tests use its client too. It imports nothing else of the repository.
 - ``errors``: one class per cause of failure, each with its exit status.
 - ``debug``: ``--debug``'s trace of requests and answers, secrets redacted.
 - ``api_client``: an HTTP client, and a coupon request that retries as clients should.
+- ``retry``: one click's claim as docs/frontend.md's retry contract says (the browser client's too).
 - ``aws_auth``: SigV4 for IAM routes, a Cognito ID token for the public routes in prod.
 """

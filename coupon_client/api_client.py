@@ -2,25 +2,23 @@
 
 Built on urllib3's connection pool (thread-safe, keep-alive, and it checks that a pooled
 connection is still open before reusing it). urllib3 sends a request again only when it never
-reached the server (a connect error). ``request_coupon`` sends ``POST /coupon-issues`` with an
-``Idempotency-Key``, so that it may send it again after a lost answer: the API answers the
-request's own SUCCESS again instead of DUPLICATE.
+reached the server (a connect error). ``request_coupon`` makes one click's claim as the retry
+contract says (``coupon_client.retry``): one ``Idempotency-Key``, a lost answer settled on the
+status route before it is sent again.
 """
 
 from __future__ import annotations
 
 import json
-import random
 import re
 import time
-import uuid
-from dataclasses import dataclass, field, replace
-from email.utils import parsedate_to_datetime
+from dataclasses import dataclass, field
 from enum import StrEnum
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any
 
 import urllib3
+
+from coupon_client.retry import Claim, claim, retry_after_seconds
 
 if TYPE_CHECKING:
     from coupon_client.aws_auth import Signer
@@ -28,25 +26,6 @@ if TYPE_CHECKING:
 
 NO_ANSWER = 0
 """``Reply.status_code`` when nothing came back: the request may or may not have been handled."""
-
-ISSUE_ATTEMPTS = 5
-RETRY_LATER = (HTTPStatus.SERVICE_UNAVAILABLE, HTTPStatus.TOO_MANY_REQUESTS)
-MAX_RETRY_AFTER_S = 5.0
-RETRY_JITTER = 1.5  # a retry waits Retry-After times 1 to this, so that refused clients do not return together
-
-
-def retry_after_seconds(value: str | None, now: float) -> float | None:
-    """A ``Retry-After`` header's wait in seconds: delay-seconds (``1``) or an HTTP date (RFC 9110),
-    counted from ``now`` (epoch seconds); None without one, or for one that is neither."""
-    if value is None:
-        return None
-    if value.strip().isdigit():
-        return float(value.strip())
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    return max(when.timestamp() - now, 0.0) if when.tzinfo is not None else None
 
 
 class Failure(StrEnum):
@@ -123,35 +102,10 @@ class ApiClient:
         retry_after_s = retry_after_seconds(response.headers.get("Retry-After"), time.time())
         return Reply(response.status, document, time.perf_counter() - started, retry_after_s, dict(response.headers))
 
-    def request_coupon(self, coupon_id: int, user_id: int) -> Reply:
-        """``POST /coupon-issues`` as the API asks clients to behave.
-
-        Every attempt carries the same ``Idempotency-Key``. 503 UNAVAILABLE (nothing reserved) and
-        429 (throttled at the gateway) are tried again after ``Retry-After`` (1 s without one) and
-        up to half as long again (jitter: refused clients do not all come back at once);
-        503 UNCONFIRMED, no answer, or a gateway error (the function failed or timed out) mean the
-        request may have been handled, and are tried again too: with the key, a request that had
-        succeeded answers its own SUCCESS again. If the answer is still unknown after
-        ``ISSUE_ATTEMPTS`` tries, the status route settles it: ``ANSWER_LOST`` with what it said
-        (PENDING, ISSUED or FAILED) when the user holds a copy, else the last answer.
-        """
-        path, body = "/coupon-issues", {"couponId": coupon_id, "userId": user_id}
-        headers = {"Idempotency-Key": uuid.uuid4().hex}
-        started = time.perf_counter()
-        answer = self.request("POST", path, body, headers=headers)
-        for _ in range(ISSUE_ATTEMPTS - 1):
-            if not _try_again(answer):
-                break
-            if answer.status_code != NO_ANSWER:  # after Retry-After, and up to half as long again: jitter
-                wait_s = min(1.0 if answer.retry_after_s is None else answer.retry_after_s, MAX_RETRY_AFTER_S)
-                time.sleep(wait_s * random.uniform(1.0, RETRY_JITTER))
-            answer = self.request("POST", path, body, headers=headers)
-        if _unknown(answer):
-            held = self.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")
-            if held.status_code != HTTPStatus.OK or held.status != "NONE":
-                lost = {"status": "ANSWER_LOST", "issue": held.status, "answer": answer.body}
-                return replace(answer, body=lost, seconds=time.perf_counter() - started)
-        return replace(answer, seconds=time.perf_counter() - started)
+    def request_coupon(self, coupon_id: int, user_id: int) -> Claim:
+        """One click's ``POST /coupon-issues``, as docs/frontend.md's retry contract says
+        (``coupon_client.retry.claim``)."""
+        return claim(self.request, coupon_id, user_id)
 
 
 _CONNECTION = re.compile(r"^HTTPS?Connection\(host='([^']*)', port=(\d+)\): ")
@@ -169,14 +123,3 @@ def _failure(exc: urllib3.exceptions.HTTPError) -> tuple[Failure, str]:
     if isinstance(cause, urllib3.exceptions.ReadTimeoutError):
         return Failure.TIMEOUT, said
     return Failure.DROPPED, said
-
-
-def _unknown(answer: Reply) -> bool:
-    """The request may or may not have been handled."""
-    return answer.status_code == NO_ANSWER or (
-        answer.status_code >= HTTPStatus.INTERNAL_SERVER_ERROR and answer.status != "UNAVAILABLE"
-    )
-
-
-def _try_again(answer: Reply) -> bool:
-    return answer.status_code in RETRY_LATER or _unknown(answer)

@@ -4,12 +4,19 @@ functions: ``POST /coupon-issues`` to the intake, every other route to the coupo
 CORS, for the environment's ``api.corsOrigins``: API Gateway answers the preflight of each route
 a shopper's page calls (the issue request, its status, use and cancel of one's copy) itself,
 with no function invoked; the functions add the headers to their own answers for an origin on
-the list (``functions/http_api/request.py``); and API Gateway's own refusals carry them for the
-first origin listed (a gateway response's headers are fixed: it cannot pick from a list)."""
+the list (``functions/http_api/request.py``); and API Gateway's own refusals echo the request's
+``Origin`` (a gateway response cannot pick from a list, and nothing sets
+``Access-Control-Allow-Credentials``, so any page may read a refusal: it tells nothing private).
+
+API Gateway's own refusals are in the API's format, ``{"status": ..., "error": ...}``. Their
+templates are not Velocity: API Gateway substitutes variables and nothing else, so a value that
+may hold a quote is written only as ``$context.error.messageString``, which API Gateway quotes
+itself (docs: "The quoted value of $context.error.message"); tests/infra/test_gateway_responses.py
+renders every template of every environment."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from aws_cdk import CfnOutput, Duration
 from aws_cdk import aws_apigateway as apigw
@@ -32,16 +39,53 @@ CORS_HEADERS = ["Content-Type", "Idempotency-Key", "Authorization"]
 CORS_MAX_AGE = Duration.hours(2)
 CORS_EXPOSED = ["Retry-After"]
 
-# API Gateway's own refusals in our answer format (every answer has status and error).
-GATEWAY_ERRORS = {
-    apigw.ResponseType.BAD_REQUEST_BODY: ("422", "INVALID_REQUEST", "$context.error.validationErrorString"),
-    apigw.ResponseType.ACCESS_DENIED: ("403", "FORBIDDEN", "$context.error.messageString"),
-    apigw.ResponseType.WAF_FILTERED: ("403", "FORBIDDEN", "$context.error.messageString"),
-    apigw.ResponseType.UNAUTHORIZED: ("401", "UNAUTHORIZED", "$context.error.messageString"),
-    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: ("404", "NOT_FOUND", "no such route or method"),
-    apigw.ResponseType.THROTTLED: ("429", "THROTTLED", "too many requests, retry later"),
-    apigw.ResponseType.DEFAULT_5_XX: ("503", "UNAVAILABLE", "$context.error.messageString"),
+
+class GatewayError(NamedTuple):
+    """One of API Gateway's own refusals in the API's format: its construct id, its HTTP status
+    (None: the gateway's own), the body's status, and its error as a JSON value (API Gateway's
+    quoted message, or a literal string).
+
+    Construct ids never change: CloudFormation deletes a renamed gateway response after it has
+    made its replacement, and that delete resets the type to API Gateway's default."""
+
+    construct_id: str
+    status_code: str | None
+    status: str
+    error: str
+
+
+MESSAGE = "$context.error.messageString"
+GATEWAY_ERRORS: dict[apigw.ResponseType, GatewayError] = {
+    # The edge's validation: its detail ($context.error.validationErrorString) is not quoted, and a
+    # template cannot escape it, so the error names the schema instead.
+    apigw.ResponseType.BAD_REQUEST_BODY: GatewayError(
+        "GatewayINVALID_REQUEST422",
+        "422",
+        "INVALID_REQUEST",
+        '"the body does not match the request\'s schema (docs/openapi.json)"',
+    ),
+    apigw.ResponseType.ACCESS_DENIED: GatewayError("GatewayFORBIDDEN403", "403", "FORBIDDEN", MESSAGE),
+    apigw.ResponseType.WAF_FILTERED: GatewayError("GatewayFORBIDDEN403Waf", "403", "FORBIDDEN", MESSAGE),
+    apigw.ResponseType.UNAUTHORIZED: GatewayError("GatewayUNAUTHORIZED401", "401", "UNAUTHORIZED", MESSAGE),
+    apigw.ResponseType.MISSING_AUTHENTICATION_TOKEN: GatewayError(
+        "GatewayNOT_FOUND404", "404", "NOT_FOUND", '"no such route or method"'
+    ),
+    apigw.ResponseType.THROTTLED: GatewayError(
+        "GatewayTHROTTLED429", "429", "THROTTLED", '"too many requests, retry later"'
+    ),
+    # The authorizer could not be asked: no function ran, nothing was reserved.
+    apigw.ResponseType.AUTHORIZER_FAILURE: GatewayError("GatewayAuthorizerFailure", "503", "UNAVAILABLE", MESSAGE),
+    apigw.ResponseType.AUTHORIZER_CONFIGURATION_ERROR: GatewayError(
+        "GatewayAuthorizerConfiguration", "503", "UNAVAILABLE", MESSAGE
+    ),
+    # Any other 4xx of the gateway's (a body too large, a signature expired, ...): its own status,
+    # and its type as the body's status (REQUEST_TOO_LARGE, EXPIRED_TOKEN, ...).
+    apigw.ResponseType.DEFAULT_4_XX: GatewayError("GatewayOther4xx", None, "$context.error.responseType", MESSAGE),
+    # Any other 5xx: the function failed, timed out or gave no answer the gateway could read,
+    # perhaps after its reservation: a lost answer, which a client settles on the status route.
+    apigw.ResponseType.DEFAULT_5_XX: GatewayError("GatewayUNAVAILABLE503", "503", "UNCONFIRMED", MESSAGE),
 }
+RETRY_AFTER_STATUSES = ("429", "503")
 
 
 class Api(Construct):
@@ -155,22 +199,15 @@ class Api(Construct):
             _answer_preflight(resource, method, origins)
 
     def _gateway_responses(self, origins: list[str]) -> None:
-        """API Gateway's own refusals in the API's format, readable by the first allowed origin;
-        every other 4xx of the gateway's (a body too large, ...) keeps its own, with the headers."""
-        for response_type, (status_code, status, error) in GATEWAY_ERRORS.items():
-            waf = "Waf" if response_type.response_type == "WAF_FILTERED" else ""
+        """API Gateway's own refusals in the API's format (:data:`GATEWAY_ERRORS`), readable by
+        every allowed origin."""
+        for response_type, (construct_id, status_code, status, error) in GATEWAY_ERRORS.items():
             self.rest_api.add_gateway_response(
-                f"Gateway{status}{status_code}{waf}",
+                construct_id,
                 type=response_type,
                 status_code=status_code,
-                response_headers=_gateway_headers(origins, retry=status_code in ("429", "503")),
-                templates={"application/json": f'{{"status": "{status}", "error": "{error}"}}'},
-            )
-        if origins:
-            self.rest_api.add_gateway_response(
-                "GatewayOther4xx",
-                type=apigw.ResponseType.DEFAULT_4_XX,
-                response_headers=_gateway_headers(origins, retry=False),
+                response_headers=_gateway_headers(origins, retry=status_code in RETRY_AFTER_STATUSES),
+                templates={"application/json": f'{{"status": "{status}", "error": {error}}}'},
             )
 
     def _public_authorization(self, config: ApiConfig) -> dict[str, Any]:
@@ -221,12 +258,14 @@ class Api(Construct):
 
 
 def _gateway_headers(origins: list[str], *, retry: bool) -> dict[str, str]:
-    """The headers of a gateway response: the first allowed origin may read it (static values
-    only: a gateway response cannot pick from a list), and a 429 or 503 says when to retry."""
+    """The headers of a gateway response: with origins listed, the request's own ``Origin``
+    echoed (API Gateway maps a request header into a gateway response's; a page whose origin is
+    not listed never gets past the preflight to a credentialed route anyway), and a 429 or 503
+    says when to retry."""
     headers = {"Retry-After": "'1'"} if retry else {}
     if origins:
         headers |= {
-            "Access-Control-Allow-Origin": f"'{origins[0]}'",
+            "Access-Control-Allow-Origin": "method.request.header.Origin",
             "Access-Control-Expose-Headers": f"'{','.join(CORS_EXPOSED)}'",
             "Vary": "'Origin'",
         }

@@ -41,6 +41,7 @@ from sqlalchemy import Engine, text
 
 from coupon_client.api_client import ApiClient, Reply
 from coupon_client.fairness import Answer
+from coupon_client.retry import Claim
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
@@ -80,7 +81,7 @@ class DemoSale:
 
     def __init__(self, api: ApiClient, coupon_id: int, users: int, clients: int) -> None:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
-        self.answers: list[tuple[int, Reply]] = []
+        self.answers: list[tuple[int, Claim]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
         self.clicks: list[tuple[int, Reply]] = []  # each click: when it was sent (epoch ms), and its answer
         self.done = 0
@@ -111,7 +112,7 @@ class DemoSale:
             answer = self.api.request_coupon(self.coupon_id, user)
             mine.append((user, answer))
             seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
-            clicked.append((sent_at, answer))
+            clicked.append((sent_at, answer.reply))
             with self._lock:
                 self.done += 1
         with self._lock:

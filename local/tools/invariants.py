@@ -19,7 +19,8 @@ from typing import Any
 import redis
 from sqlalchemy import Engine, text
 
-from coupon_client.api_client import ApiClient, Reply
+from coupon_client.api_client import ApiClient
+from coupon_client.retry import Claim, Kind
 from local.testkit.bad_requests import BadRequest, bad_requests
 from local.testkit.tables import row_counts
 from lua_redis.keys import reserved_key
@@ -72,9 +73,9 @@ def observe(engine: Engine, client: redis.Redis, coupon_id: int) -> Observed:
     )
 
 
-def successes_of(answers: Iterable[tuple[int, Reply]]) -> dict[str, int]:
-    """The request id of each SUCCESS among ``(user, answer)`` pairs, with its user: what :func:`check` takes."""
-    return {answer.body["requestId"]: user for user, answer in answers if answer.status == "SUCCESS"}
+def successes_of(claims: Iterable[tuple[int, Claim]]) -> dict[str, int]:
+    """The request id of each SUCCESS among ``(user, claim)`` pairs, with its user: what :func:`check` takes."""
+    return {claim.reply.body["requestId"]: user for user, claim in claims if claim.kind is Kind.SUCCESS}
 
 
 def _settled_once(observed: Observed, request_id: str) -> bool:

@@ -66,7 +66,7 @@ def opening(
     def shopper(index: int) -> None:
         time.sleep(index * SPACING_MS / 1000)
         sent = time.time_ns() // 1_000_000
-        reply = api.request_coupon(coupon_id, first_user + index)
+        reply = api.request_coupon(coupon_id, first_user + index).reply
         with lock:
             clicks.append((sent, reply))
 

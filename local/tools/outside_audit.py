@@ -14,8 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from coupon_client.api_client import ApiClient, Reply
-from local.tools.invariants import bad_input_changes_nothing, sent_through
+from coupon_client.api_client import ApiClient
+from coupon_client.retry import Claim
+from local.tools.invariants import bad_input_changes_nothing, sent_through, successes_of
 from local.tools.sale_report import Convergence
 
 HOLDING = {"ISSUED", "USED", "EXPIRED"}  # an issue that holds a copy (CANCELED gave it back)
@@ -78,11 +79,11 @@ class Auditor:
         return False
 
 
-def audit(auditor: Auditor, answers: list[tuple[int, Reply]], public: ApiClient) -> dict[str, bool]:
+def audit(auditor: Auditor, answers: list[tuple[int, Claim]], public: ApiClient) -> dict[str, bool]:
     """Each invariant with whether it held, from the API's own answers."""
     counts, issues = auditor.counts(), auditor.issues()
     holders = [issue for issue in issues if issue.status in HOLDING]
-    successes = {answer.body["requestId"]: user for user, answer in answers if answer.status == "SUCCESS"}
+    successes = successes_of(answers)
     issued_requests = {issue.request_id for issue in issues}
     per_user = Counter(user for user in successes.values())
     unsettled = [user for request_id, user in successes.items()

@@ -41,6 +41,7 @@ from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa
 
 from coupon_client.api_client import ApiClient, Reply  # noqa: E402
 from coupon_client.fairness import Answer, answers_of  # noqa: E402
+from coupon_client.retry import Claim  # noqa: E402
 from local.testkit.intake_lines import joined, lines_since  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
@@ -66,7 +67,7 @@ class RehearsalSale:
     arrivals: list[float]  # seconds after the opening, one per user
     public: list[ApiClient]
     started: float = field(default_factory=time.perf_counter)
-    answers: list[tuple[int, Reply]] = field(default_factory=list)
+    answers: list[tuple[int, Claim]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     # each click: when it was sent (epoch ms), and its answer
     clicks: list[tuple[int, Reply]] = field(default_factory=list)
@@ -105,9 +106,9 @@ class Buyer(User):
         answer = sale.client_of(user).request_coupon(sale.coupon_id, user)
         done = time.perf_counter()
         sale.answers.append((user, answer))
-        sale.clicks.append((sent_at, answer))
+        sale.clicks.append((sent_at, answer.reply))
         sale.observations.append(Observation(done - sale.started, answer.status, (done - began) * 1000))
-        failed = None if answer.status in FINAL else RuntimeError(f"{answer.status_code} {answer.status}")
+        failed = None if answer.status in FINAL else RuntimeError(f"{answer.reply.status_code} {answer.status}")
         self.environment.events.request.fire(
             request_type="POST", name=f"/coupon-issues {answer.status}", response_time=(done - began) * 1000,
             response_length=0, exception=failed, context={},

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from coupon_client.api_client import ApiClient
 from coupon_client.aws_auth import id_token, sigv4
+from coupon_client.retry import Kind
 
 PERSIST_WAIT_S = 60
 
@@ -40,8 +41,8 @@ def main() -> None:
     _expect(created.status_code == 201, "create coupon", created.body)
     coupon_id = created.body["couponId"]
     issued = public.request_coupon(coupon_id, args.user_id)
-    _expect(issued.status == "SUCCESS", "request a coupon", issued.body)
-    user_id = issued.body["userId"]
+    _expect(issued.kind is Kind.SUCCESS, "request a coupon", issued.reply.body)
+    user_id = issued.reply.body["userId"]
     deadline = time.monotonic() + PERSIST_WAIT_S
     while (status := public.request("GET", f"/coupons/{coupon_id}/issues/{user_id}")).status != "ISSUED":
         _expect(time.monotonic() < deadline and status.status == "PENDING", "wait for the worker", status.body)

@@ -122,7 +122,8 @@ def test_a_lost_answer_keeps_one_reservation(live, api_url):
 
 def test_a_page_from_an_origin_not_listed_reads_nothing(live, api_url):
     """The same page served from another origin: the browser hides every answer (no CORS header
-    for it), so the client sees no answer at all; the request itself may have run."""
+    for it), so the client sees no answer at all, and says it cannot tell: the request itself
+    may have run."""
     port = free_port()
     command = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(stack.WEB)]
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -137,7 +138,7 @@ def test_a_page_from_an_origin_not_listed_reads_nothing(live, api_url):
         server.terminate()
         server.wait(timeout=10)
 
-    assert (blocked["kind"], blocked["httpStatus"]) == ("unreachable", 0)
+    assert (blocked["kind"], blocked["httpStatus"]) == ("unknown", 0)
     assert "Failed to fetch" in blocked["error"]
 
 

@@ -1,150 +1,261 @@
-// The reference client's retry contract against a scripted fetch: `node --test web/test/`
-// (tests/processes/test_web_client.py runs it with the processes tier).
+// The reference client against a scripted fetch: `node --test web/test/` (tests/processes/
+// test_web_client.py runs it with the processes tier). Every scenario of the retry contract
+// (retry-contract.json, which the Python client runs too), then what only a browser client has:
+// the token, the timeout and abort, one claim per coupon in flight, the warm-ups.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
-import { CouponClient, JITTER, MAX_ATTEMPTS, retryAfterMs } from "../coupon-client.js";
+import {
+  CouponClient,
+  MAX_SENDS,
+  PREFLIGHT_REFRESH_MS,
+  TIMEOUT_MS,
+  httpDateMs,
+  retryAfterMs,
+} from "../coupon-client.js";
 
 const URL = "https://api.example.com/prod";
+const CONTRACT = JSON.parse(readFileSync(new globalThis.URL("./retry-contract.json", import.meta.url), "utf8"));
+const NOW = Date.parse(CONTRACT.now);
 
-/** A fetch that answers each call from `script` (a function of the request, or a fixed answer). */
-function scripted(...script) {
+/** A fetch that answers the n-th call with `answers[n]` (the last one once they run out). */
+function scripted(answers) {
   const calls = [];
   const fetch = async (url, init) => {
     calls.push({ url, ...init });
-    const step = script.length > 1 ? script.shift() : script[0];
-    const answer = typeof step === "function" ? step(url, init) : step;
-    if (answer === "network") throw new TypeError("Failed to fetch");
+    const answer = answers[Math.min(calls.length, answers.length) - 1];
+    if (answer === "no answer") throw new TypeError("Failed to fetch");
     const [status, body, headers = {}] = answer;
     return new Response(JSON.stringify(body), { status, headers });
   };
   return { fetch, calls };
 }
 
-function client(fetch, waits = []) {
+function client(fetch, waits = [], options = {}) {
+  let n = 0;
   return new CouponClient({
     baseUrl: `${URL}/`,
     fetch,
     sleep: async (ms) => void waits.push(ms),
     random: () => 1,
-    now: () => Date.parse("Wed, 21 Oct 2015 07:27:50 GMT"),
-    newKey: (() => {
-      let n = 0;
-      return () => `key-${(n += 1)}`;
-    })(),
+    now: () => NOW,
+    newKey: () => `key-${(n += 1)}`,
+    ...options,
   });
 }
 
-const SUCCESS = [202, { status: "SUCCESS", requestId: "r-1", reservedAt: "2026-12-24T12:00:00.123+00:00" }];
-const SOLD_OUT = [409, { status: "SOLD_OUT", error: "coupon 3 is sold out" }];
-const UNAVAILABLE = [503, { status: "UNAVAILABLE", error: "retry later" }, { "Retry-After": "2" }];
-const THROTTLED = [429, { status: "THROTTLED", error: "too many requests" }, { "Retry-After": "1" }];
-const UNCONFIRMED = [503, { status: "UNCONFIRMED", error: "may have been accepted" }, { "Retry-After": "1" }];
-const status = (word) => [200, { status: word, couponId: 3, userId: 7 }];
+for (const scenario of CONTRACT.scenarios) {
+  test(`contract (${scenario.row}): ${scenario.name}`, async () => {
+    const waits = [];
+    const { fetch, calls } = scripted(scenario.answers);
+    const result = await client(fetch, waits).claim(3, 7);
 
-test("Retry-After is read as delay-seconds or as an HTTP date", () => {
-  const now = Date.parse("Wed, 21 Oct 2015 07:27:50 GMT");
-  assert.equal(retryAfterMs("2", now), 2000);
-  assert.equal(retryAfterMs(" 7 ", now), 7000);
-  assert.equal(retryAfterMs("Wed, 21 Oct 2015 07:28:00 GMT", now), 10_000);
-  assert.equal(retryAfterMs("Wed, 21 Oct 2015 07:27:00 GMT", now), 0);
-  assert.equal(retryAfterMs(null, now), null);
-  assert.equal(retryAfterMs("soon", now), null);
+    assert.deepEqual(calls.map((call) => call.method), scenario.requests);
+    assert.deepEqual(waits, scenario.waits);
+    assert.equal(result.kind, scenario.kind);
+    assert.equal(result.status, scenario.status);
+    assert.equal(result.attempts, scenario.attempts);
+    if ("retryAfterMs" in scenario) assert.equal(result.retryAfterMs, scenario.retryAfterMs);
+    const posts = calls.filter((call) => call.method === "POST");
+    assert.deepEqual(new Set(posts.map((call) => call.headers["Idempotency-Key"])), new Set(["key-1"]));
+    for (const post of posts) {
+      assert.equal(post.url, `${URL}/coupon-issues`);
+      assert.deepEqual(JSON.parse(post.body), { couponId: 3, userId: 7 });
+      assert.equal(post.headers["Content-Type"], "application/json");
+    }
+    for (const get of calls.filter((call) => call.method === "GET")) {
+      assert.equal(get.url, `${URL}/coupons/3/issues/7`);
+      assert.equal(get.body, undefined);
+    }
+  });
+}
+
+test("contract: Retry-After is read as RFC 9110 allows and nothing else", () => {
+  for (const [value, ms] of CONTRACT.retryAfter) assert.equal(retryAfterMs(value, NOW), ms, `Retry-After: ${value}`);
 });
 
-test("a success is one POST, with the body, the key and JSON", async () => {
-  const { fetch, calls } = scripted(SUCCESS);
+test("an RFC 850 date's two-digit year more than 50 years ahead is the most recent past one", () => {
+  const now = Date.parse("Sun, 06 Dec 2026 00:00:00 GMT");
+  assert.equal(new Date(httpDateMs("Sunday, 06-Nov-94 08:49:37 GMT", now)).getUTCFullYear(), 1994);
+  assert.equal(new Date(httpDateMs("Sunday, 06-Nov-76 08:49:37 GMT", now)).getUTCFullYear(), 2076);
+  assert.equal(new Date(httpDateMs("Sunday, 06-Nov-77 08:49:37 GMT", now)).getUTCFullYear(), 1977);
+});
+
+test("a success reports its request id and reservation time", async () => {
+  const { fetch } = scripted(CONTRACT.scenarios[0].answers);
   const result = await client(fetch).claim(3, 7);
   assert.deepEqual(result, {
     kind: "success", status: "SUCCESS", httpStatus: 202, attempts: 1,
-    requestId: "r-1", reservedAt: "2026-12-24T12:00:00.123+00:00",
+    requestId: "6f1c1f9e-0000-4000-8000-000000000001", reservedAt: "2026-12-24T12:00:00.123+00:00",
   });
-  assert.equal(calls.length, 1);
-  assert.equal(calls[0].url, `${URL}/coupon-issues`);
-  assert.equal(calls[0].method, "POST");
-  assert.deepEqual(JSON.parse(calls[0].body), { couponId: 3, userId: 7 });
-  assert.equal(calls[0].headers["Idempotency-Key"], "key-1");
-  assert.equal(calls[0].headers["Content-Type"], "application/json");
 });
 
-test("a refusal ends the click at once", async () => {
-  const { fetch, calls } = scripted(SOLD_OUT);
+test("a held copy reports the status route's state and the lost answer's error", async () => {
+  const { fetch } = scripted([[503, { status: "UNCONFIRMED", error: "timed out" }], [200, { status: "ISSUED" }]]);
   const result = await client(fetch).claim(3, 7);
-  assert.equal(result.kind, "refused");
-  assert.equal(result.status, "SOLD_OUT");
-  assert.equal(result.error, "coupon 3 is sold out");
-  assert.equal(calls.length, 1);
+  assert.deepEqual(result, { kind: "held", status: "ISSUED", httpStatus: 200, attempts: 1, error: "timed out" });
 });
 
-test("429 and 503 are sent again after Retry-After, with jitter, with the same key", async () => {
-  const waits = [];
-  const { fetch, calls } = scripted(UNAVAILABLE, THROTTLED, SUCCESS);
-  const result = await client(fetch, waits).claim(3, 7);
+test("the token is asked before every request, the status route's included, and afresh after a 401", async () => {
+  const asked = [];
+  const getToken = async ({ forceRefresh }) => {
+    asked.push(forceRefresh);
+    return forceRefresh ? "fresh" : "stale";
+  };
+  const { fetch, calls } = scripted([[401, { status: "UNAUTHORIZED", error: "Unauthorized" }], "no answer",
+    [200, { status: "NONE" }], CONTRACT.scenarios[0].answers[0]]);
+  const result = await client(fetch, [], { getToken }).claim(3, 7);
   assert.equal(result.kind, "success");
-  assert.equal(result.attempts, 3);
-  assert.deepEqual(waits, [2000 * JITTER, 1000 * JITTER]);
-  assert.deepEqual(new Set(calls.map((call) => call.headers["Idempotency-Key"])), new Set(["key-1"]));
+  assert.deepEqual(calls.map((call) => call.headers.Authorization), ["stale", "fresh", "stale", "fresh"]);
+  assert.deepEqual(asked, [false, true, false, true]);
 });
 
-test("a wait is capped", async () => {
-  const waits = [];
-  const { fetch } = scripted([503, { status: "UNAVAILABLE" }, { "Retry-After": "3600" }], SUCCESS);
-  await client(fetch, waits).claim(3, 7);
-  assert.deepEqual(waits, [5000 * JITTER]);
+test("without a token no Authorization is sent", async () => {
+  const { fetch, calls } = scripted(CONTRACT.scenarios[0].answers);
+  await client(fetch).claim(3, 7);
+  assert.equal("Authorization" in calls[0].headers, false);
 });
 
-test("after a lost answer the status route is asked before sending again", async () => {
-  const { fetch, calls } = scripted("network", status("NONE"), SUCCESS);
-  const result = await client(fetch).claim(3, 7);
-  assert.equal(result.kind, "success");
-  assert.deepEqual(calls.map((call) => `${call.method} ${call.url.replace(URL, "")}`),
-    ["POST /coupon-issues", "GET /coupons/3/issues/7", "POST /coupon-issues"]);
-  assert.equal(calls[2].headers["Idempotency-Key"], calls[0].headers["Idempotency-Key"]);
-});
-
-test("503 UNCONFIRMED with the copy held ends the click as held, PENDING polled until it settles", async () => {
-  const { fetch, calls } = scripted(UNCONFIRMED, status("PENDING"), status("PENDING"), status("ISSUED"));
-  const result = await client(fetch).claim(3, 7);
-  assert.equal(result.kind, "held");
-  assert.equal(result.status, "ISSUED");
-  assert.equal(calls.filter((call) => call.method === "POST").length, 1);
-  assert.equal(calls.filter((call) => call.method === "GET").length, 3);
-});
-
-test("still unavailable after every attempt: nothing reserved, the last answer said", async () => {
-  const { fetch, calls } = scripted(UNAVAILABLE);
-  const result = await client(fetch).claim(3, 7);
-  assert.equal(result.kind, "unavailable");
-  assert.equal(result.httpStatus, 503);
-  assert.equal(result.retryAfterMs, 2000);
-  assert.equal(calls.length, MAX_ATTEMPTS);
-});
-
-test("no answer ever (the network, or an origin the API does not allow): unreachable", async () => {
-  const { fetch } = scripted("network");
-  const result = await client(fetch).claim(3, 7);
-  assert.equal(result.kind, "unreachable");
-  assert.equal(result.httpStatus, 0);
-  assert.match(result.error, /Failed to fetch/);
-});
-
-test("each click has its own key, and a token is sent as Authorization", async () => {
-  const { fetch, calls } = scripted(SUCCESS);
-  const api = new CouponClient({ baseUrl: URL, fetch, token: "id-token" });
+test("each click has its own key, a UUID by default", async () => {
+  const { fetch, calls } = scripted(CONTRACT.scenarios[0].answers);
+  const api = new CouponClient({ baseUrl: URL, fetch });
   await api.claim(3, 7);
-  await api.claim(3, 8);
+  await api.claim(3, 7);
   const keys = calls.map((call) => call.headers["Idempotency-Key"]);
   assert.notEqual(keys[0], keys[1]);
-  assert.match(keys[0], /^[0-9a-f-]{36}$/);
-  assert.equal(calls[0].headers.Authorization, "id-token");
+  for (const key of keys) assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+});
+
+test("a plain-http page, without crypto.randomUUID, still makes version 4 UUIDs", async () => {
+  const randomUUID = crypto.randomUUID;
+  Object.defineProperty(crypto, "randomUUID", { value: undefined, configurable: true });
+  try {
+    const { fetch, calls } = scripted(CONTRACT.scenarios[0].answers);
+    const api = new CouponClient({ baseUrl: URL, fetch });
+    await api.claim(3, 7);
+    await api.claim(3, 8);
+    const [first, second] = calls.map((call) => call.headers["Idempotency-Key"]);
+    assert.match(first, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.notEqual(first, second);
+  } finally {
+    Object.defineProperty(crypto, "randomUUID", { value: randomUUID, configurable: true });
+  }
+});
+
+test("a second click while the first is running joins it: one key, one answer", async () => {
+  let release;
+  const gate = new Promise((resolve) => (release = resolve));
+  const calls = [];
+  const fetch = async (url, init) => {
+    calls.push(init);
+    await gate;
+    return new Response(JSON.stringify(CONTRACT.scenarios[0].answers[0][1]), { status: 202 });
+  };
+  const api = client(fetch);
+  const first = api.claim(3, 7);
+  const second = api.claim(3, 7);
+  const other = api.claim(4, 7);
+  release();
+  assert.equal(first, second);
+  assert.deepEqual(await first, await second);
+  await other;
+  assert.equal(calls.length, 2);
+  assert.notEqual(calls[0].headers["Idempotency-Key"], calls[1].headers["Idempotency-Key"]);
+  await api.claim(3, 7); // once settled, a new click is a new claim
+  assert.equal(calls.length, 3);
+});
+
+test("a request with no answer within the timeout is a lost answer", async () => {
+  const calls = [];
+  const fetch = (url, init) => {
+    calls.push(init);
+    if (calls.length > 1) return Promise.resolve(new Response(JSON.stringify({ status: "ISSUED" }), { status: 200 }));
+    return new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)));
+  };
+  const result = await client(fetch, [], { timeoutMs: 5 }).claim(3, 7);
+  assert.equal(result.kind, "held");
+  assert.equal(result.error, "no answer in 5 ms");
+  assert.deepEqual(calls.map((call) => call.method), ["POST", "GET"]);
+  assert.equal(TIMEOUT_MS, 10_000);
+});
+
+test("aborting a claim rejects it with the signal's reason, and sends nothing more", async () => {
+  const controller = new AbortController();
+  const calls = [];
+  const fetch = async (url, init) => {
+    calls.push(init);
+    controller.abort(new Error("the shopper left"));
+    return new Response(JSON.stringify({ status: "UNAVAILABLE" }), { status: 503 });
+  };
+  const api = new CouponClient({ baseUrl: URL, fetch, random: () => 0 });
+  await assert.rejects(api.claim(3, 7, { signal: controller.signal }), /the shopper left/);
+  assert.equal(calls.length, 1);
+  await assert.rejects(api.claim(3, 7, { signal: controller.signal }), /the shopper left/);
+  assert.equal(calls.length, 1);
+});
+
+test("every wait is told to the page before it starts", async () => {
+  const told = [];
+  const { fetch } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "2" }], CONTRACT.scenarios[0].answers[0]]);
+  await client(fetch, [], { onWait: (wait) => told.push(wait) }).claim(3, 7);
+  assert.deepEqual(told, [{ ms: 3000, status: "THROTTLED", httpStatus: 429 }]);
+});
+
+test("the jitter spreads a wait from once to half as long again", async () => {
+  for (const [random, expected] of [[0, 2000], [0.5, 2500]]) {
+    const waits = [];
+    const { fetch } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "2" }], CONTRACT.scenarios[0].answers[0]]);
+    await client(fetch, waits, { random: () => random }).claim(3, 7);
+    assert.deepEqual(waits, [expected]);
+  }
+});
+
+test("an answer that is not JSON is read as one without a body", async () => {
+  const fetch = async () => new Response("<html>Bad gateway</html>", { status: 502 });
+  const waits = [];
+  const result = await client(fetch, waits).claim(3, 7);
+  assert.equal(result.kind, "unknown");
+  assert.equal(result.httpStatus, 502);
+  assert.equal(result.status, "");
+});
+
+test("new CouponClient() without a baseUrl says what it needs", () => {
+  assert.throws(() => new CouponClient(), { name: "TypeError", message: /baseUrl is the API's URL/ });
+  assert.throws(() => new CouponClient({}), /baseUrl/);
 });
 
 test("warmUp sends the claim's request shape with an empty body, so its preflight is the claim's", async () => {
-  const { fetch, calls } = scripted([422, { status: "INVALID_REQUEST", error: "body: Field required" }]);
-  const api = new CouponClient({ baseUrl: URL, fetch, token: "id-token" });
+  const { fetch, calls } = scripted([[422, { status: "INVALID_REQUEST", error: "body: Field required" }]]);
+  const api = new CouponClient({ baseUrl: URL, fetch, getToken: () => "id-token" });
   assert.equal(await api.warmUp(), 422);
   assert.equal(calls[0].method, "POST");
   assert.equal(calls[0].url, `${URL}/coupon-issues`);
   assert.equal(calls[0].body, "{}");
   assert.deepEqual(Object.keys(calls[0].headers).sort(), ["Authorization", "Content-Type", "Idempotency-Key"]);
+});
+
+test("keepWarm warms up now, then again just past Safari's ten minutes until it is stopped", async () => {
+  const { fetch, calls } = scripted([[422, { status: "INVALID_REQUEST" }]]);
+  const controller = new AbortController();
+  const slept = [];
+  let stopped;
+  const done = new Promise((resolve) => (stopped = resolve));
+  const sleep = async (ms, signal) => {
+    slept.push(ms);
+    if (slept.length === 3) {
+      controller.abort();
+      stopped();
+    }
+    signal.throwIfAborted();
+  };
+  assert.equal(await new CouponClient({ baseUrl: URL, fetch, sleep }).keepWarm({ signal: controller.signal }), 422);
+  await done;
+  assert.equal(calls.length, 3);
+  assert.deepEqual(slept, [PREFLIGHT_REFRESH_MS, PREFLIGHT_REFRESH_MS, PREFLIGHT_REFRESH_MS]);
+  assert.ok(PREFLIGHT_REFRESH_MS > 600_000 && PREFLIGHT_REFRESH_MS <= 610_000);
+});
+
+test("the contract's numbers are the client's", () => {
+  assert.equal(MAX_SENDS, 5);
 });

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from coupon_client.api_client import Reply
+from coupon_client.retry import Claim, Kind
 from local.tools import invariants
 from local.tools.outside_audit import Auditor, Issue, audit
 
@@ -40,9 +41,14 @@ class Refusing:
 
 COUNTS = {"totalQuantity": 2, "remainingQuantity": 0, "reserved": 2, "issued": 2}
 ISSUES = [Issue(1, "r1", "ISSUED"), Issue(2, "r2", "USED")]
-ANSWERS = [(1, Reply(202, {"status": "SUCCESS", "requestId": "r1"}, 0.0)),
-           (2, Reply(202, {"status": "SUCCESS", "requestId": "r2"}, 0.0)),
-           (3, Reply(409, {"status": "SOLD_OUT"}, 0.0))]  # fmt: skip
+def clicked(code: int, body: dict[str, Any]) -> Claim:
+    """A click that ended on ``body``'s answer."""
+    return Claim(Kind.SUCCESS if code == 202 else Kind.REFUSED, Reply(code, body, 0.0), 1, 0.0)
+
+
+ANSWERS = [(1, clicked(202, {"status": "SUCCESS", "requestId": "r1"})),
+           (2, clicked(202, {"status": "SUCCESS", "requestId": "r2"})),
+           (3, clicked(409, {"status": "SOLD_OUT"}))]  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -63,7 +69,7 @@ def test_a_clean_sale_holds_every_invariant():
     [
         ({**COUNTS, "totalQuantity": 1}, ISSUES, ANSWERS, set(), ["I1"]),  # two holders of one copy
         (COUNTS, [*ISSUES, Issue(1, "r9", "ISSUED")], ANSWERS, set(), ["I1", "I2"]),  # user 1 twice
-        (COUNTS, ISSUES, [*ANSWERS, (1, Reply(202, {"status": "SUCCESS", "requestId": "r7"}, 0.0))], {1}, ["I2"]),
+        (COUNTS, ISSUES, [*ANSWERS, (1, clicked(202, {"status": "SUCCESS", "requestId": "r7"}))], {1}, ["I2"]),
         (COUNTS, ISSUES[:1], ANSWERS, set(), ["I1", "I3"]),  # a SUCCESS that is nowhere
         ({**COUNTS, "remainingQuantity": 1}, ISSUES[:1], ANSWERS, {2}, []),  # released, recorded: settled
         ({**COUNTS, "reserved": 3}, ISSUES, ANSWERS, set(), ["I4"]),
