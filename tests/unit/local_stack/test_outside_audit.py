@@ -41,6 +41,8 @@ class Refusing:
 
 COUNTS = {"totalQuantity": 2, "remainingQuantity": 0, "reserved": 2, "issued": 2}
 ISSUES = [Issue(1, "r1", "ISSUED"), Issue(2, "r2", "USED")]
+
+
 def clicked(code: int, body: dict[str, Any]) -> Claim:
     """A click that ended on ``body``'s answer."""
     return Claim(Kind.SUCCESS if code == 202 else Kind.REFUSED, Reply(code, body, 0.0), 1, 0.0)
