@@ -27,7 +27,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: lock explore plan bill rehearse venv stunnel chromium test unit processes policy services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: lock explore plan bill rehearse mutate venv stunnel chromium test unit processes policy services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -121,6 +121,11 @@ explore: venv
 # runs a fixed sample of it. FUZZ_EXAMPLES="2000" for a longer one.
 fuzz: venv
 	FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-500} FUZZ_RANDOM=1 $(BIN)/pytest tests/services/test_fuzz.py
+
+# Mutation testing of the clients' decisions (Stryker on web/coupon-client.js, mutmut on
+# coupon_client/retry.py), each held to 85 % killed (local/tools/mutate.py); minutes, so not in test.
+mutate: venv $(CDK)
+	$(BIN)/python -m local.tools.mutate
 
 lint: venv
 	$(BIN)/ruff check .

@@ -28,7 +28,7 @@ JITTER = 1.5  # a wait is the asked one times 1 to this ...
 MAX_WAIT_S = 5.0  # ... and never longer than this, jitter included
 STATUS_ASKS = 10  # how many times one click asks the status route at most
 
-HELD = frozenset({"PENDING", "ISSUED", "USED", "EXPIRED"})  # the user holds the copy, or held it
+HELD = frozenset({"ISSUED", "USED", "EXPIRED"})  # the user holds the copy, or held it (PENDING is polled)
 RELEASED = frozenset({"CANCELED", "FAILED"})  # accepted earlier; the copy is no longer the user's
 RETRY_LATER = frozenset({HTTPStatus.REQUEST_TIMEOUT, HTTPStatus.TOO_MANY_REQUESTS})
 

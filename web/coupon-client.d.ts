@@ -1,113 +1,3 @@
-/** How many times one click's request is sent at most. */
-export declare const MAX_SENDS = 5;
-/** The wait before sending again when the answer names none (no Retry-After, or one RFC 9110 does not allow). */
-export declare const WAIT_MS = 1000;
-/** A wait is the asked one times 1 to this (jitter: refused clients do not all come back at once)... */
-export declare const JITTER = 1.5;
-/** ...and never longer than this, jitter included. */
-export declare const MAX_WAIT_MS = 5000;
-/** How many times one click asks the status route at most (a lost answer settled, PENDING polled). */
-export declare const STATUS_ASKS = 10;
-/** How long one request may go unanswered before it counts as a lost answer. */
-export declare const TIMEOUT_MS = 10000;
-/**
- * How often keepWarm asks for the claim's preflight again: just past Safari's cap on a kept
- * preflight (600 s; Chromium's is 7,200 s, Firefox's 86,400 s), so each warm-up finds the last
- * one expired and asks anew, and a kept preflight is missing for at most a second of every ten
- * minutes. A warm-up within the cap would find the old one kept and ask nothing.
- */
-export declare const PREFLIGHT_REFRESH_MS = 601000;
-export type ClaimKind = "success" | "held" | "released" | "refused" | "unavailable" | "unknown";
-export type ClaimResult = {
-    kind: ClaimKind;
-    /**
-     * the last answer's status (SUCCESS, SOLD_OUT, ...; the status route's
-     * state for held and released), or "" without one
-     */
-    status: string;
-    /**
-     * the last answer's HTTP status, 0 without one
-     */
-    httpStatus: number;
-    /**
-     * how many times the click's request was sent
-     */
-    attempts: number;
-    /**
-     * the API's error message, or why no answer could be read
-     */
-    error?: string;
-    /**
-     * the request's id (success)
-     */
-    requestId?: string;
-    /**
-     * when the copy was reserved (success)
-     */
-    reservedAt?: string;
-    /**
-     * the wait the last answer asked for (Retry-After)
-     */
-    retryAfterMs?: number;
-};
-export type Answer = {
-    /**
-     * 0 when nothing came back
-     */
-    httpStatus: number;
-    body: Record<string, any>;
-    retryAfterMs: number | null;
-    error?: string;
-};
-export type Wait = {
-    /**
-     * how long the client waits
-     */
-    ms: number;
-    /**
-     * the answer it waits after (THROTTLED, UNAVAILABLE, PENDING, ...; "" for none)
-     */
-    status: string;
-    /**
-     * that answer's HTTP status, 0 for none
-     */
-    httpStatus: number;
-};
-export type ClientOptions = {
-    /**
-     * the API's URL with its stage, e.g. https://ID.execute-api.REGION.amazonaws.com/prod
-     */
-    baseUrl: string;
-    /**
-     * the user's Cognito ID token (prod), asked before every request and sent as Authorization;
-     * asked with forceRefresh after a 401 (Amplify: fetchAuthSession({ forceRefresh }))
-     */
-    getToken?: (options: {
-        forceRefresh: boolean;
-    }) => (string | undefined | Promise<string | undefined>);
-    /**
-     * told of every wait, so that a page can show it
-     */
-    onWait?: (wait: Wait) => void;
-    /**
-     * how long one request may go unanswered
-     */
-    timeoutMs?: number;
-    fetch?: typeof fetch;
-    sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-    /**
-     * 0 to 1, for the jitter
-     */
-    random?: () => number;
-    /**
-     * epoch ms
-     */
-    now?: () => number;
-    /**
-     * a new Idempotency-Key
-     */
-    newKey?: () => string;
-};
 /**
  * An HTTP-date (RFC 9110, 5.6.7: IMF-fixdate, or the obsolete RFC 850 and asctime forms a
  * recipient must accept) as epoch ms; null for anything else.
@@ -115,7 +5,7 @@ export type ClientOptions = {
  * @param {number} nowMs for an RFC 850 date's two-digit year
  * @returns {number | null}
  */
-export declare function httpDateMs(text: string, nowMs: number): number | null;
+export function httpDateMs(text: string, nowMs: number): number | null;
 /**
  * The wait a Retry-After header asks for, in ms (RFC 9110, 10.2.3): delay-seconds (one or more
  * digits) or an HTTP-date; null without one, or for one that is neither ("1.5", "-1", "soon").
@@ -123,7 +13,7 @@ export declare function httpDateMs(text: string, nowMs: number): number | null;
  * @param {number} nowMs
  * @returns {number | null}
  */
-export declare function retryAfterMs(value: string | null | undefined, nowMs: number): number | null;
+export function retryAfterMs(value: string | null | undefined, nowMs: number): number | null;
 /**
  * How long to wait before asking again after `answer`: its Retry-After, else WAIT_MS, times 1
  * to JITTER, at most MAX_WAIT_MS.
@@ -131,21 +21,39 @@ export declare function retryAfterMs(value: string | null | undefined, nowMs: nu
  * @param {number} random 0 to 1
  * @returns {number}
  */
-export declare function waitMs(askedMs: number | null, random: number): number;
+export function waitMs(askedMs: number | null, random: number): number;
 /**
  * What an answer to the claim means (docs/frontend.md, The retry contract).
  * @param {Answer} answer
  * @returns {"success" | "refused" | "refresh" | "retry" | "lost"}
  */
-export declare function afterClaim(answer: Answer): "success" | "refused" | "refresh" | "retry" | "lost";
+export function afterClaim(answer: Answer): "success" | "refused" | "refresh" | "retry" | "lost";
 /**
  * What an answer of the status route means after a lost answer.
  * @param {Answer} answer
  * @returns {"none" | "held" | "pending" | "released" | "ask again"}
  */
-export declare function afterStatus(answer: Answer): "none" | "held" | "pending" | "released" | "ask again";
-export declare class CouponClient {
-    #private;
+export function afterStatus(answer: Answer): "none" | "held" | "pending" | "released" | "ask again";
+/** How many times one click's request is sent at most. */
+export const MAX_SENDS: 5;
+/** The wait before sending again when the answer names none (no Retry-After, or one RFC 9110 does not allow). */
+export const WAIT_MS: 1000;
+/** A wait is the asked one times 1 to this (jitter: refused clients do not all come back at once)... */
+export const JITTER: 1.5;
+/** ...and never longer than this, jitter included. */
+export const MAX_WAIT_MS: 5000;
+/** How many times one click asks the status route at most (a lost answer settled, PENDING polled). */
+export const STATUS_ASKS: 10;
+/** How long one request may go unanswered before it counts as a lost answer. */
+export const TIMEOUT_MS: 10000;
+/**
+ * How often keepWarm asks for the claim's preflight again: just past Safari's cap on a kept
+ * preflight (600 s; Chromium's is 7,200 s, Firefox's 86,400 s), so each warm-up finds the last
+ * one expired and asks anew, and a kept preflight is missing for at most a second of every ten
+ * minutes. A warm-up within the cap would find the old one kept and ask nothing.
+ */
+export const PREFLIGHT_REFRESH_MS: 601000;
+export class CouponClient {
     /** @param {ClientOptions} options */
     constructor(options: ClientOptions);
     /**
@@ -191,4 +99,107 @@ export declare class CouponClient {
     status(couponId: number, userId: number, { signal }?: {
         signal?: AbortSignal;
     }): Promise<Answer>;
+    #private;
 }
+/**
+ * success: reserved and durably queued (202).
+ * held: after a lost answer, the status route says the user holds the copy (PENDING, ISSUED) or
+ * held it (USED, EXPIRED).
+ * released: after a lost answer, the status route says the request was accepted and its copy is
+ * no longer the user's (FAILED: recorded as a failure and released; CANCELED).
+ * refused: the API's final word (409 SOLD_OUT, DUPLICATE, NOT_OPEN, ENDED, CLOSED; 404; 422; 403; ...).
+ * unavailable: still 429 or 503 UNAVAILABLE after every send: nothing was reserved.
+ * unknown: the answer was lost and the status route could not settle it: the request may have
+ * been accepted.
+ */
+export type ClaimKind = "success" | "held" | "released" | "refused" | "unavailable" | "unknown";
+export type ClaimResult = {
+    kind: ClaimKind;
+    /**
+     * the last answer's status (SUCCESS, SOLD_OUT, ...; the status route's
+     * state for held and released), or "" without one
+     */
+    status: string;
+    /**
+     * the last answer's HTTP status, 0 without one
+     */
+    httpStatus: number;
+    /**
+     * how many times the click's request was sent
+     */
+    attempts: number;
+    /**
+     * the API's error message, or why no answer could be read
+     */
+    error?: string | undefined;
+    /**
+     * the request's id (success)
+     */
+    requestId?: string | undefined;
+    /**
+     * when the copy was reserved (success)
+     */
+    reservedAt?: string | undefined;
+    /**
+     * the wait the last answer asked for (Retry-After)
+     */
+    retryAfterMs?: number | undefined;
+};
+export type Answer = {
+    /**
+     * 0 when nothing came back
+     */
+    httpStatus: number;
+    body: Record<string, any>;
+    retryAfterMs: number | null;
+    error?: string | undefined;
+};
+export type Wait = {
+    /**
+     * how long the client waits
+     */
+    ms: number;
+    /**
+     * the answer it waits after (THROTTLED, UNAVAILABLE, PENDING, ...; "" for none)
+     */
+    status: string;
+    /**
+     * that answer's HTTP status, 0 for none
+     */
+    httpStatus: number;
+};
+export type ClientOptions = {
+    /**
+     * the API's URL with its stage, e.g. https://ID.execute-api.REGION.amazonaws.com/prod
+     */
+    baseUrl: string;
+    /**
+     * the user's Cognito ID token (prod), asked before every request and sent as Authorization;
+     * asked with forceRefresh after a 401 (Amplify: fetchAuthSession({ forceRefresh }))
+     */
+    getToken?: ((options: {
+        forceRefresh: boolean;
+    }) => (string | undefined | Promise<string | undefined>)) | undefined;
+    /**
+     * told of every wait, so that a page can show it
+     */
+    onWait?: ((wait: Wait) => void) | undefined;
+    /**
+     * how long one request may go unanswered
+     */
+    timeoutMs?: number | undefined;
+    fetch?: typeof fetch | undefined;
+    sleep?: ((ms: number, signal?: AbortSignal) => Promise<void>) | undefined;
+    /**
+     * 0 to 1, for the jitter
+     */
+    random?: (() => number) | undefined;
+    /**
+     * epoch ms
+     */
+    now?: (() => number) | undefined;
+    /**
+     * a new Idempotency-Key
+     */
+    newKey?: (() => string) | undefined;
+};

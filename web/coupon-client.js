@@ -27,8 +27,8 @@ export const TIMEOUT_MS = 10_000;
  */
 export const PREFLIGHT_REFRESH_MS = 601_000;
 
-/** Status route states that mean the user holds the copy (or held it: used, expired). */
-const HELD = new Set(["PENDING", "ISSUED", "USED", "EXPIRED"]);
+/** Status route states that mean the user holds the copy (or held it: used, expired); PENDING is polled. */
+const HELD = new Set(["ISSUED", "USED", "EXPIRED"]);
 /** Status route states of a request accepted earlier whose copy is no longer the user's. */
 const RELEASED = new Set(["CANCELED", "FAILED"]);
 /** Answers that say nothing was reserved: wait, then send again with the same key. */
@@ -132,8 +132,7 @@ export function httpDateMs(text, nowMs) {
  * @returns {number | null}
  */
 export function retryAfterMs(value, nowMs) {
-  if (value === null || value === undefined) return null;
-  const text = String(value).trim();
+  const text = String(value ?? "").trim();
   if (DELAY_SECONDS.test(text)) return Number(text) * 1000;
   const when = httpDateMs(text, nowMs);
   return when === null ? null : Math.max(when - nowMs, 0);
@@ -178,9 +177,8 @@ export function afterStatus(answer) {
   return "ask again";
 }
 
-/** A version 4 UUID, from crypto.randomUUID where the page is a secure context, else from getRandomValues. */
+/** A version 4 UUID from getRandomValues, which plain-http pages have too (randomUUID is for secure contexts only). */
 function newUuid() {
-  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
   const bytes = crypto.getRandomValues(new Uint8Array(16));
   bytes[6] = (bytes[6] & 0x0f) | 0x40;
   bytes[8] = (bytes[8] & 0x3f) | 0x80;
@@ -327,8 +325,6 @@ export class CouponClient {
         const settled = await this.#settle(couponId, userId, asks, signal);
         if (settled.kind === "unknown") return result("unknown", answer, sends);
         if (settled.kind !== "none") return result(settled.kind, settled.answer, sends, answer);
-      } else if (meaning !== "retry") {
-        throw new Error(`the retry contract has no step "${meaning}"`);
       }
       if (sends >= MAX_SENDS) return result("unavailable", answer, sends);
       await this.#wait(answer, signal);
@@ -350,9 +346,6 @@ export class CouponClient {
       asks.left -= 1;
       const meaning = afterStatus(answer);
       if (meaning === "none" || meaning === "held" || meaning === "released") return { kind: meaning, answer };
-      if (meaning !== "pending" && meaning !== "ask again") {
-        throw new Error(`the retry contract has no step "${meaning}"`);
-      }
       if (asks.left <= 0) return { kind: meaning === "pending" ? "held" : "unknown", answer };
       await this.#wait(answer, signal);
     }
@@ -391,18 +384,13 @@ export class CouponClient {
     const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${this.#timeoutMs} ms`)), this.#timeoutMs);
     try {
       const response = await this.#fetch(this.#baseUrl + path, { method, headers, body, signal: deadline.signal });
-      let parsed = {};
-      try {
-        parsed = (await response.json()) ?? {};
-      } catch {
-        parsed = {};
-      }
+      const parsed = await response.json().catch(() => null); // not JSON: an answer without a body
       const retryAfter = retryAfterMs(response.headers.get("Retry-After"), this.#now());
-      return { httpStatus: response.status, body: typeof parsed === "object" ? parsed : {}, retryAfterMs: retryAfter };
+      return { httpStatus: response.status, body: parsed ?? {}, retryAfterMs: retryAfter };
     } catch (error) {
       signal?.throwIfAborted();
       const reason = deadline.signal.aborted ? deadline.signal.reason : error;
-      return { httpStatus: 0, body: {}, retryAfterMs: null, error: String(reason?.message ?? reason) };
+      return { httpStatus: 0, body: {}, retryAfterMs: null, error: reason instanceof Error ? reason.message : String(reason) };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", abort);
@@ -428,8 +416,8 @@ function result(kind, answer, attempts, claimed = answer) {
   };
   const error = claimed.body.error ?? claimed.error;
   if (typeof error === "string") found.error = error;
-  if (kind === "success" && body.requestId) found.requestId = body.requestId;
-  if (kind === "success" && body.reservedAt) found.reservedAt = body.reservedAt;
-  if (claimed.retryAfterMs !== null && claimed.retryAfterMs !== undefined) found.retryAfterMs = claimed.retryAfterMs;
+  if (body.requestId) found.requestId = body.requestId;
+  if (body.reservedAt) found.reservedAt = body.reservedAt;
+  if (claimed.retryAfterMs !== null) found.retryAfterMs = claimed.retryAfterMs;
   return found;
 }

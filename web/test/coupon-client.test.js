@@ -67,12 +67,18 @@ for (const scenario of CONTRACT.scenarios) {
     for (const get of calls.filter((call) => call.method === "GET")) {
       assert.equal(get.url, `${URL}/coupons/3/issues/7`);
       assert.equal(get.body, undefined);
+      assert.deepEqual(get.headers, {});
     }
   });
 }
 
 test("contract: Retry-After is read as RFC 9110 allows and nothing else", () => {
   for (const [value, ms] of CONTRACT.retryAfter) assert.equal(retryAfterMs(value, NOW), ms, `Retry-After: ${value}`);
+  assert.equal(retryAfterMs(undefined, NOW), null);
+});
+
+test("contract: an HTTP-date of every month", () => {
+  for (const [text, ms] of CONTRACT.httpDates) assert.equal(httpDateMs(text, NOW), ms, text);
 });
 
 test("an RFC 850 date's two-digit year more than 50 years ahead is the most recent past one", () => {
@@ -180,6 +186,72 @@ test("a request with no answer within the timeout is a lost answer", async () =>
   assert.equal(TIMEOUT_MS, 10_000);
 });
 
+test("aborting a claim aborts its request in flight, the status route's too, and rejects the claim", async () => {
+  for (const [answers, aborted] of [[[], "POST"], [["no answer"], "GET"]]) {
+    const controller = new AbortController();
+    const calls = [];
+    const fetch = (url, init) => {
+      calls.push(init);
+      if (calls.length <= answers.length) return Promise.reject(new TypeError("Failed to fetch"));
+      return new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)));
+    };
+    const claimed = client(fetch, [], { timeoutMs: 60_000 }).claim(3, 7, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("the shopper left"));
+    assert.equal(calls.at(-1).method, aborted);
+    assert.equal(calls.at(-1).signal.aborted, true);
+    await assert.rejects(claimed, /the shopper left/);
+  }
+});
+
+// The waits here are 5 s; the test's timeout fails it if an abort does not cut them short.
+test("a wait is a real timer by default, cut short by an abort", { timeout: 2_000 }, async () => {
+  const controller = new AbortController();
+  const { fetch, calls } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "0" }],
+    [503, { status: "UNAVAILABLE" }, { "Retry-After": "3600" }]]);
+  const claimed = new CouponClient({ baseUrl: URL, fetch }).claim(3, 7, { signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(calls.length, 2); // the 0 ms wait ran; the second is 5 s
+  controller.abort(new Error("gone"));
+  await assert.rejects(claimed, /gone/);
+  const aborted = new AbortController();
+  aborted.abort(new Error("already gone"));
+  await assert.rejects(new CouponClient({ baseUrl: URL, fetch }).claim(3, 8, { signal: aborted.signal }), /already gone/);
+  assert.equal(calls.length, 2);
+  const late = new AbortController(); // aborted as the page is told of the wait, before it starts
+  const onWait = () => late.abort(new Error("left while told"));
+  await assert.rejects(new CouponClient({ baseUrl: URL, fetch, onWait }).claim(3, 9, { signal: late.signal }), /left/);
+});
+
+test("a real timer needs no signal", async () => {
+  const { fetch, calls } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "0" }], CONTRACT.scenarios[0].answers[0]]);
+  assert.equal((await new CouponClient({ baseUrl: URL, fetch }).claim(3, 7)).kind, "success");
+  assert.equal(calls.length, 2);
+});
+
+test("keepWarm's first warm-up carries the page's signal", async () => {
+  const controller = new AbortController();
+  const calls = [];
+  const fetch = (url, init) => {
+    calls.push(init);
+    return new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)));
+  };
+  const warming = new CouponClient({ baseUrl: URL, fetch }).keepWarm({ signal: controller.signal });
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  controller.abort(new Error("the page closed"));
+  await assert.rejects(warming, /the page closed/);
+  assert.equal(calls.length, 1);
+});
+
+test("a fetch that fails with something other than an Error is no answer, said as text", async () => {
+  const fetch = async () => {
+    throw "offline"; // eslint-disable-line no-throw-literal
+  };
+  const result = await client(fetch).claim(3, 7);
+  assert.equal(result.kind, "unknown");
+  assert.equal(result.error, "offline");
+});
+
 test("aborting a claim rejects it with the signal's reason, and sends nothing more", async () => {
   const controller = new AbortController();
   const calls = [];
@@ -197,9 +269,10 @@ test("aborting a claim rejects it with the signal's reason, and sends nothing mo
 
 test("every wait is told to the page before it starts", async () => {
   const told = [];
-  const { fetch } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "2" }], CONTRACT.scenarios[0].answers[0]]);
+  const { fetch } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "2" }], "no answer",
+    [200, { status: "NONE" }], CONTRACT.scenarios[0].answers[0]]);
   await client(fetch, [], { onWait: (wait) => told.push(wait) }).claim(3, 7);
-  assert.deepEqual(told, [{ ms: 3000, status: "THROTTLED", httpStatus: 429 }]);
+  assert.deepEqual(told, [{ ms: 3000, status: "THROTTLED", httpStatus: 429 }, { ms: 1500, status: "", httpStatus: 0 }]);
 });
 
 test("the jitter spreads a wait from once to half as long again", async () => {
@@ -227,32 +300,35 @@ test("new CouponClient() without a baseUrl says what it needs", () => {
 
 test("warmUp sends the claim's request shape with an empty body, so its preflight is the claim's", async () => {
   const { fetch, calls } = scripted([[422, { status: "INVALID_REQUEST", error: "body: Field required" }]]);
-  const api = new CouponClient({ baseUrl: URL, fetch, getToken: () => "id-token" });
+  const api = new CouponClient({ baseUrl: `${URL}//`, fetch, getToken: () => "id-token" });
   assert.equal(await api.warmUp(), 422);
   assert.equal(calls[0].method, "POST");
   assert.equal(calls[0].url, `${URL}/coupon-issues`);
+  assert.match(calls[0].headers["Idempotency-Key"], /^[!-~]{1,255}$/); // a valid key: only the body is refused
   assert.equal(calls[0].body, "{}");
   assert.deepEqual(Object.keys(calls[0].headers).sort(), ["Authorization", "Content-Type", "Idempotency-Key"]);
 });
 
-test("keepWarm warms up now, then again just past Safari's ten minutes until it is stopped", async () => {
-  const { fetch, calls } = scripted([[422, { status: "INVALID_REQUEST" }]]);
+test("keepWarm warms up now, then again just past Safari's ten minutes, each with the page's signal", async () => {
   const controller = new AbortController();
-  const slept = [];
-  let stopped;
-  const done = new Promise((resolve) => (stopped = resolve));
-  const sleep = async (ms, signal) => {
-    slept.push(ms);
-    if (slept.length === 3) {
-      controller.abort();
-      stopped();
-    }
-    signal.throwIfAborted();
+  const calls = [];
+  let second;
+  const reached = new Promise((resolve) => (second = resolve));
+  const fetch = (url, init) => {
+    calls.push({ url, ...init });
+    if (calls.length === 1) return Promise.resolve(new Response("{}", { status: 422 }));
+    second();
+    return new Promise((_, reject) => init.signal.addEventListener("abort", () => reject(init.signal.reason)));
   };
+  const slept = [];
+  const sleep = async (ms) => void slept.push(ms);
   assert.equal(await new CouponClient({ baseUrl: URL, fetch, sleep }).keepWarm({ signal: controller.signal }), 422);
-  await done;
-  assert.equal(calls.length, 3);
-  assert.deepEqual(slept, [PREFLIGHT_REFRESH_MS, PREFLIGHT_REFRESH_MS, PREFLIGHT_REFRESH_MS]);
+  await reached;
+  controller.abort(new Error("the page closed"));
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(calls.length, 2);
+  assert.equal(calls[1].signal.aborted, true);
+  assert.deepEqual(slept, [PREFLIGHT_REFRESH_MS]);
   assert.ok(PREFLIGHT_REFRESH_MS > 600_000 && PREFLIGHT_REFRESH_MS <= 610_000);
 });
 
