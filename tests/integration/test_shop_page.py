@@ -82,7 +82,8 @@ def test_the_page_reads_not_open_and_a_bad_request(live, api_url):
 def test_the_page_reads_a_503_and_its_retry_after(live, api_url):
     """A coupon whose state another caller is building answers 503 with Retry-After: the client
     waits it out (the browser's timers on virtual time), tries again with the same key, and after
-    its attempts says nothing was reserved; Retry-After is readable only because it is exposed."""
+    its attempts says nothing was reserved; Retry-After is readable only because it is exposed.
+    The page shows each wait, its button disabled while the claim runs."""
     coupon = open_coupon(live, 5)
     live.redis.delete(meta_key(coupon))  # the state lost ...
     live.redis.set(build_claim_key(coupon), "1", px=120_000)  # ... and another caller building it
@@ -98,6 +99,8 @@ def test_the_page_reads_a_503_and_its_retry_after(live, api_url):
         5,
     )
     assert busy["retryAfterMs"] == 1000
+    assert [(wait["status"], wait["buttonDisabled"]) for wait in busy["waits"]] == [("UNAVAILABLE", True)] * 4
+    assert all(1000 <= wait["ms"] <= 1500 for wait in busy["waits"])
     assert WholeStore(live.redis).reservation_time(coupon, 11) is None
 
 
