@@ -2,7 +2,7 @@
 (``python -m bench.metrics_line``).
 
 Side by side in one run, alternating: the intake's ``count_issue`` as it is (the counts, and the
-coupon, outcome, arrival, decision and gateway request id as the line's properties), and the same
+coupon, outcome, arrival, decision, request id and repeated decision as the line's properties), and the same
 counts without the properties. Each builds and serializes the line as Powertools' ``log_metrics``
 does when the handler returns (``serialize_metric_set``, then ``json.dumps``), and clears it. What
 it changes on AWS: the bytes CloudWatch Logs ingests per answer (billed per GB), and the
@@ -16,6 +16,7 @@ import json
 import os
 import statistics
 import time
+import uuid
 from collections.abc import Callable
 
 os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "coupon-intake")
@@ -26,16 +27,20 @@ from aws_lambda_powertools.metrics import MetricUnit
 from coupon_core import observability
 from coupon_core.domain.issuing import IssueResult
 from coupon_core.domain.reservations import IssueOutcome
-from coupon_core.observability import ISSUE_COUNT_OF, ISSUE_LATENCY, Arrival, metrics
+from coupon_core.observability import ISSUE_COUNT_OF, ISSUE_LATENCY, metrics
 
-RESULT = IssueResult(IssueOutcome.SOLD_OUT, remembered=True)
-ARRIVAL = Arrival("c5a8d0e4-3b8e-4b7f-9a55-2f4c8e1d7a60", 1_764_590_400_123)  # an API Gateway request id's length
-COUPON_ID, DECIDED_AT = 4_217, 1_764_590_400_131
+RESULT = IssueResult(  # an answer from the memory: the longest line but a 503's
+    IssueOutcome.SOLD_OUT,
+    remembered=True,
+    replays=1_764_590_400_120,
+    request_id=uuid.UUID("c5a8d0e4-3b8e-4b7f-9a55-2f4c8e1d7a60"),
+)
+ARRIVED_AT, COUPON_ID, DECIDED_AT = 1_764_590_400_123, 4_217, 1_764_590_400_131
 GB_PRICE_USD = 0.50  # CloudWatch Logs' standard ingestion, per GB, us-east-1
 
 
 def with_fields() -> None:
-    observability.count_issue(RESULT, 1.234, COUPON_ID, ARRIVAL, DECIDED_AT)
+    observability.count_issue(RESULT, 1.234, COUPON_ID, ARRIVED_AT, DECIDED_AT)
 
 
 def counts_only() -> None:

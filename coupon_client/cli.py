@@ -31,7 +31,7 @@ import typer
 from typer.core import TyperGroup
 
 from coupon_client import arguments
-from coupon_client.errors import CouponsError, UnavailableError, UnknownEnvironmentError
+from coupon_client.errors import CouponsError, NothingToMeasureError, UnknownEnvironmentError
 from coupon_client.output import Format, Printer
 
 if TYPE_CHECKING:
@@ -483,18 +483,19 @@ def fairness(
         typer.Option(
             metavar="N",
             callback=arguments.bounded("--detail", 0, 1_000),
-            help="answers behind the inversion window to list (0 to 1,000)",
+            help="overtaken losers to list, the largest overtaking first (0 to 1,000)",
         ),
     ] = 20,
 ) -> None:
     """Say how far a sale's winners strayed from arrival order.
 
-    From the intake's metrics lines (CloudWatch Logs Insights, over the coupon's window): the
-    inversion window, the losers who arrived before the last winner, and arrival to decision by
-    outcome (docs/operations.md, First come, first served).
+    From every one of the intake's metrics lines of the coupon (CloudWatch Logs' FilterLogEvents,
+    over the coupon's window): one entry per click, the inversion window, the losers overtaken,
+    the late winners apart, and arrival to decision by outcome (docs/operations.md, First come,
+    first served).
     """
     from coupon_client import fairness as measure  # noqa: PLC0415 -- for this command only
-    from coupon_client.environment import aws_errors  # noqa: PLC0415 -- loads botocore
+    from coupon_client.environment import LOCAL, aws_errors  # noqa: PLC0415 -- loads botocore
 
     options = _options(ctx)
     session = options.session()
@@ -503,21 +504,35 @@ def fairness(
     if group is None:
         raise UnknownEnvironmentError("the intake's log group is unknown: give --env (its stack's IntakeLogGroup)")
     window = session.admin().coupon(coupon)
-    starts = datetime.fromisoformat(window["issueStartsAt"]).timestamp()
-    ends = min(datetime.fromisoformat(window["issueEndsAt"]), _now()).timestamp()
-    span = (int(starts) - 60, int(ends) + 60)
+    starts = datetime.fromisoformat(window["issueStartsAt"])
+    ends = min(datetime.fromisoformat(window["issueEndsAt"]), _now())
+    span = (int(starts.timestamp() * 1000) - 60_000, int(ends.timestamp() * 1000) + 60_000)
     logs = session.aws().client("logs", endpoint_url=target.aws_endpoint)
-    with aws_errors("logs:StartQuery", target.aws_endpoint):
-        try:
-            figures, rows = measure.of_sale(logs, group, coupon, span, detail=detail, sleep=time.sleep)
-        except measure.QueryError as exc:
-            raise UnavailableError(f"Logs Insights: {exc}") from None
-    document = {"couponId": coupon, **figures.as_json(), "detail": rows}
-    fields = dict(figures.summary()) | {"answers behind the window": f"{len(rows)} listed"}
-    options.printer().pairs(f"arrival order of coupon {coupon}", document, fields)
-    if rows and options.output is not Format.JSON:
-        for row in rows:
-            sys.stdout.write("  ".join(f"{key}={value}" for key, value in row.items()) + "\n")
+    pattern = "" if target.name == LOCAL else measure.coupon_pattern(coupon)  # LocalStack's patterns: not relied on
+    with aws_errors("logs:FilterLogEvents", target.aws_endpoint):
+        lines = measure.lines_of(measure.read_lines(logs, group, span, pattern), coupon)
+    if not lines:
+        raise NothingToMeasureError(
+            f"no metrics line of coupon {coupon} in {group} from {starts:%Y-%m-%d %H:%M:%S} to "
+            f"{ends:%Y-%m-%d %H:%M:%S} UTC: nothing to measure (no answer in its window, or its lines are not kept)"
+        )
+    figures = measure.measure(lines)
+    listed = min(detail, figures.early_losers)
+    fields = dict(figures.summary()) | {"overtaken losers listed": f"{listed:,} of {figures.early_losers:,}"}
+    options.printer().pairs(
+        f"arrival order of coupon {coupon}", {"couponId": coupon, **figures.as_json(detail)}, fields
+    )
+    if listed and options.output is not Format.JSON:
+        for o in figures.overtaken[:listed]:
+            sys.stdout.write(
+                f"  loser arrived {_clock(o.loser_arrived_at)}, decided {_clock(o.loser_decided_at)}; winner arrived "
+                f"{_clock(o.winner_arrived_at)} (+{o.ms:,} ms), took its copy {_clock(o.winner_took_at)}\n"
+            )
+
+
+def _clock(epoch_ms: int) -> str:
+    """A time of the sale's, to the millisecond, UTC."""
+    return datetime.fromtimestamp(epoch_ms / 1000, UTC).strftime("%H:%M:%S.%f")[:-3]
 
 
 def _options(ctx: typer.Context) -> Options:

@@ -162,7 +162,11 @@ def find(session: boto3.Session, environment: str, endpoint: str | None = None) 
         dlq_url=outputs.get("DlqUrl"),
         worker_function=outputs.get("WorkerFunctionName"),
         metrics_namespace=outputs.get("MetricsNamespace"),
-        intake_log_group=outputs.get("IntakeLogGroup"),
+        # LocalStack writes a function's lines to its default group, not the one its logging
+        # configuration names (docs/architecture.md, where the local stack differs)
+        intake_log_group=f"/aws/lambda/{outputs['IntakeFunctionName']}"
+        if environment == LOCAL and "IntakeFunctionName" in outputs
+        else outputs.get("IntakeLogGroup"),
         aws_endpoint=endpoint,
     )
 

@@ -95,6 +95,13 @@ class BlockedError(CouponsError):
     exit_code = 14
 
 
+class NothingToMeasureError(CouponsError):
+    """No line of the sale to measure (none was written in its window, or none was kept): the
+    figures cannot be computed, which is not a sale measured fair."""
+
+    exit_code = 15
+
+
 EVERY_ERROR: tuple[type[CouponsError], ...] = (
     NoCredentialsError,
     SessionExpiredError,
@@ -108,4 +115,5 @@ EVERY_ERROR: tuple[type[CouponsError], ...] = (
     UnreachableError,
     TlsError,
     BlockedError,
+    NothingToMeasureError,
 )

@@ -1,34 +1,33 @@
-"""First come, first served, measured: how far a sale's winners strayed from arrival order.
+"""First come, first served, measured: one entry per click, a give-back apart from an inversion.
 
-A sale is judged by its answers, one :class:`Answer` each: when the request arrived (API
-Gateway's ``requestTimeEpoch`` on AWS; on the local stack, when the client sent it), when its
-answer was decided (Redis' clock for a decision ``reserve.lua`` made, the container's for one
-from its memory) and the outcome. Winners are the SUCCESS answers, losers the SOLD_OUT ones;
-DUPLICATE, bad input and the rest are neither. The figures (:class:`Fairness`):
+Every answer of ``POST /coupon-issues`` writes one metrics line (``coupon_core.observability``,
+``count_issue``): the coupon, the outcome, ``arrivedAt`` (API Gateway's ``requestTimeEpoch``),
+``decidedAt`` (this answer's time: Redis' ``TIME`` for a decision ``reserve.lua`` made, the
+container's clock for an answer from its memory), ``requestId`` (derived from the
+``Idempotency-Key``, so a click's attempts share it) and, for an answer that repeats an earlier
+decision, ``replays``: that decision's time (the reservation of a SUCCESS answered again, or the
+Redis answer the container's memory repeats). The figures are computed here, from those lines,
+for every report and for ``coupons fairness`` alike (docs/design.md section 10 states them):
 
-- **the inversion window**: the latest winner's arrival minus the earliest loser's, when that is
-  positive (else 0): the longest a loser had been waiting when a later arrival won. The one
-  number to quote to a shopper who says "I clicked first";
-- **early losers**: how many losers arrived before the last winner (each could say so);
-- **waits**: arrival to decision, p50, p99 and max, per outcome: what the path to the decision
-  took (a cold start, a queue), which is what reorders requests; only where the decision's time
-  is known (the intake's lines carry it).
-
-A late winner is a winner too: a copy a cancel or a release put back, taken by a later arrival,
-widens the window by design (docs/design.md, Arrival order, says what reorders a request and
-what bounds each cause).
-
-On a deployed environment the figures come from the intake's metrics lines through CloudWatch
-Logs Insights (:func:`by_outcome_query`, :func:`early_losers_query`, :func:`from_insights`); a
-local report computes them from every answer (:func:`measure`). Percentiles here are by
-nearest rank; Logs Insights computes its own ``pct``, which may be approximate on many rows.
+- a **click** is the lines of one request id (:func:`clicks`): it arrived at its first attempt
+  that reached the intake; it is a **winner** if an attempt was SUCCESS (it took its copy at its
+  reservation), a **loser** if one was SOLD_OUT and none SUCCESS (decided at its first SOLD_OUT,
+  the repeated decision's time for an answer from the memory), else neither;
+- an **inversion** is a loser overtaken: it arrived before a winner and was decided after that
+  winner took its copy. The **inversion window** is the largest overtaking (the winner's arrival
+  minus the loser's), the **early losers** the losers overtaken;
+- a **late winner** took its copy after a loser had been told SOLD_OUT: a copy put back (a
+  cancel, a release, a top-up) and taken later, counted apart, never an inversion;
+- **waits**: arrival to decision per outcome, each attempt's; the two clocks differ (API Gateway's
+  and Redis' or the container's), so a wait may be negative, and the minimum shows it.
 """
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,13 +35,25 @@ WINNER, LOSER = "SUCCESS", "SOLD_OUT"
 
 
 @dataclass(frozen=True)
-class Answer:
-    """One answer of a sale: epoch ms on the clocks named above (``decided_at`` None: not known,
-    as for a client that sees only its answers), and the outcome."""
+class Line:
+    """One answer as its metrics line gives it: epoch ms, and the outcome."""
 
     arrived_at: int
-    decided_at: int | None
+    decided_at: int
     outcome: str
+    request_id: str | None = None  # None: a request without a key; its attempts cannot be joined
+    replays: int | None = None  # the earlier decision this answer repeats
+
+
+@dataclass(frozen=True)
+class Click:
+    """One click: its attempts joined. ``decided_at``: a winner's reservation, a loser's first
+    SOLD_OUT decision; None for neither."""
+
+    arrived_at: int
+    outcome: str  # WINNER, LOSER, or the last attempt's outcome
+    decided_at: int | None
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -50,225 +61,195 @@ class Waits:
     """Arrival to decision of one outcome's answers, in ms."""
 
     answers: int
-    p50_ms: float
-    p99_ms: float
-    max_ms: float
+    min_ms: int
+    p50_ms: int
+    p99_ms: int
+    max_ms: int
+
+
+@dataclass(frozen=True)
+class Overtaking:
+    """A loser overtaken: when it arrived and was decided, and the winner that overtook it most."""
+
+    loser_arrived_at: int
+    loser_decided_at: int
+    winner_arrived_at: int
+    winner_took_at: int
+
+    @property
+    def ms(self) -> int:
+        return self.winner_arrived_at - self.loser_arrived_at
 
 
 @dataclass(frozen=True)
 class Fairness:
+    lines: int
+    clicks: int
     winners: int
     losers: int
     inversion_window_ms: int
     early_losers: int
-    last_winner_at: int | None  # epoch ms of the latest winner's arrival
-    first_loser_at: int | None  # epoch ms of the earliest loser's arrival
+    late_winners: int
+    late_takes: tuple[int, int] | None  # epoch ms of the first and the last late winner's take
     waits: dict[str, Waits] = field(default_factory=dict)
+    overtaken: tuple[Overtaking, ...] = ()  # every overtaken loser, the largest overtaking first
 
-    def as_json(self) -> dict[str, object]:
-        """The figures under the names ``coupons fairness --output json`` prints."""
+    def as_json(self, detail: int = 0) -> dict[str, object]:
+        """The figures under the names ``coupons fairness --output json`` prints, with up to
+        ``detail`` of the overtaken losers."""
         return {
-            "winners": self.winners,
-            "losers": self.losers,
-            "inversionWindowMs": self.inversion_window_ms,
-            "earlyLosers": self.early_losers,
-            "lastWinnerAt": self.last_winner_at,
-            "firstLoserAt": self.first_loser_at,
-            "waits": {outcome: {"answers": w.answers, "p50Ms": w.p50_ms, "p99Ms": w.p99_ms, "maxMs": w.max_ms}
-                      for outcome, w in sorted(self.waits.items())},
+            "lines": self.lines, "clicks": self.clicks, "winners": self.winners, "losers": self.losers,
+            "inversionWindowMs": self.inversion_window_ms, "earlyLosers": self.early_losers,
+            "lateWinners": self.late_winners,
+            "lateTakes": None if self.late_takes is None else {"first": self.late_takes[0], "last": self.late_takes[1]},
+            "waits": {outcome: {"answers": w.answers, "minMs": w.min_ms, "p50Ms": w.p50_ms, "p99Ms": w.p99_ms,
+                                "maxMs": w.max_ms} for outcome, w in sorted(self.waits.items())},
+            "overtaken": [{"loserArrivedAt": o.loser_arrived_at, "loserDecidedAt": o.loser_decided_at,
+                           "winnerArrivedAt": o.winner_arrived_at, "winnerTookAt": o.winner_took_at, "ms": o.ms}
+                          for o in self.overtaken[:detail]],
         }  # fmt: skip
 
     def summary(self) -> list[tuple[str, str]]:
         """The figures as a report's rows (name, value)."""
+        late = "none"
+        if self.late_takes is not None:
+            late = (
+                f"{self.late_winners:,}, taking copies {(self.late_takes[1] - self.late_takes[0]) / 1000:,.1f} s apart"
+            )
         rows = [
+            ("clicks", f"{self.clicks:,} ({self.lines:,} answers): {self.winners:,} won, {self.losers:,} lost"),
             ("inversion window", f"{self.inversion_window_ms:,} ms"),
-            ("losers who arrived before the last winner", f"{self.early_losers:,} of {self.losers:,}"),
+            ("losers overtaken by a later arrival", f"{self.early_losers:,} of {self.losers:,}"),
+            ("late winners (a copy put back, taken later)", late),
         ]
         rows += [
-            (f"arrival to decision, {outcome}", f"p50 {w.p50_ms:g} ms, p99 {w.p99_ms:g} ms, max {w.max_ms:g} ms")
+            (f"arrival to decision, {outcome}",
+             f"min {w.min_ms:,} ms, p50 {w.p50_ms:,} ms, p99 {w.p99_ms:,} ms, max {w.max_ms:,} ms")
             for outcome, w in sorted(self.waits.items())
-        ]
+        ]  # fmt: skip
         return rows
 
 
-def percentile(values: Sequence[float], q: float) -> float:
+def percentile(values: Sequence[int], q: float) -> int:
     """The nearest-rank ``q``-th percentile of ``values`` (sorted or not; at least one)."""
     ordered = sorted(values)
     return ordered[max(math.ceil(q / 100 * len(ordered)), 1) - 1]
 
 
-def measure(answers: Iterable[Answer]) -> Fairness:
-    """The figures of a sale from every one of its answers."""
-    answers = list(answers)
-    winners = [a.arrived_at for a in answers if a.outcome == WINNER]
-    losers = [a.arrived_at for a in answers if a.outcome == LOSER]
-    last_winner, first_loser = max(winners, default=None), min(losers, default=None)
-    waits: dict[str, list[int]] = {}
-    for answer in answers:
-        if answer.decided_at is not None:
-            waits.setdefault(answer.outcome, []).append(answer.decided_at - answer.arrived_at)
-    return Fairness(
-        winners=len(winners),
-        losers=len(losers),
-        inversion_window_ms=_inversion(last_winner, first_loser),
-        early_losers=sum(1 for arrived in losers if last_winner is not None and arrived < last_winner),
-        last_winner_at=last_winner,
-        first_loser_at=first_loser,
-        waits={
-            outcome: Waits(len(ms), percentile(ms, 50), percentile(ms, 99), max(ms)) for outcome, ms in waits.items()
-        },
-    )
+def lines_of(texts: Iterable[str], coupon_id: int) -> list[Line]:
+    """The coupon's answers among ``texts`` (log lines: the intake's metrics lines, a log
+    stream's prefix before the JSON allowed; any other line passed over). A line without an
+    integer ``arrivedAt`` (an event without ``requestTimeEpoch``) is left out."""
+    found = []
+    for document in _documents(texts):
+        arrived, decided = _ms(document.get("arrivedAt")), _ms(document.get("decidedAt"))
+        if document.get("couponId") != coupon_id or arrived is None or decided is None:
+            continue
+        request = document.get("requestId")
+        found.append(Line(arrived, decided, str(document.get("outcome")), request if isinstance(request, str) else None,
+                          _ms(document.get("replays"))))  # fmt: skip
+    return found
 
 
-def _inversion(last_winner: int | None, first_loser: int | None) -> int:
-    if last_winner is None or first_loser is None:
-        return 0
-    return max(last_winner - first_loser, 0)
+def _ms(value: object) -> int | None:
+    """``value`` if it is an integer (epoch ms), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-GATEWAY_REQUEST_ID = "x-amzn-requestid"  # API Gateway's request id on its answers: the lines' correlation_id
-
-
-def gateway_request_id(headers: Mapping[str, str]) -> str | None:
-    """API Gateway's id of the request an answer came from, from the answer's headers."""
-    return next((value for name, value in headers.items() if name.lower() == GATEWAY_REQUEST_ID), None)
-
-
-def _metrics_lines(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """The intake's metrics lines among ``lines`` (JSON with ``decidedAt``; a log stream's prefix
-    before the JSON allowed), as documents; any other line passed over."""
-    for line in lines:
-        if '"decidedAt"' not in line:
+def _documents(texts: Iterable[str]) -> Iterator[dict[str, Any]]:
+    for text in texts:
+        if '"decidedAt"' not in text:
             continue
         try:
-            document = json.loads(line[line.index("{") :])
+            document = json.loads(text[text.index("{") :])
         except ValueError:
             continue
-        if isinstance(document, dict) and isinstance(document.get("decidedAt"), int):
+        if isinstance(document, dict):
             yield document
 
 
-def decisions(lines: Iterable[str]) -> dict[str, int]:
-    """When each request's answer was decided (epoch ms), by API Gateway's request id, from the
-    intake's metrics lines among ``lines``."""
-    return {str(line.get("correlation_id")): line["decidedAt"] for line in _metrics_lines(lines)}
+def clicks(lines: Iterable[Line]) -> list[Click]:
+    """The clicks of ``lines``: each request id's lines joined (a line without one is a click of
+    its own)."""
+    by_request: dict[object, list[Line]] = {}
+    for number, line in enumerate(lines):
+        by_request.setdefault(line.request_id if line.request_id is not None else number, []).append(line)
+    return [_click(attempts) for attempts in by_request.values()]
 
 
-def answers_of(lines: Iterable[str], coupon_id: int) -> list[Answer]:
-    """The coupon's answers as the intake's metrics lines among ``lines`` give them, arrival at
-    API Gateway included (a line without it is left out)."""
-    return [
-        Answer(line["arrivedAt"], line["decidedAt"], str(line.get("outcome")))
-        for line in _metrics_lines(lines)
-        if line.get("couponId") == coupon_id and isinstance(line.get("arrivedAt"), int)
-    ]
+def _click(attempts: list[Line]) -> Click:
+    arrived = min(line.arrived_at for line in attempts)
+    won = [line for line in attempts if line.outcome == WINNER]
+    if won:  # its reservation: the decision a SUCCESS answered again repeats
+        return Click(arrived, WINNER, min(_decision(line) for line in won), len(attempts))
+    lost = [line for line in attempts if line.outcome == LOSER]
+    if lost:
+        return Click(arrived, LOSER, min(_decision(line) for line in lost), len(attempts))
+    last = max(attempts, key=lambda line: line.decided_at)
+    return Click(arrived, last.outcome, None, len(attempts))
 
 
-# CloudWatch Logs Insights, over the intake's log group: its metrics lines carry couponId,
-# outcome, arrivedAt and decidedAt (coupon_core/observability.py, count_issue).
-_LINES = "filter couponId = {coupon} and ispresent(arrivedAt) and ispresent(decidedAt)"
+def _decision(line: Line) -> int:
+    return line.replays if line.replays is not None else line.decided_at
 
 
-def by_outcome_query(coupon_id: int) -> str:
-    """Per outcome: answers, first and last arrival, and the waits' percentiles."""
-    return (
-        f"{_LINES.format(coupon=int(coupon_id))}\n"
-        "| fields decidedAt - arrivedAt as waitMs\n"
-        "| stats count(*) as answers, min(arrivedAt) as firstArrival, max(arrivedAt) as lastArrival,"
-        " pct(waitMs, 50) as p50, pct(waitMs, 99) as p99, max(waitMs) as maxWait by outcome"
-    )
-
-
-def early_losers_query(coupon_id: int, last_winner_at: int) -> str:
-    """How many losers arrived before the last winner (known from :func:`by_outcome_query`)."""
-    return (
-        f"{_LINES.format(coupon=int(coupon_id))} and outcome = '{LOSER}' and arrivedAt < {int(last_winner_at)}\n"
-        "| stats count(*) as earlyLosers"
-    )
-
-
-def detail_query(coupon_id: int, fairness: Fairness, limit: int = 50) -> str:
-    """The answers behind the window: losers who arrived before the last winner and winners who
-    arrived after the first loser, oldest first, with their container (``@logStream``) and the
-    gateway's request id (the intake's log lines carry it as ``correlation_id``)."""
-    last, first = fairness.last_winner_at or 0, fairness.first_loser_at or 0
-    return (
-        f"{_LINES.format(coupon=int(coupon_id))}"
-        f" and ((outcome = '{LOSER}' and arrivedAt < {last}) or (outcome = '{WINNER}' and arrivedAt > {first}))\n"
-        "| fields arrivedAt, decidedAt, outcome, correlation_id, @logStream\n"
-        f"| sort arrivedAt asc\n| limit {int(limit)}"
-    )
-
-
-Rows = Sequence[Sequence[Mapping[str, str]]]  # GetQueryResults' results: each row a list of {field, value}
-
-
-def rows_of(results: Rows) -> list[dict[str, str]]:
-    """Logs Insights' rows as dicts (its ``@ptr`` left out)."""
-    return [{cell["field"]: cell["value"] for cell in row if cell["field"] != "@ptr"} for row in results]
-
-
-def from_insights(by_outcome: Rows, early_losers: Rows | None = None) -> Fairness:
-    """The figures from the two queries' results (``early_losers`` None: not asked, as before the
-    last winner's arrival is known from ``by_outcome``, or with no winner)."""
-    rows = {row["outcome"]: row for row in rows_of(by_outcome) if "outcome" in row}
-    winners, losers = rows.get(WINNER), rows.get(LOSER)
-    last = int(float(winners["lastArrival"])) if winners else None
-    first = int(float(losers["firstArrival"])) if losers else None
-    early = rows_of(early_losers or [])
+def measure(lines: Iterable[Line]) -> Fairness:
+    """The figures of a sale from every one of its answers' lines (the module's docstring)."""
+    lines = list(lines)
+    joined = clicks(lines)
+    winners = sorted((c.decided_at, c.arrived_at) for c in joined if c.outcome == WINNER and c.decided_at is not None)
+    losers = [(c.arrived_at, c.decided_at) for c in joined if c.outcome == LOSER and c.decided_at is not None]
+    overtaken = _overtaken(winners, losers)
+    first_loss = min((decided for _, decided in losers), default=None)
+    late = [took for took, _ in winners if first_loss is not None and took > first_loss]
+    waits: dict[str, list[int]] = {}
+    for line in lines:
+        waits.setdefault(line.outcome, []).append(line.decided_at - line.arrived_at)
     return Fairness(
-        winners=int(winners["answers"]) if winners else 0,
-        losers=int(losers["answers"]) if losers else 0,
-        inversion_window_ms=_inversion(last, first),
-        early_losers=int(early[0]["earlyLosers"]) if early else 0,
-        last_winner_at=last,
-        first_loser_at=first,
+        lines=len(lines),
+        clicks=len(joined),
+        winners=len(winners),
+        losers=len(losers),
+        inversion_window_ms=max((o.ms for o in overtaken), default=0),
+        early_losers=len(overtaken),
+        late_winners=len(late),
+        late_takes=(min(late), max(late)) if late else None,
         waits={
-            outcome: Waits(int(row["answers"]), float(row["p50"]), float(row["p99"]), float(row["maxWait"]))
-            for outcome, row in rows.items()
+            outcome: Waits(len(ms), min(ms), percentile(ms, 50), percentile(ms, 99), max(ms))
+            for outcome, ms in waits.items()
         },
+        overtaken=tuple(sorted(overtaken, key=lambda o: (-o.ms, o.loser_arrived_at))),
     )
 
 
-QUERY_POLL_S = 1.0
-QUERY_TIMEOUT_S = 300.0  # Logs Insights' own limit is 60 minutes; a sale's lines take seconds
-_FINISHED = {"Complete", "Failed", "Cancelled", "Timeout", "Unknown"}
+def _overtaken(winners: list[tuple[int, int]], losers: list[tuple[int, int]]) -> list[Overtaking]:
+    """Each loser overtaken by the winner that overtook it most: of the winners that took their
+    copy before the loser was decided, the last to arrive, if it arrived after the loser.
+    ``winners`` are (took, arrived) in order of taking; ``losers`` (arrived, decided)."""
+    takes = [took for took, _ in winners]
+    latest: list[tuple[int, int]] = []  # per prefix of winners: (arrived, took) of the latest arrival
+    for took, arrived in winners:
+        latest.append(max(latest[-1], (arrived, took)) if latest else (arrived, took))
+    found = []
+    for arrived, decided in losers:
+        before = bisect.bisect_left(takes, decided)  # the winners that took their copy before the decision
+        if before and latest[before - 1][0] > arrived:
+            winner_arrived, took = latest[before - 1]
+            found.append(Overtaking(arrived, decided, winner_arrived, took))
+    return found
 
 
-class QueryError(Exception):
-    """A Logs Insights query that did not complete; the text says how it ended."""
+def coupon_pattern(coupon_id: int) -> str:
+    """CloudWatch Logs' filter pattern for the coupon's metrics lines."""
+    return f"{{ $.couponId = {int(coupon_id)} }}"
 
 
-def run_query(logs: Any, log_group: str, query: str, span_s: tuple[int, int], sleep: Callable[[float], None]) -> Rows:
-    """``query`` over ``log_group`` between ``span_s`` (epoch seconds), through a boto3 ``logs``
-    client, waited for: its rows, or :class:`QueryError`."""
-    started = logs.start_query(logGroupName=log_group, startTime=span_s[0], endTime=span_s[1], queryString=query)
-    waited = 0.0
-    while True:
-        answer = logs.get_query_results(queryId=started["queryId"])
-        if answer["status"] in _FINISHED:
-            break
-        if waited >= QUERY_TIMEOUT_S:
-            logs.stop_query(queryId=started["queryId"])
-            raise QueryError(f"the query did not finish in {QUERY_TIMEOUT_S:g} s")
-        sleep(QUERY_POLL_S)
-        waited += QUERY_POLL_S
-    if answer["status"] != "Complete":
-        raise QueryError(f"the query ended {answer['status']}")
-    rows: Rows = answer["results"]
-    return rows
-
-
-def of_sale(
-    logs: Any, log_group: str, coupon_id: int, span_s: tuple[int, int], *, detail: int, sleep: Callable[[float], None]
-) -> tuple[Fairness, list[dict[str, str]]]:
-    """A finished sale's figures from the intake's lines, and up to ``detail`` answers behind its
-    inversion window (none if it has none)."""
-    by_outcome = run_query(logs, log_group, by_outcome_query(coupon_id), span_s, sleep)
-    figures = from_insights(by_outcome)
-    if figures.last_winner_at is not None:
-        early = run_query(logs, log_group, early_losers_query(coupon_id, figures.last_winner_at), span_s, sleep)
-        figures = from_insights(by_outcome, early)
-    if not detail or not figures.inversion_window_ms:
-        return figures, []
-    return figures, rows_of(run_query(logs, log_group, detail_query(coupon_id, figures, detail), span_s, sleep))
+def read_lines(logs: Any, group: str, span_ms: tuple[int, int], pattern: str = "") -> Iterator[str]:
+    """The lines of ``group`` between ``span_ms`` (epoch ms) that match ``pattern`` (CloudWatch
+    Logs' filter syntax; empty: every line), through a boto3 Logs client's FilterLogEvents,
+    every page of it."""
+    paginator = logs.get_paginator("filter_log_events")
+    pages = paginator.paginate(logGroupName=group, startTime=span_ms[0], endTime=span_ms[1], filterPattern=pattern)
+    for page in pages:
+        for event in page.get("events", []):
+            yield str(event["message"])

@@ -45,7 +45,6 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
-from coupon_core.observability import Arrival
 from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal, with_headers
 
@@ -155,11 +154,11 @@ class Caller:
         return int(value)
 
 
-def arrival_of(event: APIGatewayProxyEvent) -> Arrival:
-    """When and as which request API Gateway received ``event`` (its ``requestContext``)."""
-    context = event.get("requestContext") or {}
-    at = context.get("requestTimeEpoch")
-    return Arrival(str(context.get("requestId", "")), at if isinstance(at, int) and not isinstance(at, bool) else None)
+def arrived_at(event: APIGatewayProxyEvent) -> int | None:
+    """When API Gateway received ``event``: its ``requestContext.requestTimeEpoch`` (epoch ms on
+    the gateway's clock), or None without an integer one."""
+    at = (event.get("requestContext") or {}).get("requestTimeEpoch")
+    return at if isinstance(at, int) and not isinstance(at, bool) else None
 
 
 def caller_of(event: Mapping[str, Any], settings: CallerSettings) -> Caller:

@@ -52,21 +52,21 @@ def _respond(event: APIGatewayProxyEvent) -> Answer:
         issue, idempotency_key = request.issue_request(event)
         parts = dependencies.wiring()
         user_id = request.caller_of(event, parts.settings.caller).user_id(issue.userId)
-        return answer_issue(parts.service, issue.couponId, user_id, idempotency_key, request.arrival_of(event))
+        return answer_issue(parts.service, issue.couponId, user_id, idempotency_key, request.arrived_at(event))
     except ANSWERED as exc:
         return answer_to(exc)
 
 
 def answer_issue(
-    service: IssueService, coupon_id: int, user_id: int, idempotency_key: str | None, arrival: observability.Arrival
+    service: IssueService, coupon_id: int, user_id: int, idempotency_key: str | None, arrived_at: int | None
 ) -> Answer:
-    """Issue one copy of ``coupon_id`` to ``user_id``, and the answer to it; ``arrival`` is the
-    request's at API Gateway, which the answer's metrics line carries with its decision's time."""
+    """Issue one copy of ``coupon_id`` to ``user_id``, and the answer to it; ``arrived_at`` is when
+    API Gateway received the request, which the answer's metrics line carries with its decision's time."""
     started = time.perf_counter()
     result = service.issue(coupon_id, user_id, idempotency_key)
     latency_ms = (time.perf_counter() - started) * 1000
     decided_at = result.decided_at if result.decided_at is not None else time.time_ns() // 1_000_000
-    observability.count_issue(result, latency_ms, coupon_id, arrival, decided_at)
+    observability.count_issue(result, latency_ms, coupon_id, arrived_at, decided_at)
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
     logger.append_keys(couponId=coupon_id, requestId=str(result.record.request_id) if result.record else None)

@@ -13,6 +13,6 @@
 - ``tables``: the tables requests write, and their row counts.
 - ``bad_requests``: the malformed requests every check of I5 sends.
 - ``browser``: headless Chromium on a page: its DOM once its scripts ran, and a screenshot.
-- ``intake_lines``: the intake's metrics lines (printed in-process, or in its log group) and
-  each answer's decision time read from them, for the reports' arrival order.
+- ``intake_lines``: the intake's metrics lines (printed in-process, or in its log group), for
+  the reports' arrival order.
 """

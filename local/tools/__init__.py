@@ -13,4 +13,5 @@
 - ``invariants``: I1-I4 checked against PostgreSQL and Redis (the demo, chaos and integration tests).
 - ``handler_probe``: the intake handler in-process, beside the demo's end-to-end latency.
 - ``openings``: the demo's two openings side by side, on cold and on warmed intake environments.
+- ``mutate``: ``make mutate``, mutation testing of the clients' decisions.
 """

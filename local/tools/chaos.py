@@ -40,7 +40,7 @@ from kafka import KafkaConsumer, OffsetAndMetadata, TopicPartition
 from moto import mock_aws
 from sqlalchemy import Engine
 
-from coupon_client.fairness import Answer, decisions
+from coupon_client.fairness import lines_of
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.postgres import start_postgres
@@ -68,7 +68,6 @@ class Tally:
     successes: dict[str, int] = field(default_factory=dict)  # request id -> user
     faults: Counter[str] = field(default_factory=Counter)
     observations: list[Observation] = field(default_factory=list)  # each click's last answer, for the charts
-    clicks: list[tuple[int, str, str]] = field(default_factory=list)  # sent at (ms), last gateway id, answer
     started: float = field(default_factory=time.perf_counter)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -90,13 +89,9 @@ def _call(
     body: Any = None,
     headers: dict[str, str] | None = None,
     raw_body: str | None = None,
-    *,
-    gateway_id: str | None = None,
 ) -> tuple[int, Any]:
-    """A request answered by the HTTP functions in-process; ``gateway_id``: API Gateway's request id."""
+    """A request answered by the HTTP functions in-process."""
     event = api_event(method, path, body, headers=headers, raw_body=raw_body)
-    if gateway_id is not None:
-        event["requestContext"]["requestId"] = gateway_id
     response = answer(event, InProcessContext())  # imports the function once the environment is set
     return response["statusCode"], json.loads(response["body"])
 
@@ -104,12 +99,10 @@ def _call(
 def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     """One click, as a well-behaved client: one key, sent again after a 503 or a lost answer."""
     headers = {"Idempotency-Key": uuid.uuid4().hex}
-    began, sent_at = time.perf_counter(), time.time_ns() // 1_000_000
+    began = time.perf_counter()
     for _ in range(ATTEMPTS):
-        gateway_id = str(uuid.uuid4())
         try:
-            status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers,
-                                      gateway_id=gateway_id)  # fmt: skip
+            status_code, body = _call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers)
         except Exception:  # the function itself failed (as a 502 would say): the answer is lost
             status_code, body = 502, {"status": "NO_ANSWER"}
         if status_code != 503 and status_code < 500:
@@ -118,7 +111,6 @@ def _request(coupon_id: int, user_id: int, tally: Tally) -> None:
     done = time.perf_counter()
     with tally.lock:
         tally.observations.append(Observation(done - tally.started, body["status"], (done - began) * 1000))
-        tally.clicks.append((sent_at, gateway_id, body["status"]))
         tally.answers[body["status"]] += 1
         if body["status"] == "SUCCESS":
             tally.successes[body["requestId"]] = user_id
@@ -339,10 +331,9 @@ def run(users: int, quantity: int, seed: int) -> SaleTimeline:
         for label, value in summary:
             print(f"{label}: {value}")
         title = f"make chaos: {users} users clicking twice for {quantity} copies, seed {seed}"
-        decided = decisions(printed.lines)  # the intake's metrics lines: each answer's decision time
-        arrivals = [Answer(sent_at, decided.get(gateway_id), status) for sent_at, gateway_id, status in tally.clicks]
-        summary.extend(fairness_rows(arrivals))
-        return SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results, arrivals)
+        lines = lines_of(printed.lines, coupon_id)  # the intake's metrics lines, printed in-process
+        summary.extend(fairness_rows(lines, " printed"))
+        return SaleTimeline(title, quantity, tally.observations, sample.samples, summary, results, lines)
 
 
 def main() -> int:

@@ -11,9 +11,8 @@ free copies; it drains again, runs a reconcile and the relay, counts the coupon'
 ``coupon.events.v1``, and prints a report with invariants I1 to I5 each marked held or broken,
 and what the sale's requests asked of Redis (round trips and commands per request, MONITOR's
 count: the intake's memory of refusals answers most of a sale without a round trip), and its
-arrival order (``coupon_client.fairness``: each click's send time, joined to when the intake
-decided it by its line in the intake's log group), beside two small openings' run on intake
-environments started cold and on warmed ones (``openings.py``).
+arrival order (``coupon_client.fairness``, from the intake's lines in its log group), beside
+two small openings' run on intake environments started cold and on warmed ones (``openings.py``).
 Then it calls the same intake handler in-process against the same servers
 (``local/tools/handler_probe.py``), to separate what a request costs the system from what the local
 stand-ins (LocalStack's gateway and Lambda service, the host executor) add, and says where the
@@ -39,13 +38,13 @@ from typing import Any
 import boto3
 from sqlalchemy import Engine, text
 
-from coupon_client.api_client import ApiClient, Reply
-from coupon_client.fairness import Answer
+from coupon_client.api_client import ApiClient
+from coupon_client.fairness import Line, read_lines
 from coupon_client.retry import Claim
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
-from local.testkit.intake_lines import joined
+from local.testkit.intake_lines import sale_lines, span_of
 from local.testkit.kafka_topics import read_all
 from local.testkit.redis_monitor import Seen, issue_requests_load, monitored
 from local.tools import openings
@@ -83,7 +82,7 @@ class DemoSale:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
         self.answers: list[tuple[int, Claim]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
-        self.clicks: list[tuple[int, Reply]] = []  # each click: when it was sent (epoch ms), and its answer
+        self.sent: list[int] = []  # when each click was sent (epoch ms)
         self.done = 0
         self.started = time.perf_counter()
         self._lock = threading.Lock()
@@ -108,17 +107,16 @@ class DemoSale:
     def _client(self, lane: int, lanes: int) -> None:
         mine, seen, clicked = [], [], []
         for user in range(1 + lane, self.users + 1, lanes):
-            sent_at = time.time_ns() // 1_000_000
+            clicked.append(time.time_ns() // 1_000_000)
             answer = self.api.request_coupon(self.coupon_id, user)
             mine.append((user, answer))
             seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
-            clicked.append((sent_at, answer.reply))
             with self._lock:
                 self.done += 1
         with self._lock:
             self.answers.extend(mine)
             self.observations.extend(seen)
-            self.clicks.extend(clicked)
+            self.sent.extend(clicked)
 
     def _progress(self, total: int, started: float) -> None:
         filled = int(30 * self.done / total)
@@ -292,9 +290,8 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     sale_ms = percentiles_ms(latencies)
     local_costs = stand_in_costs(api, lambda_, env, sale_ms)
     phases.done("in-process handler probe")
-    arrivals, order = arrival_rows(
-        sale.clicks, boto3.client("logs", **aws), lambda_, env, clients=args.clients, phases=phases
-    )
+    late_clicks = sum(count for answer, count in lifecycle.items() if answer.startswith("late user"))
+    lines, order = arrival_rows(sale, late_clicks, boto3.client("logs", **aws), lambda_, env, phases=phases)
 
     summary = [
         redis_per_request(seen, coupon_id, len(latencies)),
@@ -327,20 +324,23 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
             *summary,
         ],
         invariants,
-        arrivals,
+        lines,
     )
     return conclude(timeline, "demo")
 
 
 def arrival_rows(
-    clicks: list[tuple[int, Reply]], logs: Any, lambda_: Any, env: dict[str, str], *, clients: int, phases: Phases
-) -> tuple[list[Answer], list[tuple[str, str]]]:
-    """The sale's arrival order, and two openings' side by side, cold and warmed (``openings.py``):
-    the answers and the report's rows."""
-    arrivals = joined(clicks, logs, env["INTAKE_LOG_GROUP"])
-    rows = fairness_rows(arrivals) + openings.compare(env["API_URL"], lambda_, logs, env, clients)
+    sale: DemoSale, late_clicks: int, logs: Any, lambda_: Any, env: dict[str, str], *, phases: Phases
+) -> tuple[list[Line], list[tuple[str, str]]]:
+    """The sale's arrival order from its lines in the intake's log group (one per request its
+    clicks and ``late_clicks`` more sent), and two openings' side by side, cold and warmed
+    (``openings.py``): the lines and the report's rows."""
+    group, requests = env["INTAKE_LOG_GROUP"], sum(claim.attempts for _, claim in sale.answers) + late_clicks
+    span = span_of([*sale.sent, time.time_ns() // 1_000_000])
+    lines = sale_lines(lambda: read_lines(logs, group, span), sale.coupon_id, requests)
+    rows = fairness_rows(lines, f" in {group}") + openings.compare(env["API_URL"], lambda_, logs, env, sale.clients)
     phases.done("two openings, cold and warmed")
-    return arrivals, rows
+    return lines, rows
 
 
 def redis_per_request(seen: list[Seen], coupon_id: int, requests: int) -> tuple[str, str]:

@@ -8,7 +8,7 @@ Both start from new environments: the intake's configuration is changed (a varia
 reads), so that LocalStack replaces its environments, as a deploy does on AWS. The warmed one then
 sends one request per client before the opening (answered NOT_OPEN), which leaves that many
 environments initialised, as ``concurrency.warmup``'s provisioned concurrency does on AWS.
-Arrival is when the client sent the click; the decision's time is the intake's line's.
+Both are measured from the intake's lines, as every report is.
 """
 
 from __future__ import annotations
@@ -19,9 +19,10 @@ import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from coupon_client.api_client import ApiClient, Reply
-from coupon_client.fairness import LOSER, WINNER, Fairness, measure
-from local.testkit.intake_lines import joined
+from coupon_client.api_client import ApiClient
+from coupon_client.fairness import LOSER, WINNER, Fairness, measure, read_lines
+from coupon_client.retry import Claim
+from local.testkit.intake_lines import sale_lines, span_of
 
 COPIES, USERS = 10, 24  # an opening's stock and its users, each clicking once
 SPACING_MS = 20  # between two users' arrivals: the opening's burst, spread over half a second
@@ -40,9 +41,9 @@ def compare(api_url: str, lambda_: Any, logs: Any, env: dict[str, str], clients:
 
 def said(figures: Fairness) -> str:
     waits = figures.waits.get(WINNER) or figures.waits.get(LOSER)
-    decided = f"; arrival to decision p50 {waits.p50_ms:g} ms, max {waits.max_ms:g} ms" if waits else ""
+    decided = f"; arrival to decision p50 {waits.p50_ms:,} ms, max {waits.max_ms:,} ms" if waits else ""
     return (f"inversion window {figures.inversion_window_ms:,} ms, {figures.early_losers} of {figures.losers} "
-            f"losers arrived before the last winner{decided}")  # fmt: skip
+            f"losers overtaken by a later arrival{decided}")  # fmt: skip
 
 
 def opening(
@@ -57,21 +58,28 @@ def opening(
     window = {"issueStartsAt": opens.isoformat(), "issueEndsAt": (opens + timedelta(hours=1)).isoformat()}
     created = admin.request("POST", "/coupons", {"name": "opening", "totalQuantity": COPIES, **window})
     coupon_id = int(created.body["couponId"])
-    if warmed:
-        _all_at_once(clients, lambda lane: api.request_coupon(coupon_id, first_user + lane))  # NOT_OPEN
-    time.sleep(max(opens.timestamp() - time.time(), 0) + 0.05)  # the window is Redis' clock: this host's
-    clicks: list[tuple[int, Reply]] = []
+    sent: list[int] = [time.time_ns() // 1_000_000]
+    claims: list[Claim] = []
     lock = threading.Lock()
+
+    def click(user: int) -> None:
+        claim = api.request_coupon(coupon_id, user)
+        with lock:
+            claims.append(claim)
+
+    if warmed:
+        _all_at_once(clients, lambda lane: click(first_user + lane))  # NOT_OPEN
+    time.sleep(max(opens.timestamp() - time.time(), 0) + 0.05)  # the window is Redis' clock: this host's
 
     def shopper(index: int) -> None:
         time.sleep(index * SPACING_MS / 1000)
-        sent = time.time_ns() // 1_000_000
-        reply = api.request_coupon(coupon_id, first_user + index).reply
-        with lock:
-            clicks.append((sent, reply))
+        click(first_user + index)
 
     _all_at_once(USERS, shopper)
-    return measure(joined(clicks, logs, env["INTAKE_LOG_GROUP"]))
+    sent.append(time.time_ns() // 1_000_000)
+    group = env["INTAKE_LOG_GROUP"]
+    answers = sum(claim.attempts for claim in claims)
+    return measure(sale_lines(lambda: read_lines(logs, group, span_of(sent)), coupon_id, answers))
 
 
 def renew_environments(lambda_: Any, function: str) -> None:

@@ -20,8 +20,8 @@ import boto3
 
 from coupon_client.api_client import ApiClient
 from coupon_client.aws_auth import id_token, sigv4
+from coupon_client.fairness import coupon_pattern, read_lines
 from local.stack import control as stack
-from local.testkit.intake_lines import logged_lines
 
 MAX_USERS = 100_000
 MAX_SECONDS = 900
@@ -48,9 +48,8 @@ class IntakeLog:
     group: str
     by_coupon: bool  # filter by coupon in CloudWatch Logs (LocalStack's filter patterns are not relied on)
 
-    def lines(self, since_ms: int, coupon_id: int) -> Iterator[str]:
-        pattern = f"{{ $.couponId = {int(coupon_id)} }}" if self.by_coupon else ""
-        return logged_lines(self.logs, self.group, since_ms, pattern)
+    def lines(self, span_ms: tuple[int, int], coupon_id: int) -> Iterator[str]:
+        return read_lines(self.logs, self.group, span_ms, coupon_pattern(coupon_id) if self.by_coupon else "")
 
 
 def target(args: argparse.Namespace) -> Target:

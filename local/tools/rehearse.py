@@ -39,15 +39,13 @@ from locust.env import Environment  # noqa: E402
 from locust.exception import StopUser  # noqa: E402
 from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa: E402
 
-from coupon_client.api_client import ApiClient, Reply  # noqa: E402
-from coupon_client.fairness import Answer, answers_of  # noqa: E402
+from coupon_client.api_client import ApiClient  # noqa: E402
+from coupon_client.fairness import Line  # noqa: E402
 from coupon_client.retry import Claim  # noqa: E402
-from local.testkit.intake_lines import joined, lines_since  # noqa: E402
+from local.testkit.intake_lines import sale_lines, span_of  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
 from local.tools.sale_report import (  # noqa: E402
-    CLIENT_ARRIVAL,
-    GATEWAY_ARRIVAL,
     Convergence,
     Observation,
     SaleTimeline,
@@ -70,7 +68,7 @@ class RehearsalSale:
     answers: list[tuple[int, Claim]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     # each click: when it was sent (epoch ms), and its answer
-    clicks: list[tuple[int, Reply]] = field(default_factory=list)
+    sent: list[int] = field(default_factory=list)  # when each click was sent (epoch ms)
     _next: count = field(default_factory=lambda: count(1))
 
     def next_user(self) -> int | None:
@@ -106,7 +104,7 @@ class Buyer(User):
         answer = sale.client_of(user).request_coupon(sale.coupon_id, user)
         done = time.perf_counter()
         sale.answers.append((user, answer))
-        sale.clicks.append((sent_at, answer.reply))
+        sale.sent.append(sent_at)
         sale.observations.append(Observation(done - sale.started, answer.status, (done - began) * 1000))
         failed = None if answer.status in FINAL else RuntimeError(f"{answer.reply.status_code} {answer.status}")
         self.environment.events.request.fire(
@@ -144,18 +142,16 @@ def drive(sale: RehearsalSale, max_seconds: float) -> float:
     return elapsed
 
 
-def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Answer], str]:
-    """The sale's answers for its arrival order, and where their arrival is taken: on AWS,
-    API Gateway's, from the intake's lines; on the local stack, when the client sent each click,
-    with when the intake decided it (its line, found by API Gateway's request id); without the
-    intake's log group, the client's alone."""
+def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Line], str]:
+    """The sale's lines in the intake's log group, for its arrival order, or why there are none:
+    read again until there is one per request the sale's clicks sent (a log group is written a
+    moment after the answer); on AWS, only the coupon's (a JSON filter pattern)."""
     log = chosen.intake_log
     if log is None:
-        unknown = "; without --intake-log-group, when it was decided is not known"
-        return [Answer(sent, None, reply.status) for sent, reply in sale.clicks], CLIENT_ARRIVAL + unknown
-    if chosen.name == "local":
-        return joined(sale.clicks, log.logs, log.group), CLIENT_ARRIVAL
-    return answers_of(log.lines(lines_since(sale.clicks), sale.coupon_id), sale.coupon_id), GATEWAY_ARRIVAL
+        return [], ": give --intake-log-group (the stack's IntakeLogGroup output)"
+    span = span_of([*sale.sent, time.time_ns() // 1_000_000])
+    requests = sum(claim.attempts for _, claim in sale.answers)
+    return sale_lines(lambda: log.lines(span, sale.coupon_id), sale.coupon_id, requests), f" in {log.group}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -183,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         ("requests", f"{sale.clicks_answered:,} clicks answered in {elapsed:.1f} s"),
         ("answers", ", ".join(f"{status} {count:,}" for status, count in sorted(answered.items()))),
     ]
-    order, taken = arrival_order(chosen, sale)
-    summary += fairness_rows(order, taken)
+    lines, missing = arrival_order(chosen, sale)
+    summary += fairness_rows(lines, missing)
     for label, value in summary:
         print(f"{label}: {value}")
     title = f"make rehearse: {chosen.name}, coupon {coupon_id}, {args.copies:,} copies, {users:,} users"
-    timeline = SaleTimeline(title, args.copies, sale.observations, sample.samples, summary, checks, order)
+    timeline = SaleTimeline(title, args.copies, sale.observations, sample.samples, summary, checks, lines)
     return conclude(timeline, "rehearsal")
 
 

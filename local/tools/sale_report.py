@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from coupon_client.fairness import LOSER, WINNER, Answer, measure
+from coupon_client.fairness import LOSER, WINNER, Click, Line, clicks, measure
 
 BUCKETS = 60  # at most this many points along a time axis
 HISTOGRAM_BINS = 24
@@ -46,7 +46,7 @@ class SaleTimeline:
     convergence: list[tuple[float, int, int]] = field(default_factory=list)
     summary: list[tuple[str, str]] = field(default_factory=list)  # the text report's key figures
     checks: dict[str, bool] = field(default_factory=dict)  # invariants: held or broken
-    arrivals: list[Answer] = field(default_factory=list)  # each click's arrival and outcome (fairness)
+    lines: list[Line] = field(default_factory=list)  # the intake's lines of the sale (the arrival order)
 
 
 class Convergence:
@@ -90,14 +90,14 @@ def charts(timeline: SaleTimeline) -> dict[str, Any]:
                         "series": {"reserved in Redis": [r for _, r, _ in timeline.convergence],
                                    "issued in PostgreSQL": [i for _, _, i in timeline.convergence]},
                         "xLabel": "seconds", "yLabel": "copies", "dashed": ["issued in PostgreSQL"]},
-        "arrivals": _arrivals(timeline.arrivals),
+        "arrivals": _arrivals(clicks(timeline.lines)),
     }  # fmt: skip
 
 
 ARRIVALS_MARGIN_MS = 10  # at least, either side of the sell-out on the arrivals chart
 
 
-def _arrivals(answers: list[Answer]) -> dict[str, Any]:
+def _arrivals(answers: list[Click]) -> dict[str, Any]:
     """Winners and losers counted by arrival around the sell-out: from the first loser's arrival
     to the last winner's (or the gap between them), with as much again either side, in buckets
     down to a millisecond (an opening's burst reorders requests by a few ms); in seconds after the
@@ -159,14 +159,15 @@ def _histogram(latencies: list[float]) -> dict[str, Any]:
     return {"edges": edges, "counts": counts}
 
 
-CLIENT_ARRIVAL = "when the client sent the click's first request (on AWS, API Gateway's: coupons fairness)"
-GATEWAY_ARRIVAL = "when API Gateway received the request (requestTimeEpoch, from the intake's lines)"
+ARRIVAL = "when API Gateway received each click's first request that reached the intake (the intake's lines)"
 
 
-def fairness_rows(arrivals: list[Answer], arrival: str = CLIENT_ARRIVAL) -> list[tuple[str, str]]:
-    """The report's rows of the sale's arrival order (``coupon_client.fairness``), saying where
-    its arrival is taken."""
-    return [("arrival", arrival), *measure(arrivals).summary()]
+def fairness_rows(lines: list[Line], missing: str = "") -> list[tuple[str, str]]:
+    """The report's rows of the sale's arrival order (``coupon_client.fairness``), measured from
+    the intake's ``lines``; without any, that it was not measured, and why (``missing``)."""
+    if not lines:
+        return [("arrival order", f"not measured: no line of the intake's{missing}")]
+    return [("arrival", ARRIVAL), *measure(lines).summary()]
 
 
 def render(timeline: SaleTimeline) -> str:

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -95,3 +96,46 @@ def test_an_operator_runs_a_sale_from_the_terminal(live, tmp_path):
                              timeout=120, check=False)  # fmt: skip
     assert unknown.returncode == 5
     assert "deployed here: local" in unknown.stderr
+
+
+def test_coupons_fairness_measures_a_staged_sale_exactly_and_a_sale_without_lines_is_no_fair_sale(live):
+    """One copy on the local stack: A wins, B is refused, A's retry with its key gets its SUCCESS
+    back (one winner, at its first arrival), A cancels, C takes the copy put back (a late winner,
+    not an inversion). Then a coupon nobody clicked: nothing to measure."""
+    created = coupons("--output", "json", "create", "staged", "--copies", "1", "--starts", "now", "--ends", "+1h")
+    coupon_id = json.loads(created.stdout)["couponId"]
+
+    def click(user: int, key: str) -> str:
+        body = {"couponId": coupon_id, "userId": user}
+        return str(live.api.request("POST", "/coupon-issues", body, headers={"Idempotency-Key": key}).status)
+
+    assert [click(201, "a"), click(202, "b"), click(201, "a")] == ["SUCCESS", "SOLD_OUT", "SUCCESS"]
+    eventually(lambda: live.api.request("GET", f"/coupons/{coupon_id}/issues/201").status == "ISSUED", "A issued")
+    assert live.api.request("POST", f"/coupons/{coupon_id}/issues/201/cancel").status == "CANCELED"
+    c_clicks = clicks_until(lambda: click(203, "c"), "SUCCESS")  # one key: a refusal before it is the same click
+
+    def measured() -> dict:
+        done = coupons("--output", "json", "fairness", str(coupon_id))
+        return json.loads(done.stdout) if done.returncode == 0 else {}
+
+    eventually(lambda: measured().get("lines") == 3 + c_clicks, "every answer's line in the intake's log group")
+    figures = measured()
+    assert {key: figures[key] for key in ("clicks", "winners", "losers", "inversionWindowMs", "earlyLosers",
+                                          "lateWinners")} == {"clicks": 3, "winners": 2, "losers": 1,
+                                                              "inversionWindowMs": 0, "earlyLosers": 0,
+                                                              "lateWinners": 1}  # fmt: skip
+
+    unclicked = coupons("--output", "json", "create", "unclicked", "--copies", "1", "--starts", "now", "--ends", "+1h")
+    nothing = coupons("fairness", str(json.loads(unclicked.stdout)["couponId"]))
+    assert nothing.returncode == 15, nothing.stderr
+    assert "nothing to measure" in nothing.stderr
+
+
+def clicks_until(click, wanted: str, attempts: int = 20) -> int:
+    """How many times ``click`` ran until it answered ``wanted`` (a copy a cancel put back is in
+    Redis once the cancel's state update lands)."""
+    for sent in range(1, attempts + 1):
+        if click() == wanted:
+            return sent
+        time.sleep(0.5)
+    raise AssertionError(f"not {wanted} in {attempts} clicks")

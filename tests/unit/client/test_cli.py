@@ -12,7 +12,9 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import boto3
+import botocore.session
 import pytest
+from botocore.stub import Stubber
 from moto import mock_aws
 from rich.console import Console
 from typer.testing import CliRunner
@@ -546,34 +548,68 @@ OPENING, NOW = (
 )
 
 
-def test_fairness_reads_the_sale_from_the_intakes_log_group_and_prints_its_figures(api, monkeypatch):
-    from tests.unit.client.test_fairness import BY_OUTCOME, DETAIL, EXPECTED, _insights, _stubbed_logs  # noqa: PLC0415
+def _lines_logged(*lines: dict[str, object]) -> list[dict[str, object]]:
+    return [{"message": json.dumps({"_aws": {}, "couponId": 7, **line})} for line in lines]
 
-    logs, stubber = _stubbed_logs([("Complete", BY_OUTCOME), ("Complete", _insights([{"earlyLosers": "2"}])),
-                                   ("Complete", DETAIL)], span=(OPENING - 60, NOW + 60))  # fmt: skip
+
+def _fairness_with_logs(api, monkeypatch, pages: list[list[dict[str, object]]], *args: str):
+    """``coupons --env dev fairness 7`` on a sale whose intake's log group pages are ``pages``
+    (FilterLogEvents, asked for coupon 7's lines across its window up to now)."""
+    logs = botocore.session.get_session().create_client("logs", region_name="eu-west-1",
+                                                        aws_access_key_id="a", aws_secret_access_key="b")  # fmt: skip
+    stubber = Stubber(logs)
+    for number, events in enumerate(pages):
+        asked = {"logGroupName": "intake-logs", "startTime": OPENING * 1000 - 60_000, "endTime": NOW * 1000 + 60_000,
+                 "filterPattern": "{ $.couponId = 7 }"} | ({"nextToken": f"t{number}"} if number else {})  # fmt: skip
+        page = {"events": events} | ({"nextToken": f"t{number + 1}"} if number + 1 < len(pages) else {})
+        stubber.add_response("filter_log_events", page, asked)
     made = boto3.session.Session.client
 
-    def client(self, name, *args, **kwargs):
-        return logs if name == "logs" else made(self, name, *args, **kwargs)
+    def client(self, name, *client_args, **kwargs):
+        return logs if name == "logs" else made(self, name, *client_args, **kwargs)
 
     monkeypatch.setattr(boto3.session.Session, "client", client)
     monkeypatch.setattr("coupon_client.cli._now", lambda: datetime.fromtimestamp(NOW, UTC))  # mid-window: up to now
-    monkeypatch.setattr("time.sleep", lambda _: None)
-    with mock_aws():
+    with mock_aws(), stubber:
         outputs = {"ApiUrl": {"Value": api.url}, "IntakeLogGroup": {"Value": "intake-logs"}}
         template = {"Resources": {"Queue": {"Type": "AWS::SQS::Queue"}}, "Outputs": outputs}
         boto3.client("cloudformation", region_name="eu-west-1").create_stack(
             StackName="Coupons-dev", TemplateBody=json.dumps(template)
         )
         api.answer("GET", "/coupons/7", Answer(200, COUPON))
-        result = CliRunner().invoke(app, ["--env", "dev", "fairness", "7", "--output", "json"])
+        result = CliRunner().invoke(app, ["--env", "dev", "fairness", "7", *args])
+        stubber.assert_no_pending_responses()
+    return result
+
+
+def test_fairness_reads_every_page_of_the_sales_lines_and_prints_its_figures(api, monkeypatch):
+    """A loser overtaken (its answer late), on two pages of the coupon's lines; one click's lost
+    answer retried: one winner."""
+    t = OPENING * 1000
+    pages = [
+        _lines_logged({"outcome": "SOLD_OUT", "arrivedAt": t + 100, "decidedAt": t + 400, "requestId": "l"},
+                      {"outcome": "SUCCESS", "arrivedAt": t + 250, "decidedAt": t + 260, "requestId": "w"}),
+        [],
+        _lines_logged({"outcome": "SUCCESS", "arrivedAt": t + 900, "decidedAt": t + 900, "requestId": "w",
+                       "replays": t + 260}),
+    ]  # fmt: skip
+
+    result = _fairness_with_logs(api, monkeypatch, pages, "--output", "json")
 
     assert result.exit_code == 0, result.output
     printed = json.loads(result.stdout)
-    assert printed == {"couponId": 7, **EXPECTED.as_json(), "detail": [
-        {"arrivedAt": "1764590400120", "decidedAt": "1764590400125", "outcome": "SOLD_OUT",
-         "correlation_id": "gw-3", "@logStream": "2026/12/24/[$LATEST]abc"}]}  # fmt: skip
-    stubber.assert_no_pending_responses()
+    counted = ("lines", "clicks", "winners", "losers", "inversionWindowMs", "earlyLosers")
+    assert [printed[key] for key in counted] == [3, 2, 1, 1, 150, 1]
+    assert printed["overtaken"] == [{"loserArrivedAt": t + 100, "loserDecidedAt": t + 400, "winnerArrivedAt": t + 250,
+                                     "winnerTookAt": t + 260, "ms": 150}]  # fmt: skip
+
+
+def test_fairness_of_a_sale_without_lines_says_it_cannot_measure(api, monkeypatch):
+    result = _fairness_with_logs(api, monkeypatch, [[]])
+
+    assert result.exit_code == errors.NothingToMeasureError.exit_code
+    assert "no metrics line of coupon 7 in intake-logs" in result.stderr
+    assert "nothing to measure" in result.stderr
 
 
 def test_fairness_needs_the_intakes_log_group(api):

@@ -1,172 +1,188 @@
-"""The measure of arrival order, on a staged sale whose arrivals and outcomes are known: every
-figure checked exactly, from every answer and from Logs Insights' results of the same sale."""
+"""The measure of arrival order on staged sales whose truth is known: every figure exactly, for
+the cases a real sale has most (a lost answer retried, a 503 retried, a give-back, a reordering
+on the path, a tie, the memory's repeated refusals), read from the lines the intake writes."""
 
 from __future__ import annotations
 
-import botocore.session
+import json
+
 import pytest
-from botocore.stub import ANY, Stubber
 
 from coupon_client.fairness import (
-    Answer,
+    Click,
     Fairness,
-    QueryError,
+    Line,
+    Overtaking,
     Waits,
-    by_outcome_query,
-    detail_query,
-    early_losers_query,
-    from_insights,
-    gateway_request_id,
+    clicks,
+    coupon_pattern,
+    lines_of,
     measure,
-    of_sale,
     percentile,
+    read_lines,
 )
 
 T = 1_764_590_400_000  # the opening, epoch ms
-
-# Two copies, then a cancel puts one back and a late arrival takes it: a late winner after a release.
-STAGED = [
-    Answer(T + 100, T + 110, "SUCCESS"),  # first
-    Answer(T + 105, T + 140, "SUCCESS"),  # second: the stock is gone
-    Answer(T + 120, T + 125, "SOLD_OUT"),  # waited 280 ms for the late winner below
-    Answer(T + 130, T + 131, "SOLD_OUT"),
-    Answer(T + 150, T + 151, "DUPLICATE"),  # a holder's second click: neither winner nor loser
-    Answer(T + 400, T + 402, "SUCCESS"),  # the late winner, after a cancel released a copy
-    Answer(T + 500, T + 500, "SOLD_OUT"),  # arrived after the last winner: not an early loser
-]
-EXPECTED = Fairness(
-    winners=3,
-    losers=3,
-    inversion_window_ms=280,
-    early_losers=2,
-    last_winner_at=T + 400,
-    first_loser_at=T + 120,
-    waits={
-        "SUCCESS": Waits(3, 10, 35, 35),  # waits 10, 35, 2
-        "SOLD_OUT": Waits(3, 1, 5, 5),  # waits 5, 1, 0
-        "DUPLICATE": Waits(1, 1, 1, 1),
-    },
-)
+HOUR = 3_600_000
 
 
-def test_a_staged_sale_gives_every_figure_exactly():
-    assert measure(STAGED) == EXPECTED
-    assert measure(reversed(STAGED)) == EXPECTED  # the order answers are read in does not matter
+def won(arrived: int, request: str, *, decided: int | None = None, replays: int | None = None) -> Line:
+    return Line(T + arrived, T + (arrived if decided is None else decided), "SUCCESS", request,
+                None if replays is None else T + replays)  # fmt: skip
 
 
-def test_a_sale_in_arrival_order_has_no_inversion_and_no_early_loser():
-    fair = [Answer(T + 1, T + 2, "SUCCESS"), Answer(T + 2, T + 3, "SUCCESS"), Answer(T + 3, T + 4, "SOLD_OUT")]
-    figures = measure(fair)
-    assert (figures.inversion_window_ms, figures.early_losers) == (0, 0)
-    assert (figures.last_winner_at, figures.first_loser_at) == (T + 2, T + 3)
+def lost(arrived: int, request: str, *, decided: int | None = None, replays: int | None = None) -> Line:
+    return Line(T + arrived, T + (arrived if decided is None else decided), "SOLD_OUT", request,
+                None if replays is None else T + replays)  # fmt: skip
 
 
-@pytest.mark.parametrize("outcome", ["SUCCESS", "SOLD_OUT"])
-def test_a_sale_without_winners_or_without_losers_has_no_window(outcome):
-    figures = measure([Answer(T, T + 1, outcome), Answer(T + 9, T + 9, outcome)])
-    assert (figures.inversion_window_ms, figures.early_losers) == (0, 0)
+def figures(lines: list[Line]) -> tuple[int, int, int, int, int]:
+    found = measure(lines)
+    return found.winners, found.losers, found.inversion_window_ms, found.early_losers, found.late_winners
+
+
+def test_a_lost_answer_retried_after_a_loser_is_one_winner_at_its_first_arrival():
+    """One copy: A wins at +100 but its answer is lost, B is refused at +200, A's retry at +1,600
+    gets its SUCCESS back (the reservation's time repeated)."""
+    sale = [won(100, "a"), lost(200, "b"), won(1_600, "a", replays=100)]
+    assert figures(sale) == (1, 1, 0, 0, 0)
+    assert measure(sale).clicks == 2
+
+
+def test_an_unconfirmed_answer_retried_is_one_winner():
+    sale = [Line(T + 100, T + 100, "UNCONFIRMED", "a"), lost(200, "b"), won(1_600, "a", replays=100)]
+    assert figures(sale) == (1, 1, 0, 0, 0)
+
+
+def test_a_reordering_on_the_path_is_its_exact_window():
+    """The loser arrived first but waited (a cold start) until after the winner took the copy."""
+    sale = [lost(200, "l", decided=350), won(300, "w", decided=310), lost(400, "later")]
+    assert figures(sale) == (1, 2, 100, 1, 0)
+    assert measure(sale).overtaken == (Overtaking(T + 200, T + 350, T + 300, T + 310),)
+
+
+def test_a_give_back_an_hour_later_is_a_late_winner_not_an_inversion():
+    sale = [won(100, "w1"), lost(200, "l1"), lost(300, "l2"), won(HOUR + 100, "w2")]
+    found = measure(sale)
+    assert figures(sale) == (2, 2, 0, 0, 1)
+    assert found.late_takes == (T + HOUR + 100, T + HOUR + 100)
+
+
+def test_a_refusal_the_memory_repeats_is_decided_when_redis_decided_it():
+    """A copy put back at +1 h and taken at +1 h 100 ms; a loser that arrived before the taker
+    was answered from a container's memory, which repeats what Redis said half a second earlier:
+    it was decided before the copy came back, so it was not overtaken."""
+    sale = [won(100, "w1"), lost(200, "l1"), lost(HOUR + 50, "l2", decided=HOUR + 60, replays=HOUR - 500),
+            won(HOUR + 100, "w2")]  # fmt: skip
+    assert figures(sale) == (2, 2, 0, 0, 1)
+    asked_redis = [*sale[:2], lost(HOUR + 50, "l2", decided=HOUR + 150), sale[3]]
+    assert figures(asked_redis) == (2, 2, 50, 1, 1)  # without the memory it would have been
+
+
+def test_a_503_retried_counts_from_its_first_arrival():
+    """C arrives first and is answered 503; W takes the last copy; C's retry is refused: C was
+    overtaken by W, by the 50 ms between their first arrivals."""
+    sale = [Line(T + 100, T + 101, "UNAVAILABLE", "c"), won(150, "w"), lost(1_100, "c")]
+    assert figures(sale) == (1, 1, 50, 1, 0)
+    assert sorted(clicks(sale), key=lambda c: c.arrived_at) == [
+        Click(T + 100, "SOLD_OUT", T + 1_100, 2),
+        Click(T + 150, "SUCCESS", T + 150, 1),
+    ]
+
+
+def test_a_tie_is_no_inversion():
+    assert figures([won(100, "w", decided=101), lost(100, "l", decided=102)]) == (1, 1, 0, 0, 0)
+    assert figures([won(100, "w", decided=102), lost(90, "l", decided=102)]) == (1, 1, 0, 0, 0)  # decided together
+
+
+def test_the_window_is_the_largest_overtaking_and_each_loser_counts_once():
+    """l1 and l2 were overtaken by both winners (each counted once, by the later arrival); l3
+    arrived after both."""
+    sale = [lost(100, "l1", decided=500), lost(150, "l2", decided=500), won(300, "w1", decided=301),
+            won(400, "w2", decided=401), lost(450, "l3", decided=500)]  # fmt: skip
+    found = measure(sale)
+    assert (found.inversion_window_ms, found.early_losers) == (300, 2)
+    assert found.overtaken == (
+        Overtaking(T + 100, T + 500, T + 400, T + 401),
+        Overtaking(T + 150, T + 500, T + 400, T + 401),
+    )
+
+
+def test_a_loser_decided_before_a_later_winner_took_a_put_back_copy_is_not_overtaken():
+    sale = [won(100, "w1"), lost(150, "l"), won(200, "w2", decided=1_000)]  # w2: a copy released at +900
+    assert figures(sale) == (2, 1, 0, 0, 1)
+
+
+def test_requests_without_a_key_are_each_a_click_of_their_own():
+    sale = [Line(T + 1, T + 2, "SOLD_OUT"), Line(T + 3, T + 4, "SOLD_OUT"), won(0, "w")]
+    assert (measure(sale).clicks, measure(sale).losers) == (3, 2)
+
+
+def test_waits_are_per_answer_with_their_minimum_so_a_clock_skew_shows():
+    sale = [won(100, "w", decided=110), lost(120, "l", decided=119), lost(130, "m", decided=135),
+            Line(T + 140, T + 141, "DUPLICATE", "w")]  # fmt: skip
+    assert measure(sale).waits == {
+        "SUCCESS": Waits(1, 10, 10, 10, 10),
+        "SOLD_OUT": Waits(2, -1, -1, 5, 5),
+        "DUPLICATE": Waits(1, 1, 1, 1, 1),
+    }
+
+
+def test_a_sale_without_winners_or_losers_has_no_window():
+    assert figures([won(1, "a"), won(2, "b")]) == (2, 0, 0, 0, 0)
+    assert figures([lost(1, "a"), lost(2, "b")]) == (0, 2, 0, 0, 0)
+    assert measure([]) == Fairness(0, 0, 0, 0, 0, 0, 0, None)
 
 
 def test_percentiles_are_by_nearest_rank():
-    values = list(range(1, 101))  # 1..100
+    values = list(range(1, 101))
     assert [percentile(values, q) for q in (1, 50, 99, 100)] == [1, 50, 99, 100]
-    assert percentile([7], 99) == 7
     assert percentile([3, 1, 2], 50) == 2
 
 
-def _insights(rows: list[dict[str, str]]) -> list[list[dict[str, str]]]:
-    """Rows as GetQueryResults gives them: every value a string, with its @ptr."""
-    return [[{"field": name, "value": value} for name, value in row.items()] + [{"field": "@ptr", "value": "x"}]
-            for row in rows]  # fmt: skip
+def test_the_lines_are_read_from_the_intakes_log_lines_of_the_coupon():
+    def line(**fields: object) -> str:
+        return "2026-12-24T12:00:00.250Z " + json.dumps({"_aws": {}, "couponId": 3, **fields})
+
+    texts = [
+        line(outcome="SOLD_OUT", arrivedAt=T, decidedAt=T + 5, requestId="r-1"),
+        line(outcome="SUCCESS", arrivedAt=T + 1, decidedAt=T + 9, requestId="r-2", replays=T + 2),
+        line(outcome="SOLD_OUT", decidedAt=T),  # no arrival: left out
+        line(outcome="SOLD_OUT", arrivedAt=True, decidedAt=T),  # not a time
+        line(outcome="SOLD_OUT", arrivedAt=T, decidedAt=T, couponId=4),
+        '{"decidedAt": 1, "broken',
+        "START RequestId: 1",
+    ]
+    assert lines_of(texts, 3) == [Line(T, T + 5, "SOLD_OUT", "r-1"), Line(T + 1, T + 9, "SUCCESS", "r-2", T + 2)]
 
 
-BY_OUTCOME = _insights([
-    {"outcome": "SUCCESS", "answers": "3", "firstArrival": str(T + 100), "lastArrival": str(T + 400),
-     "p50": "10", "p99": "35", "maxWait": "35"},
-    {"outcome": "SOLD_OUT", "answers": "3", "firstArrival": str(T + 120), "lastArrival": str(T + 500),
-     "p50": "1", "p99": "5", "maxWait": "5"},
-    {"outcome": "DUPLICATE", "answers": "1", "firstArrival": str(T + 150), "lastArrival": str(T + 150),
-     "p50": "1", "p99": "1", "maxWait": "1"},
-])  # fmt: skip
+def test_the_summary_says_every_figure():
+    rows = dict(measure([won(100, "w1"), lost(50, "l", decided=200), won(HOUR, "w2")]).summary())
+    assert rows["inversion window"] == "50 ms"
+    assert rows["losers overtaken by a later arrival"] == "1 of 1"
+    assert rows["late winners (a copy put back, taken later)"].startswith("1, ")
+    assert rows["arrival to decision, SOLD_OUT"] == "min 150 ms, p50 150 ms, p99 150 ms, max 150 ms"
 
 
-def test_logs_insights_results_of_the_same_sale_give_the_same_figures():
-    assert from_insights(BY_OUTCOME).last_winner_at == T + 400  # what the early losers' query is asked with
-    assert from_insights(BY_OUTCOME, _insights([{"earlyLosers": "2"}])) == EXPECTED
+class Paged:
+    """FilterLogEvents' paginator over pages of lines, recording what it was asked."""
+
+    def __init__(self, pages: list[list[str]]) -> None:
+        self.pages, self.asked = pages, {}
+
+    def get_paginator(self, name: str) -> Paged:
+        assert name == "filter_log_events"
+        return self
+
+    def paginate(self, **asked: object) -> list[dict[str, object]]:
+        self.asked = asked
+        return [{"events": [{"message": text} for text in page]} for page in self.pages]
 
 
-def test_logs_insights_results_of_a_sale_without_winners():
-    only_losers = _insights([{"outcome": "SOLD_OUT", "answers": "2", "firstArrival": str(T), "lastArrival": str(T + 9),
-                              "p50": "0.5", "p99": "1.0", "maxWait": "1"}])  # fmt: skip
-    assert from_insights(only_losers).last_winner_at is None
-    figures = from_insights(only_losers, None)
-    assert (figures.winners, figures.losers, figures.inversion_window_ms, figures.early_losers) == (0, 2, 0, 0)
-    assert figures.waits == {"SOLD_OUT": Waits(2, 0.5, 1.0, 1.0)}
-
-
-def test_the_queries_name_the_coupon_and_the_fields_the_intakes_line_carries():
-    """The field names are the intake's (tests/unit/functions/intake/test_observability.py holds
-    the line to them); an id is formatted as an integer, never spliced in as text."""
-    queries = [by_outcome_query(42), early_losers_query(42, T + 400), detail_query(42, EXPECTED)]
-    assert all(query.startswith("filter couponId = 42 and ispresent(arrivedAt) and ispresent(decidedAt)")
-               for query in queries)  # fmt: skip
-    assert "stats count(*) as answers" in queries[0]
-    assert "by outcome" in queries[0]
-    assert f"outcome = 'SOLD_OUT' and arrivedAt < {T + 400}" in queries[1]
-    assert f"arrivedAt > {T + 120}" in queries[2]
-    assert "correlation_id, @logStream" in queries[2]
+def test_every_page_of_the_log_group_is_read():
+    logs = Paged([["a", "b"], [], ["c"]])
+    assert list(read_lines(logs, "/group", (T, T + HOUR), coupon_pattern(7))) == ["a", "b", "c"]
+    assert logs.asked == {"logGroupName": "/group", "startTime": T, "endTime": T + HOUR,
+                          "filterPattern": "{ $.couponId = 7 }"}  # fmt: skip
     with pytest.raises(ValueError, match="invalid literal"):
-        by_outcome_query("42 or 1=1")  # type: ignore[arg-type]
-
-
-def test_the_json_and_the_summary_say_the_same_figures():
-    as_json = EXPECTED.as_json()
-    assert as_json["inversionWindowMs"] == 280
-    assert as_json["earlyLosers"] == 2
-    assert as_json["waits"]["SUCCESS"] == {"answers": 3, "p50Ms": 10, "p99Ms": 35, "maxMs": 35}
-    assert dict(EXPECTED.summary())["inversion window"] == "280 ms"
-    assert dict(EXPECTED.summary())["losers who arrived before the last winner"] == "2 of 3"
-
-
-def _stubbed_logs(queries: list[tuple[str, list]], span: tuple[int, int] = (100, 200)) -> tuple[object, Stubber]:
-    """A botocore Logs client whose queries over ``span`` answer ``queries`` in order: (status, rows)."""
-    logs = botocore.session.get_session().create_client("logs", region_name="eu-west-1",
-                                                        aws_access_key_id="a", aws_secret_access_key="b")  # fmt: skip
-    stubber = Stubber(logs)
-    for number, (status, rows) in enumerate(queries):
-        stubber.add_response("start_query", {"queryId": f"q{number}"}, {
-            "logGroupName": "intake-logs", "startTime": span[0], "endTime": span[1], "queryString": ANY})  # fmt: skip
-        stubber.add_response("get_query_results", {"status": "Running", "results": []}, {"queryId": f"q{number}"})
-        stubber.add_response("get_query_results", {"status": status, "results": rows}, {"queryId": f"q{number}"})
-    stubber.activate()
-    return logs, stubber
-
-
-DETAIL = _insights([{"arrivedAt": str(T + 120), "decidedAt": str(T + 125), "outcome": "SOLD_OUT",
-                     "correlation_id": "gw-3", "@logStream": "2026/12/24/[$LATEST]abc"}])  # fmt: skip
-
-
-def test_a_finished_sales_figures_come_from_three_logs_insights_queries():
-    logs, stubber = _stubbed_logs([("Complete", BY_OUTCOME), ("Complete", _insights([{"earlyLosers": "2"}])),
-                                   ("Complete", DETAIL)])  # fmt: skip
-    slept: list[float] = []
-
-    figures, rows = of_sale(logs, "intake-logs", 42, (100, 200), detail=10, sleep=slept.append)
-
-    assert figures == EXPECTED
-    assert rows == [{"arrivedAt": str(T + 120), "decidedAt": str(T + 125), "outcome": "SOLD_OUT",
-                     "correlation_id": "gw-3", "@logStream": "2026/12/24/[$LATEST]abc"}]  # fmt: skip
-    assert slept == [1.0, 1.0, 1.0]  # each query looked at again once it was still running
-    stubber.assert_no_pending_responses()
-
-
-def test_a_query_that_fails_is_an_error_naming_how_it_ended():
-    logs, _ = _stubbed_logs([("Failed", [])])
-    with pytest.raises(QueryError, match="the query ended Failed"):
-        of_sale(logs, "intake-logs", 42, (100, 200), detail=10, sleep=lambda _: None)
-
-
-def test_the_gateways_request_id_is_read_from_an_answers_headers_in_any_case():
-    assert gateway_request_id({"Content-Type": "application/json", "x-amzn-RequestId": "gw-1"}) == "gw-1"
-    assert gateway_request_id({"X-AMZN-REQUESTID": "gw-2"}) == "gw-2"
-    assert gateway_request_id({}) is None
+        coupon_pattern("7 || true")  # type: ignore[arg-type]

@@ -316,3 +316,41 @@ def test_a_build_another_caller_asked_for_is_unavailable_and_not_remembered():
     assert [(r.outcome, r.remembered) for r in results] == [(IssueOutcome.UNAVAILABLE, False)] * 2
     assert "being built" in results[0].detail
     assert len(registry.lookups) == 2
+
+
+def test_an_answer_from_memory_repeats_redis_decision_and_names_its_request():
+    """The measure of arrival order takes a remembered answer as decided when Redis decided it:
+    a loser told SOLD_OUT from memory was not kept waiting for a copy put back since."""
+    clock = Clock()
+    filter_ = Filter()
+    answers = [
+        Reservation(IssueOutcome.SOLD_OUT, stands_ms=LONG, holders=filter_, decided_at=RESERVED_AT),
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT + 10, stands_ms=LONG, decided_at=RESERVED_AT + 10),
+    ]
+    issuing, _ = service(answers, clock)
+
+    asked = issuing.issue(3, 1, "k-1")
+    clock.now += 0.5
+    remembered = issuing.issue(3, 2, "k-2")
+
+    assert (asked.replays, asked.decided_at) == (None, RESERVED_AT)
+    assert (remembered.remembered, remembered.replays, remembered.decided_at) == (True, RESERVED_AT, None)
+    assert remembered.request_id is not None
+    assert remembered.request_id != asked.request_id
+    assert issuing.issue(3, 2, "k-2").request_id == remembered.request_id  # the click's attempts share it
+
+
+def test_an_acknowledged_success_from_memory_repeats_its_reservation():
+    clock = Clock()
+    answers = [Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG, decided_at=RESERVED_AT)]
+    issuing, _ = service(answers, clock)
+
+    first = issuing.issue(3, 7, "its-key")
+    retry, other_click = issuing.issue(3, 7, "its-key"), issuing.issue(3, 7)
+
+    assert (retry.remembered, retry.replays, retry.request_id) == (True, RESERVED_AT, first.request_id)
+    assert (other_click.outcome, other_click.replays, other_click.request_id) == (
+        IssueOutcome.DUPLICATE,
+        RESERVED_AT,
+        None,
+    )

@@ -271,3 +271,33 @@ def test_every_answer_of_reserve_but_a_missing_state_is_an_issue_outcome_of_the_
     named here too, or the first request that meets it fails loudly."""
     answers = {outcome.value for outcome in IssueOutcome} - {IssueOutcome.STATE_MISSING.value}
     assert answers <= {outcome.value for outcome in IssueOutcome}
+
+
+def test_a_success_answered_again_repeats_its_reservations_time_and_a_new_one_repeats_nothing():
+    """What the measure of arrival order reads: a keyed request's id (its attempts share it), and
+    for a SUCCESS that Redis answers again (the reservation older than the answer), the time the
+    copy was taken."""
+    store = fakes.Reservations(
+        [
+            Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT),
+            Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT + 1_500),
+        ]
+    )
+    issuing = service(store)
+
+    first, again = issuing.issue(3, 7, "click-1"), issuing.issue(3, 7, "click-1")
+
+    assert (first.replays, again.replays) == (None, RESERVED_AT)
+    assert first.request_id == again.request_id == first.record.request_id  # type: ignore[union-attr]
+    assert (again.decided_at, again.record.reserved_at) == (RESERVED_AT + 1_500, RESERVED_AT)  # type: ignore[union-attr]
+
+
+def test_a_refusal_carries_its_requests_id_and_redis_time():
+    store = fakes.Reservations([Reservation(IssueOutcome.SOLD_OUT, decided_at=RESERVED_AT)] * 2)
+    issuing = service(store)
+
+    keyed, keyless = issuing.issue(3, 7, "click-1"), issuing.issue(3, 8)
+
+    assert (keyed.decided_at, keyed.replays) == (RESERVED_AT, None)
+    assert keyless.request_id is not None
+    assert keyed.request_id != keyless.request_id

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 
-from local.testkit.intake_lines import PrintedLines, decided_times
+from local.testkit.intake_lines import LOOK_BACK_MS, PrintedLines, sale_lines, span_of
 
 
 def test_printed_lines_keep_the_metrics_lines_of_every_thread_and_pass_the_rest_through(capsys):
@@ -25,15 +26,20 @@ def test_printed_lines_keep_the_metrics_lines_of_every_thread_and_pass_the_rest_
     assert sys.stdout is not printed
 
 
-def _line(request: str, decided: int) -> str:
-    return f'{{"_aws": {{}}, "correlation_id": "{request}", "decidedAt": {decided}}}'
+def _line(request: str, arrived: int) -> str:
+    fields = {"couponId": 3, "outcome": "SOLD_OUT", "requestId": request, "arrivedAt": arrived, "decidedAt": arrived}
+    return json.dumps({"_aws": {}, **fields})
 
 
-def test_decision_times_are_read_again_until_every_request_is_found():
+def test_a_sales_lines_are_read_again_until_every_answer_is_there():
     """A log group is written a moment after the answer: the last lines come on a later read."""
     reads = iter([[_line("a", 1)], [_line("a", 1), "START RequestId: x"], [_line("a", 1), _line("b", 2)]])
-    assert decided_times(lambda: next(reads), {"a", "b"}, wait_s=5) == {"a": 1, "b": 2}
+    assert [line.request_id for line in sale_lines(lambda: next(reads), 3, 2, wait_s=5)] == ["a", "b"]
 
 
-def test_a_request_never_logged_is_left_out_once_the_wait_is_over():
-    assert decided_times(lambda: [_line("a", 1), _line("other", 3)], {"a", "b"}, wait_s=0.6) == {"a": 1}
+def test_what_is_there_once_the_wait_is_over():
+    assert [line.request_id for line in sale_lines(lambda: [_line("a", 1)], 3, 2, wait_s=0.6)] == ["a"]
+
+
+def test_a_span_reaches_a_minute_either_side_of_the_clicks():
+    assert span_of([5 * LOOK_BACK_MS, 7 * LOOK_BACK_MS]) == (4 * LOOK_BACK_MS, 8 * LOOK_BACK_MS)

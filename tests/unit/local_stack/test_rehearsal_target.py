@@ -103,7 +103,7 @@ def test_an_aws_targets_lines_are_filtered_by_coupon_with_a_json_filter_pattern(
     lines = ['{"couponId": 42, "decidedAt": 1}']
     with Stubber(logs) as stubber:
         for pattern in ("{ $.couponId = 42 }", ""):
-            asked = {"logGroupName": "g", "startTime": 100, "filterPattern": pattern}
+            asked = {"logGroupName": "g", "startTime": 100, "endTime": 200, "filterPattern": pattern}
             stubber.add_response("filter_log_events", {"events": [{"message": lines[0]}]}, asked)
-        assert list(IntakeLog(logs, "g", by_coupon=True).lines(100, 42)) == lines
-        assert list(IntakeLog(logs, "g", by_coupon=False).lines(100, 42)) == lines
+        assert list(IntakeLog(logs, "g", by_coupon=True).lines((100, 200), 42)) == lines
+        assert list(IntakeLog(logs, "g", by_coupon=False).lines((100, 200), 42)) == lines

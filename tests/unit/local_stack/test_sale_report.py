@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from coupon_client.fairness import Answer
+from coupon_client.fairness import Line
 from local.tools.sale_report import CHARTS, Observation, SaleTimeline, charts, fairness_rows, render, series_drawn
-from tests.unit.client.test_fairness import STAGED, T
+from tests.unit.client.test_fairness import T
 
 ANSWERS = [Observation(0.05 * i, "SUCCESS" if i < 30 else "SOLD_OUT", 10.0 + i) for i in range(200)]
 
@@ -48,10 +48,22 @@ def test_every_chart_shows_each_of_its_series_with_its_points():
     assert shown["histogram"]["latency"] > 24  # the outline of 24 bins
 
 
+# Two copies, then a cancel puts one back and a late arrival takes it; a holder's second click.
+STAGED = [
+    Line(T + 100, T + 110, "SUCCESS", "first"),
+    Line(T + 105, T + 115, "SUCCESS", "second"),
+    Line(T + 120, T + 125, "SOLD_OUT", "l1"),
+    Line(T + 130, T + 131, "SOLD_OUT", "l2"),
+    Line(T + 150, T + 151, "DUPLICATE", "first-again"),
+    Line(T + 400, T + 402, "SUCCESS", "late"),
+    Line(T + 500, T + 500, "SOLD_OUT", "l3"),
+]
+
+
 def test_the_arrivals_chart_counts_winners_and_losers_by_arrival_around_the_sell_out():
-    """The staged sale of the fairness test: losers at +120 and +130 ms arrived before the late
-    winner at +400; the chart shows both lines rising before it (a DUPLICATE is neither)."""
-    timeline = SaleTimeline("t", 3, ANSWERS, arrivals=STAGED)
+    """Losers at +120 and +130 ms arrived before the late winner at +400; the chart shows both
+    lines rising before it (a DUPLICATE is neither)."""
+    timeline = SaleTimeline("t", 3, ANSWERS, lines=STAGED)
     arrivals = charts(timeline)["arrivals"]
 
     # +100 ms (the first arrival) to +500 (the last), in 10 ms: the sell-out's span (+120 to +400)
@@ -66,18 +78,9 @@ def test_the_arrivals_chart_counts_winners_and_losers_by_arrival_around_the_sell
 
 def test_an_openings_burst_shows_a_loser_who_arrived_a_few_ms_before_a_winner():
     """An opening reorders requests by milliseconds: the chart's buckets go down to one."""
-    burst = [
-        Answer(T + at, None, outcome)
-        for at, outcome in [
-            (0, "SUCCESS"),
-            (5, "SUCCESS"),
-            (10, "SOLD_OUT"),
-            (20, "SOLD_OUT"),
-            (27, "SUCCESS"),
-            (40, "SOLD_OUT"),
-        ]
-    ]
-    arrivals = charts(SaleTimeline("t", 3, ANSWERS, arrivals=burst))["arrivals"]
+    outcomes = [(0, "SUCCESS"), (5, "SUCCESS"), (10, "SOLD_OUT"), (20, "SOLD_OUT"), (27, "SUCCESS"), (40, "SOLD_OUT")]
+    burst = [Line(T + at, T + at, outcome, f"r{at}") for at, outcome in outcomes]
+    arrivals = charts(SaleTimeline("t", 3, ANSWERS, lines=burst))["arrivals"]
 
     won, lost = arrivals["series"]["won (SUCCESS)"], arrivals["series"]["lost (SOLD_OUT)"]
     assert any(lost[i] > 0 and won[i] < 3 for i in range(len(won)))  # losers counted before the last winner
@@ -86,10 +89,16 @@ def test_an_openings_burst_shows_a_loser_who_arrived_a_few_ms_before_a_winner():
 
 def test_the_report_says_the_sales_arrival_order_and_where_its_arrival_is_taken():
     rows = dict(fairness_rows(STAGED))
-    assert rows["inversion window"] == "280 ms"
-    assert rows["losers who arrived before the last winner"] == "2 of 3"
-    assert rows["arrival"].startswith("when the client sent the click's first request")
-    assert "arrival to decision, SUCCESS" in rows  # where the decision's time is known
+    assert rows["inversion window"] == "0 ms"  # the late winner took a copy put back after the losers' answers
+    assert rows["late winners (a copy put back, taken later)"].startswith("1, ")
+    assert rows["arrival"].startswith("when API Gateway received")
+    assert "arrival to decision, SUCCESS" in rows
+
+
+def test_a_sale_whose_lines_cannot_be_read_says_it_was_not_measured():
+    assert fairness_rows([], " in /aws/lambda/intake") == [
+        ("arrival order", "not measured: no line of the intake's in /aws/lambda/intake")
+    ]
 
 
 def test_a_sale_without_arrivals_draws_an_empty_arrivals_chart():

@@ -15,8 +15,9 @@
   (``IssueFromMemory``) and a refresh of it (``IssueMemoryRefresh``); alarms and dashboards read
   these, and ``make plan`` takes its round trips from ``IssueLatency``. The same line carries
   what the measure of arrival order reads (``coupon_client.fairness``): the coupon, the outcome,
-  the request's arrival at API Gateway and when its answer was decided, and the gateway's
-  request id (:class:`Arrival`); never a user id.
+  the request's arrival at API Gateway and when its answer was decided, the request id that
+  joins a click's attempts and, for an answer that repeats an earlier decision, that decision's
+  time; never a user id or a key.
 
 Service name and metrics namespace come from POWERTOOLS_SERVICE_NAME and
 POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
@@ -25,7 +26,6 @@ POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aws_lambda_powertools import Logger, Metrics
@@ -58,19 +58,15 @@ MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its 
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
 
 
-@dataclass(frozen=True)
-class Arrival:
-    """A request as API Gateway received it: its id (Logger's ``correlation_id``) and when, in
-    epoch ms on the gateway's clock (``requestTimeEpoch``; None if the event has none)."""
-
-    correlation_id: str
-    at: int | None
-
-
-def count_issue(result: IssueResult, latency_ms: float, coupon_id: int, arrival: Arrival, decided_at: int) -> None:
+def count_issue(
+    result: IssueResult, latency_ms: float, coupon_id: int, arrived_at: int | None, decided_at: int
+) -> None:
     """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
     failed release; and beside them, as the line's properties, the coupon, the outcome, the
-    arrival and ``decided_at`` (epoch ms). Flushed as one line when the handler returns."""
+    request's arrival at API Gateway (``arrived_at``, epoch ms on its clock; None: the event has
+    none), ``decided_at`` (epoch ms), the request id that joins a click's attempts, and the
+    time of the earlier decision an answer repeats (``replays``). Never the user or the key.
+    Flushed as one line when the handler returns."""
     metrics.add_metric(name=ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
     flags = {
         ISSUE_COUNT_OF[result.outcome]: True,
@@ -80,9 +76,12 @@ def count_issue(result: IssueResult, latency_ms: float, coupon_id: int, arrival:
     }
     for name in (name for name, flag in flags.items() if flag):
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
-    properties = {"couponId": coupon_id, "outcome": result.outcome.value,
-                  "correlation_id": arrival.correlation_id, "decidedAt": decided_at}  # fmt: skip
-    if arrival.at is not None:
-        properties["arrivedAt"] = arrival.at
+    properties: dict[str, object] = {"couponId": coupon_id, "outcome": result.outcome.value, "decidedAt": decided_at}
+    if arrived_at is not None:
+        properties["arrivedAt"] = arrived_at
+    if result.request_id is not None:
+        properties["requestId"] = str(result.request_id)
+    if result.replays is not None:
+        properties["replays"] = result.replays
     for key, value in properties.items():
         metrics.add_metadata(key=key, value=value)

@@ -8,12 +8,14 @@ import contextlib
 import io
 import json
 import time
+import uuid
 from typing import Any
 
 import pytest
 
 from coupon_client import fairness
 from coupon_core.domain.issuing import IssueResult
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import ISSUE_COUNT_OF, logger
 from functions.intake import app
@@ -108,8 +110,12 @@ def test_the_intakes_log_lines_carry_the_request_id_as_correlation_id_and_no_ear
 METRICS_LINE_BYTES, WARNING_LINE_BYTES = 640, 1024  # docs/design.md, What a public request can cost
 
 
-@pytest.mark.parametrize("result", [IssueResult(outcome) for outcome in IssueOutcome] + [
-    IssueResult(IssueOutcome.UNAVAILABLE, detail="a server's error, " * 1_000, release_failed=True),
+LONGEST = {"request_id": uuid.UUID(int=2**128 - 1), "replays": 10**13 - 1, "decided_at": 10**13 - 1}
+
+
+@pytest.mark.parametrize("result", [IssueResult(outcome, **LONGEST) for outcome in IssueOutcome] + [
+    IssueResult(IssueOutcome.UNAVAILABLE, detail="a server's error, " * 1_000, release_failed=True, **LONGEST),
+    IssueResult(IssueOutcome.SOLD_OUT, remembered=True, **LONGEST),
 ])  # fmt: skip
 def test_an_answer_writes_one_bounded_metrics_line_and_a_503_one_bounded_warning(service, result):  # noqa: F811
     """Whatever the request and its cause: a log line is the one cost a memory's answer still has."""
@@ -132,16 +138,33 @@ def test_an_answer_writes_one_bounded_metrics_line_and_a_503_one_bounded_warning
 
 def test_the_metrics_line_carries_the_coupon_outcome_arrival_and_redis_decision(service):  # noqa: F811
     """What the measure of arrival order reads (coupon_client.fairness): the gateway's arrival and
-    request id, and the time Redis decided, beside the outcome; no user id."""
-    service.result = IssueResult(IssueOutcome.SOLD_OUT, decided_at=1_764_590_400_250)
-    event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 918_273_645})
+    request id, the time Redis decided, the request id that joins a click's attempts and the
+    earlier decision a SUCCESS answered again repeats, beside the outcome; no user id or key."""
+    request_id = uuid.uuid5(uuid.NAMESPACE_URL, "a click")
+    service.result = IssueResult(
+        IssueOutcome.SUCCESS,
+        record=IssueRecord(3, 918_273_645, request_id, 1_764_590_400_200),
+        decided_at=1_764_590_400_250,
+        replays=1_764_590_400_200,
+        request_id=request_id,
+    )
+    event = api_event(
+        "POST", "/coupon-issues", {"couponId": 3, "userId": 918_273_645}, headers={"Idempotency-Key": "k-77"}
+    )
     event["requestContext"] |= {"requestId": "gateway-1", "requestTimeEpoch": 1_764_590_400_123}
     document = json.loads(_metrics_line(_printed(lambda: app.handler(event, InProcessContext()))))
 
-    fields = {key: document[key] for key in ("couponId", "outcome", "correlation_id", "arrivedAt", "decidedAt")}
-    assert fields == {"couponId": 3, "outcome": "SOLD_OUT", "correlation_id": "gateway-1",
-                      "arrivedAt": 1_764_590_400_123, "decidedAt": 1_764_590_400_250}  # fmt: skip
+    fields = {key: document[key] for key in ("couponId", "outcome", "arrivedAt", "decidedAt", "requestId", "replays")}
+    assert fields == {
+        "couponId": 3,
+        "outcome": "SUCCESS",
+        "arrivedAt": 1_764_590_400_123,
+        "decidedAt": 1_764_590_400_250,
+        "requestId": str(request_id),
+        "replays": 1_764_590_400_200,
+    }
     assert "918273645" not in json.dumps(document)
+    assert "k-77" not in json.dumps(document)
 
 
 @pytest.mark.parametrize("arrived", [None, "1764590400123", True, 1.5])
@@ -162,15 +185,14 @@ def test_an_answer_the_container_decided_is_timed_by_its_clock_and_a_missing_arr
 
 
 def test_the_measure_reads_back_what_the_intakes_line_carries(service):  # noqa: F811
-    """coupon_client.fairness reads the line the handler prints: the join by API Gateway's request
-    id (the local reports) and the answer with the gateway's arrival (a deployed sale's lines)."""
-    service.result = IssueResult(IssueOutcome.SOLD_OUT, decided_at=1_764_590_400_250)
+    """coupon_client.fairness reads the line the handler prints, as a log group holds it."""
+    service.result = IssueResult(IssueOutcome.SOLD_OUT, decided_at=1_764_590_400_250, request_id=uuid.UUID(int=7))
     event = api_event("POST", "/coupon-issues", {"couponId": 3, "userId": 7})
     event["requestContext"] |= {"requestId": "gateway-1", "requestTimeEpoch": 1_764_590_400_123}
     printed = _printed(lambda: app.handler(event, InProcessContext()))
     as_logged = [f"2026-12-24T12:00:00.250Z {line}" for line in printed]  # a log stream's prefix
 
-    assert fairness.decisions(as_logged) == {"gateway-1": 1_764_590_400_250}
-    assert fairness.answers_of(as_logged, 3) == [fairness.Answer(1_764_590_400_123, 1_764_590_400_250, "SOLD_OUT")]
-    assert fairness.answers_of(as_logged, 4) == []
-    assert fairness.decisions(['{"decidedAt": 1, "broken', "plain text", '{"level": "INFO"}']) == {}
+    assert fairness.lines_of(as_logged, 3) == [
+        fairness.Line(1_764_590_400_123, 1_764_590_400_250, "SOLD_OUT", str(uuid.UUID(int=7)))
+    ]
+    assert fairness.lines_of(as_logged, 4) == []

@@ -93,6 +93,10 @@ class IssueResult:
     ``learned``: Redis' refusal was remembered (a refresh of the memory). The caller counts both.
     ``decided_at``: when Redis decided it (epoch ms, its clock); ``None`` for an answer the
     container decided (from its memory, or without Redis), which the caller times itself.
+    ``replays``: for an answer that repeats an earlier decision, that decision's time (epoch ms,
+    Redis' clock): a SUCCESS answered again (its reservation), or Redis' answer the memory repeats.
+    ``request_id``: the request's id, when it has one (derived from its key, or chosen to reserve).
+    The measure of arrival order reads both (``coupon_client.fairness``).
     """
 
     outcome: IssueOutcome
@@ -102,6 +106,8 @@ class IssueResult:
     remembered: bool = False
     learned: bool = False
     decided_at: int | None = None
+    replays: int | None = None
+    request_id: uuid.UUID | None = None
 
 
 _OWN = frozenset({IssueOutcome.DUPLICATE, IssueOutcome.KEY_REUSED})  # refusals that stand for one caller
@@ -173,7 +179,9 @@ class AnswerMemory:
         if not reservation.stands_ms:
             return False
         kept = _Kept(
-            IssueResult(outcome, remembered=True), self._until(asked_at, reservation.stands_ms), reservation.holders
+            IssueResult(outcome, remembered=True, replays=reservation.decided_at),
+            self._until(asked_at, reservation.stands_ms),
+            reservation.holders,
         )
         if outcome in _OWN:
             _keep(self._callers, (coupon_id, user_id, idempotency_key), kept, self._bounds[1])
@@ -191,10 +199,10 @@ class AnswerMemory:
         DUPLICATE, or with the same key this SUCCESS again (same request id and time)."""
         until = self._until(asked_at, stands_ms)
         coupon_id, user_id, bound = record.coupon_id, record.user_id, self._bounds[1]
-        duplicate = IssueResult(IssueOutcome.DUPLICATE, remembered=True)
+        duplicate = IssueResult(IssueOutcome.DUPLICATE, remembered=True, replays=record.reserved_at)
         _keep(self._callers, (coupon_id, user_id, ""), _Kept(duplicate, until), bound)
         if idempotency_key:
-            success = IssueResult(IssueOutcome.SUCCESS, record=record, remembered=True)
+            success = IssueResult(IssueOutcome.SUCCESS, record=record, remembered=True, replays=record.reserved_at)
             _keep(self._callers, (coupon_id, user_id, idempotency_key), _Kept(success, until), bound)
 
     def _until(self, asked_at: float, stands_ms: int) -> float:
@@ -249,14 +257,11 @@ class IssueService:
         last second; the worker persists a request once).
         """
         memory, key = self.memory, idempotency_key or ""
+        keyed = uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{coupon_id}:{user_id}:{key}") if key else None
         asked_at = memory.clock() if memory is not None else 0.0
         if memory is not None and (remembered := memory.recall(coupon_id, user_id, key, asked_at)) is not None:
-            return remembered
-        request_id = (
-            uuid.uuid5(IDEMPOTENCY_NAMESPACE, f"{coupon_id}:{user_id}:{idempotency_key}")
-            if idempotency_key
-            else uuid.uuid4()
-        )
+            return remembered if keyed is None else replace(remembered, request_id=keyed)
+        request_id = keyed or uuid.uuid4()
         try:
             reservation = self._store.reserve(coupon_id, user_id, request_id, idempotency_key=key)
             if reservation.outcome is IssueOutcome.STATE_MISSING:
@@ -267,12 +272,14 @@ class IssueService:
                 if reservation.outcome is IssueOutcome.STATE_MISSING:
                     raise StateUnavailableError(f"state of coupon {coupon_id} vanished right after it was built")
         except UnavailableError as exc:
-            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc))
+            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), request_id=request_id)
         outcome, reserved_at, decided_at = reservation.outcome, reservation.reserved_at, reservation.decided_at
         learned = memory is not None and memory.learn(coupon_id, user_id, key, reservation, asked_at)
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
-            return IssueResult(outcome, learned=learned, decided_at=decided_at)
-        result = replace(self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at)), decided_at=decided_at)
+            return IssueResult(outcome, learned=learned, decided_at=decided_at, request_id=request_id)
+        published = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
+        replays = reserved_at if decided_at is not None and reserved_at < decided_at else None  # a SUCCESS again
+        result = replace(published, decided_at=decided_at, replays=replays, request_id=request_id)
         if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
             memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
         return result
