@@ -33,7 +33,8 @@ def test_the_demo_writes_a_report_whose_charts_draw_with_data_in_a_browser(live)
     assert all(points > 0 for series in shown.values() for points in series.values()), shown
     assert min(shown["convergence"].values()) >= 3  # sampled during the sale, and after it
     assert set(shown["arrivals"]) == {"won (SUCCESS)", "lost (SOLD_OUT)"}
-    assert re.search(r"arrival to decision, SOLD_OUT</th><td>p50 \d", dom), "no line of the intake's log group joined"
+    assert re.search(r"arrival to decision, SOLD_OUT</th><td>min -?\d", dom), "no line of the intake's log group read"
+    assert re.search(r"late winners \(a copy put back, taken later\)</th><td>[1-9]", dom), "the late users' give-backs"
     assert "opening, cold environments" in dom
     assert "opening, warmed environments" in dom
     assert "[held] I1" in dom

@@ -24,5 +24,5 @@ def test_a_small_rehearsal_on_the_local_stack_holds_every_invariant_from_outside
     (page,) = re.findall(r"^Report with charts: (\S+\.html)$", done.stdout, flags=re.MULTILINE)
     assert Path(page).is_file()
     assert re.search(r"^inversion window: \d", done.stdout, flags=re.MULTILINE)
-    # each click joined to its line in the local stack's log group, by API Gateway's request id
-    assert re.search(r"^arrival to decision, SUCCESS: p50 \d", done.stdout, flags=re.MULTILINE), done.stdout
+    # measured from the intake's lines in the local stack's log group
+    assert re.search(r"^arrival to decision, SUCCESS: min -?\d", done.stdout, flags=re.MULTILINE), done.stdout

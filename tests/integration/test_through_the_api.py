@@ -388,7 +388,7 @@ def test_the_functions_run_what_cdk_deploy_ships_on_a_bare_runtime_python(live):
     """LocalStack runs each function on a bare Python 3.12 without site-packages, from the
     synthesized assets: its code and all three layers, the third-party one bundled by the same
     code path as AWS's (for this host's machine). Each process reports where it imported from."""
-    assert issue(live, new_coupon(live, 1), 1).status_code == 202  # the coupons function and the intake have run
+    assert issue(live, new_coupon(live, 1), 1).reply.status_code == 202  # the coupons function and the intake have run
     live.invoke("rebuild", {"couponId": 999_999_999})  # and the rebuild (a coupon it does not know)
     live.invoke("builder", {"stateMissing": 999_999_999})  # and the builder (the same)
     reports = [json.loads(path.read_text()) for path in stack.REPORTS.glob("*.json")]

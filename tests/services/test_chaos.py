@@ -28,4 +28,4 @@ def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
     shown = Path(page).read_text()
     assert "inversion window" in shown
     # each click's decision found in the intake's printed lines, by API Gateway's request id
-    assert re.search(r"arrival to decision, SUCCESS</th><td>p50 \d", shown), "no decision time was joined"
+    assert re.search(r"arrival to decision, SUCCESS</th><td>min -?\d", shown), "no line of the intake read"
