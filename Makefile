@@ -27,7 +27,7 @@ ENV ?= dev
 CDK_CONTEXT = -c env=$(ENV) $(if $(ALARM_EMAILS),-c alarmEmails=$(ALARM_EMAILS))
 CDK := node_modules/.bin/cdk
 
-.PHONY: lock explore plan bill rehearse mutate venv stunnel chromium test unit processes policy services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
+.PHONY: lock explore plan bill rehearse mutate sales venv stunnel chromium test unit processes policy services infra check-deploy integration chaos fuzz lint format demo demo-clock up down bench migrate openapi bootstrap synth diff deploy destroy clean
 
 venv: $(STAMP) stunnel
 
@@ -82,7 +82,12 @@ lock: $(UV)
 # own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
 # broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
 test: venv chromium lint check-deploy
-	$(BIN)/pytest --ignore=tests/infra
+	$(BIN)/pytest --ignore=tests/infra -m "not sale" --durations=25
+
+# The sales make test leaves out (it runs one, the integration burst): the demo's report in a
+# browser, and a rehearsal on the local stack, each end to end through its tool.
+sales: venv chromium $(CDK)
+	$(BIN)/pytest -m sale tests/integration --durations=10
 
 unit: venv
 	$(BIN)/pytest tests/unit
@@ -102,7 +107,7 @@ infra: check-deploy
 # an unacknowledged finding), cfn-lint on every template, checkov's rules (every finding fixed or
 # accepted with its reason in cdk/coupon_cdk/checkov_accepted.py), and a test per documented AWS rule.
 check-deploy: venv $(CDK)
-	$(BIN)/pytest tests/infra
+	$(BIN)/pytest tests/infra --durations=10
 
 integration: venv chromium $(CDK)
 	$(BIN)/pytest tests/integration

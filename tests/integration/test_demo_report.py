@@ -10,10 +10,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from local.testkit.browser import rendered_dom, screenshot
 from local.tools.sale_report import CHARTS, series_drawn
 
 
+@pytest.mark.sale
 def test_the_demo_writes_a_report_whose_charts_draw_with_data_in_a_browser(live):
     command = [sys.executable, "-m", "local.tools.demo", "--quantity", "20", "--users", "100", "--clients", "4"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}

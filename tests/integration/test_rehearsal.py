@@ -10,7 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.sale
 def test_a_small_rehearsal_on_the_local_stack_holds_every_invariant_from_outside(live):
     command = [sys.executable, "-m", "local.tools.rehearse", "--target", "local", "--users", "60", "--copies", "20",
                "--late-seconds", "2", "--max-seconds", "120"]  # fmt: skip

@@ -13,6 +13,7 @@ import logging
 import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -55,24 +56,36 @@ def invoked(function: str, variables: dict[str, str]) -> dict[str, Any]:
     return json.loads(run.stdout.splitlines()[-1])
 
 
+SAMPLED = {
+    "POWERTOOLS_SERVICE_NAME": "probe",
+    "POWERTOOLS_LOGGER_LOG_EVENT": "true",
+    "POWERTOOLS_LOGGER_SAMPLE_RATE": "1",
+}
+AT_ERROR = {"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_LOGGER_LOG_EVENT": "true"}
+
+
+@pytest.fixture(scope="module")
+def seen() -> dict[tuple[str, str], dict[str, Any]]:
+    """Every function with each set of variables, its fresh interpreters run as many at a time as
+    the machine has cores."""
+    runs = [(function, name, variables) for function in HANDLERS
+            for name, variables in (("sampled", SAMPLED), ("at error", AT_ERROR))]  # fmt: skip
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        results = pool.map(lambda run: invoked(run[0], run[2]), runs)
+        return {(function, name): result for (function, name, _), result in zip(runs, results, strict=True)}
+
+
 @pytest.mark.parametrize("function", HANDLERS)
-def test_the_service_name_the_logged_event_and_sampling(function):
-    seen = invoked(
-        function,
-        {
-            "POWERTOOLS_SERVICE_NAME": "probe",
-            "POWERTOOLS_LOGGER_LOG_EVENT": "true",
-            "POWERTOOLS_LOGGER_SAMPLE_RATE": "1",
-        },
-    )
+def test_the_service_name_the_logged_event_and_sampling(function, seen):
+    logged = seen[function, "sampled"]
     event = HANDLERS[function][2]
-    assert [line["message"] for line in seen["lines"]][:1] == [event]  # the event, first
-    assert {line["service"] for line in seen["lines"]} == {"probe"}
-    assert seen["level"] == logging.DEBUG  # sampled: every invocation at debug
+    assert [line["message"] for line in logged["lines"]][:1] == [event]  # the event, first
+    assert {line["service"] for line in logged["lines"]} == {"probe"}
+    assert logged["level"] == logging.DEBUG  # sampled: every invocation at debug
 
 
 @pytest.mark.parametrize("function", HANDLERS)
-def test_the_log_level(function):
-    seen = invoked(function, {"POWERTOOLS_LOG_LEVEL": "ERROR", "POWERTOOLS_LOGGER_LOG_EVENT": "true"})
-    assert seen["level"] == logging.ERROR
-    assert all(line["level"] in {"ERROR", "CRITICAL"} for line in seen["lines"])  # the event not logged at info
+def test_the_log_level(function, seen):
+    logged = seen[function, "at error"]
+    assert logged["level"] == logging.ERROR
+    assert all(line["level"] in {"ERROR", "CRITICAL"} for line in logged["lines"])  # the event not logged at info
