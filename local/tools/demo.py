@@ -349,7 +349,7 @@ def redis_per_request(seen: list[Seen], coupon_id: int, requests: int) -> tuple[
     return (
         "Redis per request",
         f"{trips / requests:.3f} round trips, {commands / requests:.2f} commands (reserve.lua's own calls "
-        "counted; without the memory of refusals: 1 round trip of 5 to 12 commands, docs/benchmarks.md)",
+        "counted; without the memory of refusals, every request is 1 round trip: docs/benchmarks.md)",
     )
 
 
