@@ -52,7 +52,7 @@ def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -
 
 def after_a_second() -> None:
     """Time passes for the intake container's memory of refusals: what it remembered is forgotten,
-    as every change is answered a second later at the latest (docs/design.md, the memory of refusals)."""
+    as every change is answered a second later at the latest (docs/design.md, the intake's memory)."""
     memory = intake_dependencies.wiring().service.memory
     if memory is not None:
         earlier = memory.clock
