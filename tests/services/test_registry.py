@@ -1,9 +1,8 @@
-"""The registry of coupons on real Valkey: what the intake's lookup answers for a coupon whose state is missing,
-the one claim a second on a build, and a load that a loss of Redis midway leaves incomplete."""
+"""The registry of coupons on real Valkey, beyond the contract both its implementations keep
+(``test_port_contracts.py``): the claim is a key with its lease, answered lookups leave none, a
+load is written in chunks, and a load that a loss of Redis midway cut short leaves it incomplete."""
 
 from __future__ import annotations
-
-import time
 
 from coupon_core.domain.reservations import MissingState
 from lua_redis.issue_store import IssueStore
@@ -14,53 +13,28 @@ from tests.services.support import HOUR_MS, now_ms
 CLAIM_MS = 1000
 
 
-def complete(registry: RedisCouponRegistry, expiries: dict[int, int]) -> None:
+def test_a_claim_is_a_key_with_its_lease_and_an_answered_lookup_leaves_none(redis_client):
+    registry = RedisCouponRegistry(redis_client)
     token = registry.begin_load()
     assert token is not None
-    assert registry.finish_load(token, expiries)
+    assert registry.finish_load(token, {1: now_ms() + HOUR_MS, 2: now_ms() - 1})
 
-
-def test_a_complete_registry_tells_an_unknown_id_and_an_expired_coupon_without_a_claim(redis_client):
-    registry = RedisCouponRegistry(redis_client)
-    complete(registry, {1: now_ms() + HOUR_MS, 2: now_ms() - 1})
-
-    assert IssueStore(redis_client).lookup(3, CLAIM_MS) is MissingState.COUPON_NOT_FOUND
-    assert IssueStore(redis_client).lookup(2, CLAIM_MS) is MissingState.ENDED
-    assert redis_client.keys("coupons:{registry}:build:*") == []
-
-
-def test_one_caller_a_claim_has_a_live_coupon_built_and_the_others_wait(redis_client):
-    registry = RedisCouponRegistry(redis_client)
-    complete(registry, {1: now_ms() + HOUR_MS})
-
-    answers = [IssueStore(redis_client).lookup(1, 200) for _ in range(5)]
-    time.sleep(0.25)
-    after_the_claim = IssueStore(redis_client).lookup(1, 200)
-
-    assert answers == [MissingState.BUILD] + [MissingState.BUILDING] * 4
-    assert after_the_claim is MissingState.BUILD
-
-
-def test_an_incomplete_registry_rules_out_no_id_but_still_lets_one_caller_a_claim_ask(redis_client):
-    """After a loss of Redis an unknown id may be a coupon created before it: it is built."""
-    registry = RedisCouponRegistry(redis_client)
-    registry.register({1: now_ms() + HOUR_MS})  # a create wrote its entry; no load has run
-
-    assert [IssueStore(redis_client).lookup(7, CLAIM_MS) for _ in range(2)] == [
-        MissingState.BUILD,
-        MissingState.BUILDING,
+    assert [IssueStore(redis_client).lookup(coupon, CLAIM_MS) for coupon in (3, 2)] == [
+        MissingState.COUPON_NOT_FOUND,
+        MissingState.ENDED,
     ]
-    assert 0 < redis_client.pttl(build_claim_key(7)) <= CLAIM_MS
+    assert redis_client.keys("coupons:{registry}:build:*") == []
+    assert IssueStore(redis_client).lookup(1, CLAIM_MS) is MissingState.BUILD
+    assert 0 < redis_client.pttl(build_claim_key(1)) <= CLAIM_MS
 
 
-def test_a_load_adds_what_is_missing_and_keeps_what_a_writer_put(redis_client):
+def test_a_load_in_chunks_writes_every_entry(redis_client):
     registry = RedisCouponRegistry(redis_client, chunk_size=2)
     token = registry.begin_load()
     assert token is not None
     registry.register({2: 222})  # a change written while the load read the database
 
     assert registry.finish_load(token, {1: 111, 2: 999, 3: 333, 4: 444, 5: 555})
-    assert registry.begin_load() is None  # complete: nothing to load
     entries = redis_client.hgetall(registry_key())
     assert {key: value for key, value in entries.items() if key.isdigit()} == {
         "1": "111", "2": "222", "3": "333", "4": "444", "5": "555"
@@ -76,9 +50,3 @@ def test_a_load_that_redis_lost_midway_does_not_complete_the_registry(redis_clie
 
     assert not registry.finish_load(token, {1: now_ms() + HOUR_MS})
     assert IssueStore(redis_client).lookup(9, CLAIM_MS) is MissingState.BUILD  # an unknown id is not ruled out
-
-
-def test_an_empty_database_completes_an_empty_registry(redis_client):
-    registry = RedisCouponRegistry(redis_client)
-    complete(registry, {})
-    assert IssueStore(redis_client).lookup(1, CLAIM_MS) is MissingState.COUPON_NOT_FOUND

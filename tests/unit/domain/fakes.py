@@ -6,6 +6,7 @@ to a server is tested against the real one in ``tests/services``.
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -82,18 +83,34 @@ class Builder:
 
 @dataclass
 class Registry:
-    """The registry of coupons: answers ``answer`` to every lookup, keeps what is registered, and
-    is complete unless a test says otherwise (a load then completes it)."""
+    """The registry of coupons, as ``registry_lookup.lua`` keeps it: a coupon id and when it
+    expires (epoch ms), complete once a load has finished. A lookup on the fake's ``clock``: an
+    id it holds as expired is ENDED, one it does not hold COUPON_NOT_FOUND once complete; any
+    other is BUILD to one caller a claim (``claim_ms``) and BUILDING to the others. ``answer``
+    scripts every lookup instead. Held to the real registry by tests/services/test_port_contracts.py."""
 
-    answer: MissingState = MissingState.BUILD
+    answer: MissingState | None = None
     complete: bool = True
     entries: dict[int, int] = field(default_factory=dict)
     lookups: list[int] = field(default_factory=list)
     loads: int = 0
+    clock: Any = None  # epoch ms now; time.time by default
+    claims: dict[int, int] = field(default_factory=dict)  # coupon -> when its claim ends (epoch ms)
 
     def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
         self.lookups.append(coupon_id)
-        return self.answer
+        if self.answer is not None:
+            return self.answer
+        now = self.clock() if self.clock is not None else time.time_ns() // 1_000_000
+        expires = self.entries.get(coupon_id)
+        if expires is not None and expires <= now:
+            return MissingState.ENDED
+        if expires is None and self.complete:
+            return MissingState.COUPON_NOT_FOUND
+        if self.claims.get(coupon_id, 0) > now:
+            return MissingState.BUILDING
+        self.claims[coupon_id] = now + claim_ms
+        return MissingState.BUILD
 
     def register(self, expiries: Mapping[int, int]) -> None:
         self.entries.update(expiries)
@@ -110,20 +127,28 @@ class Registry:
 
 @dataclass
 class Locks:
-    """Grants every lock, except those of the coupons in ``held`` (held by someone else)."""
+    """A coupon's two locks, each held by one owner at a time: a lock already held (by a caller
+    still inside its block, or by someone else: ``held``) is refused with LockUnavailableError,
+    as the real lock refuses it once its wait is over; ``down``: Redis cannot be reached. Held to
+    the real locks by tests/services/test_port_contracts.py."""
 
     held: set[int] = field(default_factory=set)
     down: bool = False
     taken: list[tuple[str, int]] = field(default_factory=list)
+    holding: set[tuple[str, int]] = field(default_factory=set)
 
     @contextmanager
     def _lock(self, kind: str, coupon_id: int) -> Iterator[None]:
         if self.down:
             raise StateUnavailableError("Redis unavailable: test")
-        if coupon_id in self.held:
+        if coupon_id in self.held or (kind, coupon_id) in self.holding:
             raise LockUnavailableError(f"lock {kind} {coupon_id} held")
         self.taken.append((kind, coupon_id))
-        yield
+        self.holding.add((kind, coupon_id))
+        try:
+            yield
+        finally:
+            self.holding.discard((kind, coupon_id))
 
     def state(self, coupon_id: int, *, lease_s: int, wait_s: int) -> Any:
         return self._lock("state", coupon_id)

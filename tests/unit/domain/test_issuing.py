@@ -18,6 +18,7 @@ from tests.unit.domain import fakes
 
 RESERVED_AT = 1_764_590_400_123
 HOUR = timedelta(hours=1)
+LIVE = 4_102_444_800_000  # a registry entry's expiry far ahead (2100)
 
 
 def coupon(starts: datetime, ends: datetime) -> Coupon:
@@ -33,7 +34,7 @@ def service(
 ) -> IssueService:
     catalog = catalog or fakes.Catalog()
     reader = in_flight or fakes.InFlightReader()
-    registry = fakes.Registry()
+    registry = fakes.Registry(entries={3: LIVE})  # coupon 3 was created: its state may be built
     builder = Reconciler(
         store,
         locks or fakes.Locks(),
@@ -226,7 +227,7 @@ class _Unreachable:
 
 def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserves_nothing():
     store, publisher = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Publisher()
-    result = IssueService(store, publisher, _Unreachable(), registry=fakes.Registry()).issue(3, 7)
+    result = IssueService(store, publisher, _Unreachable(), registry=fakes.Registry(entries={3: LIVE})).issue(3, 7)
     assert (result.outcome, result.detail) == (
         IssueOutcome.UNAVAILABLE,
         "rebuild function unreachable: TooManyRequestsException",
