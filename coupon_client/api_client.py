@@ -92,7 +92,7 @@ class ApiClient:
             if self._trace is not None:
                 self._trace.failure(said, seconds)
             return Reply(NO_ANSWER, {"status": "NO_ANSWER", "error": said}, seconds, failure=failure)
-        text = response.data.decode()
+        text = response.data.decode(errors="replace")  # a proxy's page in another encoding is still an answer
         if self._trace is not None:
             self._trace.answer(response.status, time.perf_counter() - started, response.headers, text)
         try:

@@ -10,12 +10,15 @@ Redis answer the container's memory repeats). The figures are computed here, fro
 for every report and for ``coupons fairness`` alike (docs/design.md section 10 states them):
 
 - a **click** is the lines of one request id (:func:`clicks`): it arrived at its first attempt
-  that reached the intake; it is a **winner** if an attempt was SUCCESS (it took its copy at its
-  reservation), a **loser** if one was SOLD_OUT and none SUCCESS (decided at its first SOLD_OUT,
-  the repeated decision's time for an answer from the memory), else neither;
+  that reached the intake; it is a **winner** if an attempt took a copy (SUCCESS, or UNCONFIRMED,
+  which keeps its reservation; taken at the reservation), a **loser** if one was SOLD_OUT and
+  none took one (decided at its first SOLD_OUT, the repeated decision's time for an answer from
+  the memory), else neither;
 - an **inversion** is a loser overtaken: it arrived before a winner and was decided after that
-  winner took its copy. The **inversion window** is the largest overtaking (the winner's arrival
-  minus the loser's), the **early losers** the losers overtaken;
+  winner took its copy, or in the same millisecond (Redis runs one script at a time, so a refusal
+  in the millisecond of the take that sold out came after it). The **inversion window** is the
+  largest overtaking (the winner's arrival minus the loser's), the **early losers** the losers
+  overtaken;
 - a **late winner** took its copy after a loser had been told SOLD_OUT: a copy put back (a
   cancel, a release, a top-up) and taken later, counted apart, never an inversion;
 - **waits**: arrival to decision per outcome, each attempt's; the two clocks differ (API Gateway's
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 WINNER, LOSER = "SUCCESS", "SOLD_OUT"
+TAKEN = frozenset({WINNER, "UNCONFIRMED"})  # answers of a request that took a copy (UNCONFIRMED keeps it)
 
 
 @dataclass(frozen=True)
@@ -179,9 +183,9 @@ def clicks(lines: Iterable[Line]) -> list[Click]:
 
 def _click(attempts: list[Line]) -> Click:
     arrived = min(line.arrived_at for line in attempts)
-    won = [line for line in attempts if line.outcome == WINNER]
-    if won:  # its reservation: the decision a SUCCESS answered again repeats
-        return Click(arrived, WINNER, min(_decision(line) for line in won), len(attempts))
+    took = [line for line in attempts if line.outcome in TAKEN]
+    if took:  # its reservation: the decision a SUCCESS answered again repeats
+        return Click(arrived, WINNER, min(_decision(line) for line in took), len(attempts))
     lost = [line for line in attempts if line.outcome == LOSER]
     if lost:
         return Click(arrived, LOSER, min(_decision(line) for line in lost), len(attempts))
@@ -224,7 +228,8 @@ def measure(lines: Iterable[Line]) -> Fairness:
 
 def _overtaken(winners: list[tuple[int, int]], losers: list[tuple[int, int]]) -> list[Overtaking]:
     """Each loser overtaken by the winner that overtook it most: of the winners that took their
-    copy before the loser was decided, the last to arrive, if it arrived after the loser.
+    copy before the loser was decided (or in its millisecond), the last to arrive, if it arrived
+    after the loser.
     ``winners`` are (took, arrived) in order of taking; ``losers`` (arrived, decided)."""
     takes = [took for took, _ in winners]
     latest: list[tuple[int, int]] = []  # per prefix of winners: (arrived, took) of the latest arrival
@@ -232,7 +237,7 @@ def _overtaken(winners: list[tuple[int, int]], losers: list[tuple[int, int]]) ->
         latest.append(max(latest[-1], (arrived, took)) if latest else (arrived, took))
     found = []
     for arrived, decided in losers:
-        before = bisect.bisect_left(takes, decided)  # the winners that took their copy before the decision
+        before = bisect.bisect_right(takes, decided)  # the winners that took their copy by the decision
         if before and latest[before - 1][0] > arrived:
             winner_arrived, took = latest[before - 1]
             found.append(Overtaking(arrived, decided, winner_arrived, took))

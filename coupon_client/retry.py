@@ -206,20 +206,22 @@ def claim(
             continue
         if step in (Step.REFUSED, Step.REFRESH):
             return end(Kind.REFUSED, reply)
-        if step is Step.LOST:
-            while True:  # settled on the status route before anything is sent again
+        if step is Step.LOST:  # settled on the status route before anything is sent again
+            said, settled = None, Step.ASK_AGAIN
+            while asks > 0:
+                if said is not None:
+                    wait(said)
                 said = request("GET", status_path)
                 asks -= 1
                 settled = after_status(said)
-                if settled is Step.HELD:
-                    return end(Kind.HELD, reply, said.status)
-                if settled is Step.RELEASED:
-                    return end(Kind.RELEASED, reply, said.status)
-                if settled is Step.NONE:
+                if settled in (Step.HELD, Step.RELEASED, Step.NONE):
                     break
-                if asks <= 0:
-                    return end(Kind.HELD, reply, said.status) if settled is Step.PENDING else end(Kind.UNKNOWN, reply)
-                wait(said)
+            if said is not None and settled in (Step.HELD, Step.PENDING):  # PENDING: when the asks ran out
+                return end(Kind.HELD, reply, said.status)
+            if said is not None and settled is Step.RELEASED:
+                return end(Kind.RELEASED, reply, said.status)
+            if settled is not Step.NONE or sends >= MAX_SENDS:  # asks spent, or the last send may still run
+                return end(Kind.UNKNOWN, reply)
         if sends >= MAX_SENDS:
             return end(Kind.UNAVAILABLE, reply)
         wait(reply)

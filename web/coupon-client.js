@@ -177,6 +177,22 @@ export function afterStatus(answer) {
   return "ask again";
 }
 
+/**
+ * `promise`, or the signal's reason once it aborts first.
+ * @template T
+ * @param {Promise<T>} promise
+ * @param {AbortSignal} signal
+ * @returns {Promise<T>}
+ */
+function untilAborted(promise, signal) {
+  return new Promise((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener("abort", stop, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", stop));
+  });
+}
+
 /** A version 4 UUID from getRandomValues, which plain-http pages have too (randomUUID is for secure contexts only). */
 function newUuid() {
   const bytes = crypto.getRandomValues(new Uint8Array(16));
@@ -312,12 +328,14 @@ export class CouponClient {
     const request = { body: JSON.stringify({ couponId, userId }), key: this.#newKey(), signal };
     const asks = { left: STATUS_ASKS };
     let refreshed = false;
+    let forceRefresh = false; // the send right after a 401 asks for a fresh token
     for (let sends = 1; ; sends += 1) {
-      const answer = await this.#send("POST", "/coupon-issues", { ...request, forceRefresh: refreshed });
+      const answer = await this.#send("POST", "/coupon-issues", { ...request, forceRefresh });
+      forceRefresh = false;
       const meaning = afterClaim(answer);
       if (meaning === "success") return result("success", answer, sends);
       if (meaning === "refresh" && !refreshed && sends < MAX_SENDS) {
-        refreshed = true; // the token expired while the page waited: a fresh one, sent at once
+        refreshed = forceRefresh = true; // the token expired while the page waited: a fresh one, sent at once
         continue;
       }
       if (meaning === "refused" || meaning === "refresh") return result("refused", answer, sends);
@@ -325,6 +343,8 @@ export class CouponClient {
         const settled = await this.#settle(couponId, userId, asks, signal);
         if (settled.kind === "unknown") return result("unknown", answer, sends);
         if (settled.kind !== "none") return result(settled.kind, settled.answer, sends, answer);
+        // NONE after the last send: that request may still be running, so nothing is said of it
+        if (sends >= MAX_SENDS) return result("unknown", answer, sends);
       }
       if (sends >= MAX_SENDS) return result("unavailable", answer, sends);
       await this.#wait(answer, signal);
@@ -338,17 +358,21 @@ export class CouponClient {
    * @param {number} userId
    * @param {{ left: number }} asks what is left of the click's asks
    * @param {AbortSignal} [signal]
-   * @returns {Promise<{ kind: "none" | "held" | "released" | "unknown", answer: Answer }>}
+   * @returns {Promise<{ kind: "none" | "held" | "released" | "unknown", answer: Answer }>} with no asks left,
+   *   unknown without asking
    */
   async #settle(couponId, userId, asks, signal) {
-    for (;;) {
-      const answer = await this.status(couponId, userId, { signal });
+    /** @type {Answer | null} */
+    let answer = null; // the status route's last answer: none yet
+    let meaning = "ask again";
+    while (asks.left > 0) {
+      if (answer) await this.#wait(answer, signal);
+      answer = await this.status(couponId, userId, { signal });
       asks.left -= 1;
-      const meaning = afterStatus(answer);
+      meaning = afterStatus(answer);
       if (meaning === "none" || meaning === "held" || meaning === "released") return { kind: meaning, answer };
-      if (asks.left <= 0) return { kind: meaning === "pending" ? "held" : "unknown", answer };
-      await this.#wait(answer, signal);
     }
+    return { kind: meaning === "pending" ? "held" : "unknown", answer: answer ?? { httpStatus: 0, body: {}, retryAfterMs: null } };
   }
 
   /**
@@ -376,13 +400,15 @@ export class CouponClient {
     const headers = {};
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (key !== undefined) headers["Idempotency-Key"] = key;
-    const token = await this.#getToken({ forceRefresh });
-    if (token) headers.Authorization = token;
     const deadline = new AbortController();
     const abort = () => deadline.abort(signal?.reason);
     signal?.addEventListener("abort", abort, { once: true });
     const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${this.#timeoutMs} ms`)), this.#timeoutMs);
     try {
+      // the token too is waited for within the timeout and the page's signal
+      const token = await untilAborted(Promise.resolve(this.#getToken({ forceRefresh })), deadline.signal);
+      signal?.throwIfAborted();
+      if (token) headers.Authorization = token;
       const response = await this.#fetch(this.#baseUrl + path, { method, headers, body, signal: deadline.signal });
       const parsed = await response.json().catch(() => null); // not JSON: an answer without a body
       const retryAfter = retryAfterMs(response.headers.get("Retry-After"), this.#now());

@@ -103,7 +103,7 @@ test("a held copy reports the status route's state and the lost answer's error",
   assert.deepEqual(result, { kind: "held", status: "ISSUED", httpStatus: 200, attempts: 1, error: "timed out" });
 });
 
-test("the token is asked before every request, the status route's included, and afresh after a 401", async () => {
+test("the token is asked before every request, the status route's included, and afresh once after a 401", async () => {
   const asked = [];
   const getToken = async ({ forceRefresh }) => {
     asked.push(forceRefresh);
@@ -113,8 +113,38 @@ test("the token is asked before every request, the status route's included, and 
     [200, { status: "NONE" }], CONTRACT.scenarios[0].answers[0]]);
   const result = await client(fetch, [], { getToken }).claim(3, 7);
   assert.equal(result.kind, "success");
-  assert.deepEqual(calls.map((call) => call.headers.Authorization), ["stale", "fresh", "stale", "fresh"]);
-  assert.deepEqual(asked, [false, true, false, true]);
+  // a fresh token for the send right after the 401 only: a burst's resends do not each refresh it
+  assert.deepEqual(calls.map((call) => call.headers.Authorization), ["stale", "fresh", "stale", "stale"]);
+  assert.deepEqual(asked, [false, true, false, false]);
+});
+
+test("a token that never comes is a request without an answer, and an abort while it is asked rejects", async () => {
+  const { fetch, calls } = scripted([[200, { status: "ISSUED" }]]);
+  let asks = 0;
+  const getToken = () => (asks++ === 0 ? new Promise(() => {}) : "token");
+  const result = await client(fetch, [], { getToken, timeoutMs: 5 }).claim(3, 7);
+  assert.equal(result.kind, "held"); // the POST never went: no answer, then the status route said ISSUED
+  assert.deepEqual(calls.map((call) => call.method), ["GET"]);
+
+  const controller = new AbortController();
+  const slow = () => new Promise((resolve) => setTimeout(() => resolve("token"), 50));
+  const claimed = client(fetch, [], { getToken: slow }).claim(3, 8, { signal: controller.signal });
+  setTimeout(() => controller.abort(new Error("left while signing in")), 10);
+  await assert.rejects(claimed, /left while signing in/);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(calls.length, 1); // nothing sent after the abort
+});
+
+test("a token that fails to come is a request without an answer", async () => {
+  const { fetch, calls } = scripted([[200, { status: "NONE" }], CONTRACT.scenarios[0].answers[0]]);
+  let asks = 0;
+  const getToken = async () => {
+    if (asks++ === 0) throw new Error("network error refreshing the token");
+    return "token";
+  };
+  const result = await client(fetch, [], { getToken }).claim(3, 7);
+  assert.equal(result.kind, "success");
+  assert.deepEqual(calls.map((call) => call.method), ["GET", "POST"]);
 });
 
 test("without a token no Authorization is sent", async () => {

@@ -90,9 +90,19 @@ def test_a_503_retried_counts_from_its_first_arrival():
     ]
 
 
-def test_a_tie_is_no_inversion():
+def test_arrivals_in_one_millisecond_are_no_inversion_but_a_refusal_in_the_takes_millisecond_came_after_it():
+    """Redis runs one script at a time: a SOLD_OUT in the millisecond of the take that sold out
+    came after the take, so a loser who arrived first was overtaken."""
     assert figures([won(100, "w", decided=101), lost(100, "l", decided=102)]) == (1, 1, 0, 0, 0)
-    assert figures([won(100, "w", decided=102), lost(90, "l", decided=102)]) == (1, 1, 0, 0, 0)  # decided together
+    assert figures([won(100, "w", decided=102), lost(90, "l", decided=102)]) == (1, 1, 10, 1, 0)
+    assert figures([won(100, "w", decided=103), lost(90, "l", decided=102)]) == (1, 1, 0, 0, 1)  # a copy put back
+
+
+def test_an_unconfirmed_answer_whose_click_asked_the_status_route_took_its_copy():
+    """The click's client settles an UNCONFIRMED on the status route and sends nothing again:
+    its reservation, kept, is a take."""
+    sale = [Line(T + 950, T + 1_000, "UNCONFIRMED", "w"), lost(900, "l", decided=1_005)]
+    assert figures(sale) == (1, 1, 50, 1, 0)
 
 
 def test_the_window_is_the_largest_overtaking_and_each_loser_counts_once():

@@ -302,3 +302,16 @@ def test_a_refusal_carries_its_requests_id_and_redis_time():
     assert (keyed.decided_at, keyed.replays) == (RESERVED_AT, None)
     assert keyless.request_id is not None
     assert keyed.request_id != keyless.request_id
+
+
+@pytest.mark.parametrize("fails", [NotPublishedError, PublishUnconfirmedError])
+def test_a_resend_whose_produce_fails_keeps_the_reservation_its_first_produce_may_have_queued(fails):
+    """The first attempt's record was acknowledged and its answer lost; the resend (the same key:
+    Redis answers the reservation again) fails to produce. The first record may be in Kafka, so
+    the copy is not given back: UNCONFIRMED, and the client asks the status route."""
+    store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT + 2_000)])
+
+    result = service(store, fakes.Publisher(fails)).issue(3, 7, "click-1")
+
+    assert (result.outcome, result.replays, store.releases) == (IssueOutcome.UNCONFIRMED, RESERVED_AT, [])
+    assert result.record is not None

@@ -277,8 +277,8 @@ class IssueService:
         learned = memory is not None and memory.learn(coupon_id, user_id, key, reservation, asked_at)
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return IssueResult(outcome, learned=learned, decided_at=decided_at, request_id=request_id)
-        published = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at))
         replays = reserved_at if decided_at is not None and reserved_at < decided_at else None  # a SUCCESS again
+        published = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at), again=replays is not None)
         result = replace(published, decided_at=decided_at, replays=replays, request_id=request_id)
         if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
             memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
@@ -300,20 +300,31 @@ class IssueService:
         self.memory.learn_absent(coupon_id, outcome, asked_at)
         return IssueResult(outcome, learned=True)
 
-    def _publish(self, record: IssueRecord) -> IssueResult:
-        """Put a reserved copy's record on Kafka (after the replicas have it, if asked to)."""
+    def _publish(self, record: IssueRecord, *, again: bool) -> IssueResult:
+        """Put a reserved copy's record on Kafka (after the replicas have it, if asked to).
+
+        ``again``: Redis answered an earlier request's reservation again (a keyed resend), whose
+        first produce may have reached Kafka: this produce failing says nothing of that one, so
+        the reservation is kept and the answer is UNCONFIRMED, never a release."""
         if self._wait_replicas and not self._replicated():
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
-            return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(record))
+            return self._not_published(record, detail, again=again)
         try:
             self._publisher.publish(record)
-        except NotPublishedError as exc:  # known not to be in Kafka: the copy goes back at once
-            return IssueResult(IssueOutcome.UNAVAILABLE, detail=str(exc), release_failed=not self._release(record))
+        except NotPublishedError as exc:  # this produce is known not to be in Kafka
+            return self._not_published(record, str(exc), again=again)
         except PublishUnconfirmedError as exc:  # maybe in Kafka: releasing could make a SUCCESS into a lie
             logger.warning("publish unconfirmed: the reservation is left to the worker or to reconcile",
                            extra={"couponId": record.coupon_id, "requestId": str(record.request_id)})  # fmt: skip
             return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=str(exc))
         return IssueResult(IssueOutcome.SUCCESS, record=record)
+
+    def _not_published(self, record: IssueRecord, detail: str, *, again: bool) -> IssueResult:
+        """A record this request did not put on Kafka: the copy goes back at once, unless an
+        earlier produce of the same request may have put it there."""
+        if again:
+            return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=detail)
+        return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(record))
 
     def _replicated(self) -> bool:
         try:
