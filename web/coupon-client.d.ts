@@ -59,7 +59,7 @@ export class CouponClient {
     /**
      * One click: POST /coupon-issues with one Idempotency-Key, sent again with the same key until
      * the answer is known. A click on a coupon whose claim is still running joins it (the same
-     * promise), so two clicks never take two keys.
+     * promise, under the first click's signal), so two clicks never take two keys.
      * @param {number} couponId
      * @param {number} userId
      * @param {{ signal?: AbortSignal }} [options] aborting rejects the claim with the signal's reason
