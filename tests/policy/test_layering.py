@@ -110,3 +110,30 @@ def _a_circle(edges: dict[str, set[str]]) -> list[str] | None:
 def test_the_circle_finder_finds_one():
     assert _a_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _a_circle({"a": {"b"}, "b": set()}) is None
+
+
+# The handlers of the functions that count answers but do not issue: none of them carries the
+# intake's service (what they import, at any depth, every import counted as the layering does).
+NOT_ISSUING = ("functions.worker.app", "functions.worker.dlq", "functions.rebuild.build", "functions.rebuild.app",
+               "functions.coupons.app", "functions.relay.app")  # fmt: skip
+INTAKES_SERVICE = "coupon_core.domain.issuing"
+
+
+def _closure(start: str, edges: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        module = todo.pop()
+        if module not in seen:
+            seen.add(module)
+            parents = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+            todo += [*edges.get(module, ()), *(parent for parent in parents if parent in edges)]
+    return seen
+
+
+def test_only_the_intake_carries_its_service():
+    product = [file for file in _files() if file.split("/")[0] in ("layers", "functions")]
+    modules = {_module(file): file for file in product}
+    edges = {module: _edges(module, file, set(modules)) for module, file in modules.items()}
+    assert INTAKES_SERVICE in _closure("functions.intake.app", edges)  # the check finds what it looks for
+    carrying = [handler for handler in NOT_ISSUING if INTAKES_SERVICE in _closure(handler, edges)]
+    assert not carrying, f"{carrying} import {INTAKES_SERVICE}, the intake's service"

@@ -26,16 +26,14 @@ POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+import uuid
+from typing import Protocol
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 from coupon_core.domain.reservations import IssueOutcome
-
-if TYPE_CHECKING:
-    from coupon_core.domain.issuing import IssueResult
 
 logger = Logger()
 metrics = Metrics()
@@ -58,8 +56,27 @@ MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its 
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
 
 
+class CountedAnswer(Protocol):
+    """What :func:`count_issue` reads of an answer (the intake's ``IssueResult``): named here, so
+    that counting imports nothing of the intake's service, and every function that counts does
+    not carry it."""
+
+    @property
+    def outcome(self) -> IssueOutcome: ...
+    @property
+    def remembered(self) -> bool: ...
+    @property
+    def learned(self) -> bool: ...
+    @property
+    def release_failed(self) -> bool: ...
+    @property
+    def request_id(self) -> uuid.UUID | None: ...
+    @property
+    def replays(self) -> int | None: ...
+
+
 def count_issue(
-    result: IssueResult, latency_ms: float, coupon_id: int, arrived_at: int | None, decided_at: int
+    result: CountedAnswer, latency_ms: float, coupon_id: int, arrived_at: int | None, decided_at: int
 ) -> None:
     """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
     failed release; and beside them, as the line's properties, the coupon, the outcome, the
