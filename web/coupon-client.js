@@ -341,7 +341,7 @@ export class CouponClient {
       if (meaning === "refused" || meaning === "refresh") return result("refused", answer, sends);
       if (meaning === "lost") {
         const settled = await this.#settle(couponId, userId, asks, signal);
-        if (settled.kind === "unknown") return result("unknown", answer, sends);
+        if (settled.kind === "unknown" || !settled.answer) return result("unknown", answer, sends);
         if (settled.kind !== "none") return result(settled.kind, settled.answer, sends, answer);
         // NONE after the last send: that request may still be running, so nothing is said of it
         if (sends >= MAX_SENDS) return result("unknown", answer, sends);
@@ -358,8 +358,8 @@ export class CouponClient {
    * @param {number} userId
    * @param {{ left: number }} asks what is left of the click's asks
    * @param {AbortSignal} [signal]
-   * @returns {Promise<{ kind: "none" | "held" | "released" | "unknown", answer: Answer }>} with no asks left,
-   *   unknown without asking
+   * @returns {Promise<{ kind: "none" | "held" | "released" | "unknown", answer: Answer | null }>} with no
+   *   asks left, unknown without asking (and no answer)
    */
   async #settle(couponId, userId, asks, signal) {
     /** @type {Answer | null} */
@@ -372,7 +372,7 @@ export class CouponClient {
       meaning = afterStatus(answer);
       if (meaning === "none" || meaning === "held" || meaning === "released") return { kind: meaning, answer };
     }
-    return { kind: meaning === "pending" ? "held" : "unknown", answer: answer ?? { httpStatus: 0, body: {}, retryAfterMs: null } };
+    return { kind: meaning === "pending" ? "held" : "unknown", answer };
   }
 
   /**

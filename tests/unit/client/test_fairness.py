@@ -196,3 +196,85 @@ def test_every_page_of_the_log_group_is_read():
                           "filterPattern": "{ $.couponId = 7 }"}  # fmt: skip
     with pytest.raises(ValueError, match="invalid literal"):
         coupon_pattern("7 || true")  # type: ignore[arg-type]
+
+
+STAGED = [lost(100, "l1", decided=500), won(300, "w1", decided=301), won(400, "w1", decided=900, replays=301),
+          Line(T + 450, T + 451, "DUPLICATE", "d"), Line(T + 460, T + 470, "DUPLICATE", "d"),
+          won(HOUR, "late", decided=HOUR + 5)]  # fmt: skip
+
+
+def test_the_figures_as_json_are_every_figure_by_name():
+    assert measure(STAGED).as_json(detail=1) == {
+        "lines": 6, "clicks": 4, "winners": 2, "losers": 1, "inversionWindowMs": 200, "earlyLosers": 1,
+        "lateWinners": 1, "lateTakes": {"first": T + HOUR + 5, "last": T + HOUR + 5},
+        "waits": {
+            "DUPLICATE": {"answers": 2, "minMs": 1, "p50Ms": 1, "p99Ms": 10, "maxMs": 10},
+            "SOLD_OUT": {"answers": 1, "minMs": 400, "p50Ms": 400, "p99Ms": 400, "maxMs": 400},
+            "SUCCESS": {"answers": 3, "minMs": 1, "p50Ms": 5, "p99Ms": 500, "maxMs": 500},
+        },
+        "overtaken": [{"loserArrivedAt": T + 100, "loserDecidedAt": T + 500, "winnerArrivedAt": T + 300,
+                       "winnerTookAt": T + 301, "ms": 200}],
+    }  # fmt: skip
+    assert measure(STAGED).as_json()["overtaken"] == []
+    assert measure([won(1, "a")]).as_json()["lateTakes"] is None
+
+
+def test_the_summary_says_each_figure_in_words():
+    assert measure(STAGED).summary() == [
+        ("clicks", "4 (6 answers): 2 won, 1 lost"),
+        ("inversion window", "200 ms"),
+        ("losers overtaken by a later arrival", "1 of 1"),
+        ("late winners (a copy put back, taken later)", "1, taking copies 0.0 s apart"),
+        ("arrival to decision, DUPLICATE", "min 1 ms, p50 1 ms, p99 10 ms, max 10 ms"),
+        ("arrival to decision, SOLD_OUT", "min 400 ms, p50 400 ms, p99 400 ms, max 400 ms"),
+        ("arrival to decision, SUCCESS", "min 1 ms, p50 5 ms, p99 500 ms, max 500 ms"),
+    ]
+    assert dict(measure([won(1, "a")]).summary())["late winners (a copy put back, taken later)"] == "none"
+
+
+def test_a_clicks_attempts_are_counted_and_a_click_that_neither_won_nor_lost_keeps_its_last_answer():
+    sale = [Line(T + 5, T + 6, "UNAVAILABLE", "x"), Line(T + 9, T + 12, "NOT_OPEN", "x"),
+            Line(T + 7, T + 8, "UNCONFIRMED", "y"), won(20, "y", decided=30, replays=8),
+            lost(40, "z", decided=45), lost(50, "z", decided=52, replays=41)]  # fmt: skip
+    assert sorted(clicks(sale), key=lambda c: c.arrived_at) == [
+        Click(T + 5, "NOT_OPEN", None, 2),
+        Click(T + 7, "SUCCESS", T + 8, 2),
+        Click(T + 40, "SOLD_OUT", T + 41, 2),
+    ]
+
+
+def test_late_takes_are_the_first_and_the_last_and_said_seconds_apart():
+    sale = [won(1, "w"), lost(2, "l"), won(HOUR, "late-1"), won(HOUR + 100_000, "late-2")]
+    found = measure(sale)
+    assert found.as_json()["lateTakes"] == {"first": T + HOUR, "last": T + HOUR + 100_000}
+    assert dict(found.summary())["late winners (a copy put back, taken later)"] == "2, taking copies 100.0 s apart"
+
+
+def test_the_latest_arrival_among_the_winners_that_took_first_overtook_most():
+    """W1 took first but arrived last: the prefix of winners by take keeps the latest arrival."""
+    sale = [won(300, "w1", decided=10), won(200, "w2", decided=20), lost(100, "l", decided=25)]
+    assert measure(sale).overtaken == (Overtaking(T + 100, T + 25, T + 300, T + 10),)
+
+
+def test_the_99th_percentile_is_not_the_maximum_of_a_hundred_and_one():
+    assert percentile(list(range(1, 102)), 100) == 101
+    waits = [Line(T, T + ms, "SOLD_OUT", f"r{ms}") for ms in range(1, 102)]
+    assert measure(waits).waits["SOLD_OUT"] == Waits(101, 1, 51, 100, 101)
+
+
+def test_a_line_of_another_kind_or_coupon_before_the_sales_lines_is_passed_over():
+    good = json.dumps({"couponId": 3, "outcome": "SOLD_OUT", "arrivedAt": T, "decidedAt": T, "requestId": "r"})
+    texts = ["no json here", '{"decidedAt": broken', json.dumps({"couponId": 4, "arrivedAt": T, "decidedAt": T}),
+             json.dumps({"couponId": 3, "arrivedAt": T, "decidedAt": T, "requestId": 7}), good]  # fmt: skip
+    assert lines_of(texts, 3) == [Line(T, T, "None", None), Line(T, T, "SOLD_OUT", "r")]
+
+
+def test_a_page_without_events_is_read_as_none():
+    class Pages(Paged):
+        def paginate(self, **asked: object) -> list[dict[str, object]]:
+            return [{"events": [{"message": "a"}]}, {}]
+
+    assert list(read_lines(Pages([]), "/group", (T, T + 1))) == ["a"]
+    logs = Paged([["b"]])
+    assert list(read_lines(logs, "/group", (T, T + 1))) == ["b"]
+    assert logs.asked["filterPattern"] == ""  # every line, without a pattern

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import StrEnum
 from http import HTTPStatus
 from pathlib import Path
 
@@ -12,7 +13,17 @@ import pytest
 from coupon_core.domain.lifecycle import CopyOutcome
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError, UnavailableError
-from functions.http_api.answers import REFUSALS, RETRY_AFTER_S, RequestRefusedError, answer_to, refusal
+from functions.http_api.answers import (
+    REFUSALS,
+    RETRY_AFTER_S,
+    Answer,
+    RequestRefusedError,
+    answer_to,
+    answered,
+    problems,
+    refusal,
+    with_headers,
+)
 
 OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())
 REFUSED_BY_THE_DOMAIN = (
@@ -58,3 +69,48 @@ def test_a_raised_refusal_and_any_layers_outage_are_answered():
     for outage in (StateUnavailableError("x"), LockUnavailableError("x"), DatabaseUnavailableError("x")):
         assert isinstance(outage, UnavailableError)
         assert answer_to(outage).body["status"] == "UNAVAILABLE"
+
+
+class _Outcomes(StrEnum):
+    SOLD_OUT = "SOLD_OUT"
+    SOMETHING_NEW = "SOMETHING_NEW"
+    ALSO_NEW = "ALSO_NEW"
+
+
+def test_an_outcome_without_its_answer_fails_at_import_naming_each_one():
+    with pytest.raises(
+        ImportError, match=r"^_Outcomes SOMETHING_NEW, ALSO_NEW: no answer in functions/http_api/answers.py$"
+    ):
+        answered(_Outcomes, besides=set())
+    answered(_Outcomes, besides={_Outcomes.SOMETHING_NEW, _Outcomes.ALSO_NEW})  # answered elsewhere: no error
+
+
+def test_an_answer_is_api_gateways_proxy_result_in_the_apis_json():
+    answer = Answer(HTTPStatus.CONFLICT, {"status": "SOLD_OUT", "error": "é"}, {"Retry-After": "1"})
+    assert answer.proxy_result() == {
+        "statusCode": 409,
+        "body": '{"status":"SOLD_OUT","error":"\\u00e9"}',
+        "isBase64Encoded": False,
+        "multiValueHeaders": {"Content-Type": ["application/json"], "Retry-After": ["1"]},
+    }
+    assert with_headers({"statusCode": 200}, {"Vary": "Origin"}) == {
+        "statusCode": 200,
+        "multiValueHeaders": {"Vary": ["Origin"]},
+    }
+    assert with_headers({"statusCode": 200}, {}) == {"statusCode": 200}
+
+
+def test_each_problem_is_named_where_it_is():
+    assert problems([
+        {"type": "missing", "loc": ("body", "userId"), "msg": "Field required"},
+        {"type": "int_parsing", "loc": ("path", "couponId"), "msg": "Input should be a valid integer"},
+        {"type": "json_invalid", "loc": ("body",), "msg": "JSON", "ctx": {"error": "not UTF-8 text"}},
+        {"type": "json_invalid", "loc": ("body",)},
+        {"type": "model_type", "loc": ("body",)},
+    ]) == ("userId: Field required; path.couponId: Input should be a valid integer; body is not valid JSON: "
+           "not UTF-8 text; body is not valid JSON: unreadable; body: invalid")  # fmt: skip
+
+
+def test_a_problem_without_a_place_is_the_bodys_and_a_refusal_says_its_error():
+    assert problems([{"type": "model_type", "msg": "Input should be an object"}]) == "body: Input should be an object"
+    assert str(RequestRefusedError("NO_ROUTE", method="GET", path="/x")) == "no route for GET /x"
