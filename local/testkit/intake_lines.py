@@ -63,10 +63,9 @@ def sale_lines(
         time.sleep(0.5)
 
 
-LOOK_BACK_MS = 60_000  # a sale's lines are read from this long before its first click
+LOOK_BACK_MS = 60_000  # a sale's lines are read from this long before it began, to as long after now
 
 
-def span_of(sent_at: Iterable[int]) -> tuple[int, int]:
-    """Epoch ms between which a log group holds the lines of clicks sent at ``sent_at`` (epoch ms)."""
-    sent = list(sent_at)
-    return min(sent, default=0) - LOOK_BACK_MS, max(sent, default=0) + LOOK_BACK_MS
+def span_since(began_ms: int) -> tuple[int, int]:
+    """Epoch ms between which a log group holds the lines of a sale that began at ``began_ms``."""
+    return began_ms - LOOK_BACK_MS, time.time_ns() // 1_000_000 + LOOK_BACK_MS

@@ -44,7 +44,7 @@ from coupon_client.retry import Claim
 from coupon_core.adapters.postgres.engine import engine_for_url
 from local.stack import control as stack
 from local.stack.processes import ServiceError
-from local.testkit.intake_lines import sale_lines, span_of
+from local.testkit.intake_lines import sale_lines, span_since
 from local.testkit.kafka_topics import read_all
 from local.testkit.redis_monitor import Seen, issue_requests_load, monitored
 from local.tools import openings
@@ -82,7 +82,7 @@ class DemoSale:
         self.api, self.coupon_id, self.users, self.clients = api, coupon_id, users, clients
         self.answers: list[tuple[int, Claim]] = []
         self.observations: list[Observation] = []  # each answer, when it came (for the report's charts)
-        self.sent: list[int] = []  # when each click was sent (epoch ms)
+        self.began_ms = 0  # when the sale began (epoch ms)
         self.done = 0
         self.started = time.perf_counter()
         self._lock = threading.Lock()
@@ -92,7 +92,7 @@ class DemoSale:
         chart's samples: Redis ahead of PostgreSQL during the sale)."""
         lanes = self.clients // 2
         threads = [threading.Thread(target=self._client, args=(index % lanes, lanes)) for index in range(self.clients)]
-        self.started = time.perf_counter()
+        self.started, self.began_ms = time.perf_counter(), time.time_ns() // 1_000_000
         for thread in threads:
             thread.start()
         total = self.users * 2
@@ -105,9 +105,8 @@ class DemoSale:
         return time.perf_counter() - self.started
 
     def _client(self, lane: int, lanes: int) -> None:
-        mine, seen, clicked = [], [], []
+        mine, seen = [], []
         for user in range(1 + lane, self.users + 1, lanes):
-            clicked.append(time.time_ns() // 1_000_000)
             answer = self.api.request_coupon(self.coupon_id, user)
             mine.append((user, answer))
             seen.append(Observation(time.perf_counter() - self.started, answer.status, answer.seconds * 1000))
@@ -116,7 +115,6 @@ class DemoSale:
         with self._lock:
             self.answers.extend(mine)
             self.observations.extend(seen)
-            self.sent.extend(clicked)
 
     def _progress(self, total: int, started: float) -> None:
         filled = int(30 * self.done / total)
@@ -290,8 +288,7 @@ def run(args: argparse.Namespace, env: dict[str, str], phases: Phases) -> int:
     sale_ms = percentiles_ms(latencies)
     local_costs = stand_in_costs(api, lambda_, env, sale_ms)
     phases.done("in-process handler probe")
-    late_clicks = sum(count for answer, count in lifecycle.items() if answer.startswith("late user"))
-    lines, order = arrival_rows(sale, late_clicks, boto3.client("logs", **aws), lambda_, env, phases=phases)
+    lines, order = arrival_rows(sale, LATE_USERS, boto3.client("logs", **aws), lambda_, env, phases=phases)
 
     summary = [
         redis_per_request(seen, coupon_id, len(latencies)),
@@ -336,7 +333,7 @@ def arrival_rows(
     clicks and ``late_clicks`` more sent), and two openings' side by side, cold and warmed
     (``openings.py``): the lines and the report's rows."""
     group, requests = env["INTAKE_LOG_GROUP"], sum(claim.attempts for _, claim in sale.answers) + late_clicks
-    span = span_of([*sale.sent, time.time_ns() // 1_000_000])
+    span = span_since(sale.began_ms)
     lines = sale_lines(lambda: read_lines(logs, group, span), sale.coupon_id, requests)
     rows = fairness_rows(lines, f" in {group}") + openings.compare(env["API_URL"], lambda_, logs, env, sale.clients)
     phases.done("two openings, cold and warmed")

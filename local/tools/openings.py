@@ -22,7 +22,7 @@ from typing import Any
 from coupon_client.api_client import ApiClient
 from coupon_client.fairness import LOSER, WINNER, Fairness, measure, read_lines
 from coupon_client.retry import Claim
-from local.testkit.intake_lines import sale_lines, span_of
+from local.testkit.intake_lines import sale_lines, span_since
 
 COPIES, USERS = 10, 24  # an opening's stock and its users, each clicking once
 SPACING_MS = 20  # between two users' arrivals: the opening's burst, spread over half a second
@@ -58,7 +58,7 @@ def opening(
     window = {"issueStartsAt": opens.isoformat(), "issueEndsAt": (opens + timedelta(hours=1)).isoformat()}
     created = admin.request("POST", "/coupons", {"name": "opening", "totalQuantity": COPIES, **window})
     coupon_id = int(created.body["couponId"])
-    sent: list[int] = [time.time_ns() // 1_000_000]
+    began_ms = time.time_ns() // 1_000_000
     claims: list[Claim] = []
     lock = threading.Lock()
 
@@ -76,10 +76,9 @@ def opening(
         click(first_user + index)
 
     _all_at_once(USERS, shopper)
-    sent.append(time.time_ns() // 1_000_000)
     group = env["INTAKE_LOG_GROUP"]
     answers = sum(claim.attempts for claim in claims)
-    return measure(sale_lines(lambda: read_lines(logs, group, span_of(sent)), coupon_id, answers))
+    return measure(sale_lines(lambda: read_lines(logs, group, span_since(began_ms)), coupon_id, answers))
 
 
 def renew_environments(lambda_: Any, function: str) -> None:

@@ -42,7 +42,7 @@ from locust.stats import get_percentile_stats_summary, get_stats_summary  # noqa
 from coupon_client.api_client import ApiClient  # noqa: E402
 from coupon_client.fairness import Line  # noqa: E402
 from coupon_client.retry import Claim  # noqa: E402
-from local.testkit.intake_lines import sale_lines, span_of  # noqa: E402
+from local.testkit.intake_lines import sale_lines, span_since  # noqa: E402
 from local.tools.outside_audit import Auditor, audit  # noqa: E402
 from local.tools.rehearsal_target import Target, TargetError, arrivals, parse_args, target  # noqa: E402
 from local.tools.sale_report import (  # noqa: E402
@@ -65,10 +65,9 @@ class RehearsalSale:
     arrivals: list[float]  # seconds after the opening, one per user
     public: list[ApiClient]
     started: float = field(default_factory=time.perf_counter)
+    began_ms: int = field(default_factory=lambda: time.time_ns() // 1_000_000)  # when it began (epoch ms)
     answers: list[tuple[int, Claim]] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
-    # each click: when it was sent (epoch ms), and its answer
-    sent: list[int] = field(default_factory=list)  # when each click was sent (epoch ms)
     _next: count = field(default_factory=lambda: count(1))
 
     def next_user(self) -> int | None:
@@ -100,11 +99,10 @@ class Buyer(User):
 
     def _click(self, user: int) -> None:
         sale = self.sale
-        began, sent_at = time.perf_counter(), time.time_ns() // 1_000_000
+        began = time.perf_counter()
         answer = sale.client_of(user).request_coupon(sale.coupon_id, user)
         done = time.perf_counter()
         sale.answers.append((user, answer))
-        sale.sent.append(sent_at)
         sale.observations.append(Observation(done - sale.started, answer.status, (done - began) * 1000))
         failed = None if answer.status in FINAL else RuntimeError(f"{answer.reply.status_code} {answer.status}")
         self.environment.events.request.fire(
@@ -149,7 +147,7 @@ def arrival_order(chosen: Target, sale: RehearsalSale) -> tuple[list[Line], str]
     log = chosen.intake_log
     if log is None:
         return [], ": give --intake-log-group (the stack's IntakeLogGroup output)"
-    span = span_of([*sale.sent, time.time_ns() // 1_000_000])
+    span = span_since(sale.began_ms)
     requests = sum(claim.attempts for _, claim in sale.answers)
     return sale_lines(lambda: log.lines(span, sale.coupon_id), sale.coupon_id, requests), f" in {log.group}"
 
