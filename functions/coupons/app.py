@@ -22,11 +22,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from coupon_core import untrusted_json
 from coupon_core.observability import logger, metrics
 from functions.coupons import error_handlers
-from functions.coupons.routes import coupons, issues, lifecycle, operations
+from functions.coupons.routes import availability, coupons, issues, lifecycle, operations
 from functions.http_api import request
 
 app = APIGatewayRestResolver(enable_validation=True, json_body_deserializer=untrusted_json.loads)
 error_handlers.register(app)
+app.include_router(availability.router)
 app.include_router(issues.router)
 app.include_router(coupons.router)
 app.include_router(lifecycle.router)

@@ -19,6 +19,7 @@ from coupon_core.adapters.lambda_reconcile import RebuildInvoker
 from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
+from coupon_core.domain.availability import AvailabilityService
 from coupon_core.domain.lifecycle import LifecycleService
 from coupon_core.domain.operations import AdminCatalog, CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import Reservations
@@ -26,6 +27,7 @@ from coupon_core.domain.state_sync import StateSync
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api import request
 from functions.http_api.request import Caller, caller_of
+from lua_redis.availability import RedisSaleReader
 from lua_redis.client import redis_client
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.registry import RedisCouponRegistry
@@ -40,6 +42,7 @@ class Wiring:
     store: ReservationStore
     catalog: SqlAdminCatalog
     sync: StateSync
+    availability: AvailabilityService
 
 
 @functools.cache
@@ -51,7 +54,7 @@ def wiring() -> Wiring:
     store, catalog = ReservationStore(client), SqlAdminCatalog(engine)
     locks, registry = RedisCouponLocks(client), RedisCouponRegistry(client)
     sync = StateSync(catalog, store, locks, registry, retention_ms=settings.retention.state_ms)
-    return Wiring(settings, client, engine, store, catalog, sync)
+    return Wiring(settings, client, engine, store, catalog, sync, AvailabilityService(RedisSaleReader(client)))
 
 
 def reset() -> None:
@@ -69,6 +72,10 @@ def settings() -> CouponsSettings:
 
 def reservations() -> Reservations:
     return wiring().store
+
+
+def availability() -> AvailabilityService:
+    return wiring().availability
 
 
 def catalog() -> AdminCatalog:

@@ -111,6 +111,22 @@ class IssueStatusBody(BaseModel):
     userId: int  # noqa: N815
 
 
+class AvailabilityBody(BaseModel):
+    """A sale as a shop's page shows it: ``status`` at ``serverTime`` (the server's clock, for
+    the page's countdown), the window, and the copies left at ``asOf`` (Redis' count then).
+    The window, ``total``, ``left`` and ``asOf`` are null for a coupon whose state expired long
+    after its window (ENDED)."""
+
+    status: Literal["NOT_OPEN", "OPEN", "SOLD_OUT", "ENDED", "CLOSED"]
+    couponId: int  # noqa: N815
+    serverTime: str  # noqa: N815
+    startsAt: str | None  # noqa: N815
+    endsAt: str | None  # noqa: N815
+    total: int | None
+    left: int | None
+    asOf: str | None  # noqa: N815
+
+
 class CouponBody(BaseModel):
     status: Literal["CREATED", "OK"]
     couponId: int  # noqa: N815

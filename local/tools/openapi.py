@@ -13,7 +13,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from functions.coupons.routes import coupons, issues, lifecycle, operations
+from functions.coupons.routes import availability, coupons, issues, lifecycle, operations
 from functions.intake import openapi as intake_route
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,14 @@ def whole_api() -> APIGatewayRestResolver:
     """A resolver with every route of the API, for its document only: API Gateway sends
     ``POST /coupon-issues`` to the intake and every other route to the coupons function."""
     app = APIGatewayRestResolver(enable_validation=True)
-    for router in (intake_route.router, issues.router, coupons.router, lifecycle.router, operations.router):
+    for router in (
+        intake_route.router,
+        availability.router,
+        issues.router,
+        coupons.router,
+        lifecycle.router,
+        operations.router,
+    ):
         app.include_router(router)
     return app
 
@@ -41,7 +48,8 @@ def generate() -> str:
         summary="First-come-first-served coupons: request, status, and coupon administration",
         description=(
             "Every answer has a `status` field; 4xx and 5xx answers add an `error` message. "
-            "Admin routes (/coupons) are IAM-authorised in deployed environments."
+            "The operators' routes (/coupons, but a sale's availability and a user's own copy) are "
+            "IAM-authorised in deployed environments."
         ),
     )
     return schema + "\n"

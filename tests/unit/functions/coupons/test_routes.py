@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from coupon_core.domain.availability import AvailabilityService, NoSale, Sale, Unread
+from coupon_core.errors import StateUnavailableError
 from coupon_core.settings.coupons import CouponsSettings
 from functions.coupons import app as coupons_app
 from functions.coupons import dependencies
@@ -113,3 +115,44 @@ def test_the_answers_a_shops_page_reads_carry_the_cors_headers(cors, event, stat
 def test_another_origin_reads_none(cors):
     _, _, headers = call(api_event("POST", "/nowhere", headers={"Origin": "https://evil.example.com"}))
     assert "Access-Control-Allow-Origin" not in headers
+
+
+@dataclass
+class OneSale:
+    """Redis as the availability route reads it: one answer for every coupon."""
+
+    found: Sale | Unread | StateUnavailableError
+
+    def read(self, coupon_id: int) -> Sale | Unread:
+        if isinstance(self.found, Exception):
+            raise self.found
+        return self.found
+
+
+AT = 1_900_000_000_000  # 2030-03-17T17:46:40Z
+
+
+@pytest.mark.parametrize(
+    ("found", "status", "answer", "cache"),
+    [
+        (Sale(AT, 10, AT - 1, AT + 60_000, False, 3), 200,
+         {"status": "OPEN", "couponId": 5, "serverTime": "2030-03-17T17:46:40.000+00:00",
+          "startsAt": "2030-03-17T17:46:39.999+00:00", "endsAt": "2030-03-17T17:47:40.000+00:00",
+          "total": 10, "left": 7, "asOf": "2030-03-17T17:46:40.000+00:00"}, "public, max-age=1"),
+        (Unread(NoSale.ENDED, AT), 200,
+         {"status": "ENDED", "couponId": 5, "serverTime": "2030-03-17T17:46:40.000+00:00",
+          "startsAt": None, "endsAt": None, "total": None, "left": None, "asOf": None}, "public, max-age=1"),
+        (Unread(NoSale.COUPON_NOT_FOUND, AT), 404,
+         {"status": "COUPON_NOT_FOUND", "error": "coupon 5 does not exist"}, "public, max-age=1"),
+        (Unread(NoSale.UNAVAILABLE, AT), 503,
+         {"status": "UNAVAILABLE", "error": "temporarily unavailable; nothing was reserved, retry later"}, None),
+        (StateUnavailableError("refused"), 503,
+         {"status": "UNAVAILABLE", "error": "temporarily unavailable; nothing was reserved, retry later"}, None),
+    ],
+)  # fmt: skip
+def test_availability_answers_and_what_the_edge_may_keep(monkeypatch, cors, found, status, answer, cache):
+    override(monkeypatch, dependencies.availability, AvailabilityService(OneSale(found)))
+    answered, body, headers = call(api_event("GET", "/coupons/5/availability", headers={"Origin": SHOP}))
+    assert (answered, body, headers.get("Cache-Control")) == (status, answer, cache)
+    assert headers["Access-Control-Allow-Origin"] == SHOP
+    assert ("Retry-After" in headers) is (status == 503)

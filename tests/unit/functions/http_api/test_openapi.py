@@ -36,6 +36,7 @@ def test_every_route_is_documented_with_our_error_body():
         "/coupons/{couponId}/top-up",
         "/coupons/{couponId}/reconcile",
         "/coupons/{couponId}/issues",
+        "/coupons/{couponId}/availability",
     }
     assert set(paths["/coupons/{couponId}"]) == {"get", "patch"}
     assert set(paths["/coupons"]) == {"get", "post"}

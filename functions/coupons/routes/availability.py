@@ -1,0 +1,60 @@
+"""``GET /coupons/{couponId}/availability``: a sale as a shop's page shows it (public, cached).
+
+Every answer but a 503 may be kept by the edge for a second (``Cache-Control``), as long as the
+service keeps its read (``availability.AVAILABILITY_MS``): a page polling once a second sees
+the sale at most two seconds old, and the server's time as the answer was made.
+"""
+
+from dataclasses import replace
+from http import HTTPStatus
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Depends, Response
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from coupon_core.domain.availability import AVAILABILITY_MS, AvailabilityService
+from coupon_core.domain.records import from_millis
+from coupon_core.domain.reservations import IssueOutcome
+from functions.coupons.dependencies import availability
+from functions.coupons.routes.responses import as_response
+from functions.http_api.answers import Answer, refusal
+from functions.http_api.openapi_answers import documented
+from functions.http_api.parameters import PathId
+from functions.http_api.schemas import AvailabilityBody
+
+router = Router()
+
+CACHED = {"Cache-Control": f"public, max-age={AVAILABILITY_MS // 1000}"}
+
+
+def _time(millis: int | None) -> str | None:
+    return None if millis is None else from_millis(millis).isoformat(timespec="milliseconds")
+
+
+@router.get(
+    "/coupons/<couponId>/availability",
+    summary="A sale as a shop's page shows it: its state on the server's clock, its window, the copies left",
+    responses=documented(
+        (200, "NOT_OPEN, OPEN, SOLD_OUT, ENDED or CLOSED; cached for a second", AvailabilityBody),
+        {404: "COUPON_NOT_FOUND; cached for a second", 503: "UNAVAILABLE: read again after Retry-After"},
+    ),
+)
+def get_availability(
+    couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
+    service: Annotated[AvailabilityService, Depends(availability)],
+) -> Response[dict[str, Any]]:
+    found = service.availability(couponId)
+    if found is None:
+        return as_response(replace(refusal(IssueOutcome.COUPON_NOT_FOUND, coupon=couponId), headers=CACHED))
+    sale = found.sale
+    body = AvailabilityBody(
+        status=found.state.value,
+        couponId=couponId,
+        serverTime=_time(found.server_time) or "",
+        startsAt=_time(sale.starts_at) if sale else None,
+        endsAt=_time(sale.ends_at) if sale else None,
+        total=sale.total if sale else None,
+        left=sale.left if sale else None,
+        asOf=_time(sale.read_at) if sale else None,
+    )
+    return as_response(Answer(HTTPStatus.OK, body.model_dump(), CACHED))
