@@ -26,7 +26,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from coupon_cdk.config import ApiConfig
-from coupon_cdk.nag import PREFLIGHT, accept
+from coupon_cdk.nag import AVAILABILITY, PREFLIGHT, accept
 from coupon_cdk.request_models import gateway_schema
 from functions.http_api.request import METHOD as ISSUE_METHOD
 from functions.http_api.request import PATH as ISSUE_PATH
@@ -182,10 +182,9 @@ class Api(Construct):
         coupon = every_coupon.add_resource("{couponId}")
         coupon.add_method("GET", integration, **params, **iam_auth)
         coupon.add_method("PATCH", integration, **change_body, **iam_auth)
-        for switch in ("close", "reopen"):
-            coupon.add_resource(switch).add_method("POST", integration, **params, **iam_auth)
-        coupon.add_resource("top-up").add_method("POST", integration, **top_up_body, **iam_auth)
-        coupon.add_resource("reconcile").add_method("POST", integration, **params, **iam_auth)
+        for action, body in (("close", params), ("reopen", params), ("top-up", top_up_body), ("reconcile", params)):
+            coupon.add_resource(action).add_method("POST", integration, **body, **iam_auth)
+        _add_availability(coupon, integration, params)
         coupon_issues = coupon.add_resource("issues")
         coupon_issues.add_method("GET", integration, **params, **iam_auth)
         issue_status = coupon_issues.add_resource("{userId}")
@@ -270,6 +269,16 @@ def _gateway_headers(origins: list[str], *, retry: bool) -> dict[str, str]:
             "Vary": "'Origin'",
         }
     return headers
+
+
+def _add_availability(coupon: apigw.Resource, integration: apigw.LambdaIntegration, params: dict[str, Any]) -> None:
+    """A sale's availability: public in every environment (a page reads it before its shopper
+    signs in, and it tells no user's data), a simple GET that needs no preflight, cached at the
+    edge on AWS (``coupon_cdk/edge.py``)."""
+    method = coupon.add_resource("availability").add_method(
+        "GET", integration, **params, authorization_type=apigw.AuthorizationType.NONE
+    )
+    accept(method, "AwsSolutions-APIG4", "AwsSolutions-COG4", reason=AVAILABILITY)
 
 
 def _answer_preflight(resource: apigw.Resource, method: str, origins: list[str]) -> None:

@@ -78,9 +78,31 @@ ACCEPTED: dict[str, tuple[tuple[str, ...], str]] = {
         "a cached answer would be a wrong one.",
     ),
     "CKV_AWS_149": (
-        ("Coupons",),
-        "The database secret is encrypted with Secrets Manager's AWS managed key; only the functions' "
-        "roles and the proxy read it, each granted by name.",
+        ("Coupons", "EdgeHeaderSecret"),
+        "The database secret and the edge's header are encrypted with Secrets Manager's AWS managed key; "
+        "only the functions' roles and the proxy read the first, each granted by name, and only "
+        "CloudFormation the second (coupon_cdk/edge.py).",
+    ),
+    "CKV_AWS_59": (
+        ("ApicouponscouponIdavailabilityGET",),
+        "A sale's availability is public in every environment: a shop's page reads it before a shopper "
+        "signs in, and it tells no user's data; the edge caches it, and the web ACL and the stage's "
+        "throttle count every request that reaches it (cdk-nag's APIG4 acceptance says the same).",
+    ),
+    "CKV_AWS_68": (
+        ("EdgeDistribution",),
+        "The web ACL is the API stage's (Regional), and it counts every request the edge lets through; "
+        "a CloudFront web ACL must live in us-east-1 (cdk-nag's CFR2 acceptance says the same).",
+    ),
+    "CKV_AWS_86": (
+        ("EdgeDistribution",),
+        "The edge answers one public read from its cache; CloudFront's metrics count its requests, and "
+        "the stage's access log holds every request that reaches the API.",
+    ),
+    "CKV_AWS_174": (
+        ("EdgeDistribution",),
+        "The distribution uses CloudFront's own domain and certificate, whose security policy CloudFront "
+        "sets; a shop that puts its own domain in front sets TLSv1.2_2021 with its certificate.",
     ),
     "CKV_AWS_157": (
         ("DatabaseInstance",),

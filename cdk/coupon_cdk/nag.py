@@ -18,12 +18,37 @@ APIGW_LOGS_POLICY = (
 
 PROVIDER_INVOKES_VERSIONS = "provider framework invokes its handler"
 PREFLIGHT = "a CORS preflight carries no credential"
+EDGE_SECRET = "the edge's header is no credential"
+AVAILABILITY = "a sale's availability is public"
 
 REASONS = {
     PREFLIGHT: (
         "The OPTIONS methods answer browsers' CORS preflights, which by the CORS standard carry no "
         "credential; API Gateway answers them itself (a mock integration), no function runs, and the "
         "stage's throttle and the web ACL still count them."
+    ),
+    EDGE_SECRET: (
+        "The edge's header only keeps the requests CloudFront sends out of the web ACL's per-IP count; "
+        "it grants nothing (the route it reaches is public). Rotating it means one stack update of both "
+        "the distribution and the web ACL, which a deploy does."
+    ),
+    AVAILABILITY: (
+        "GET /coupons/{couponId}/availability is public in every environment: a shop's page reads it "
+        "before a shopper signs in, and it tells no user's data (a sale's state, window and copies left). "
+        "The edge caches it, and the web ACL and the stage's throttle count every request that reaches it."
+    ),
+    "AwsSolutions-CFR1": "A sale's availability is the same public answer in every country: no geo restriction.",
+    "AwsSolutions-CFR2": (
+        "The web ACL is the API stage's (Regional): it counts every request the edge lets through, at most "
+        "about one per coupon and page origin a second; a CloudFront web ACL must live in us-east-1."
+    ),
+    "AwsSolutions-CFR3": (
+        "The edge answers one public read from its cache; its requests are CloudFront's metrics, and every "
+        "request that reaches the API is in the stage's access log."
+    ),
+    "AwsSolutions-CFR4": (
+        "The distribution uses CloudFront's own domain and certificate, whose security policy CloudFront "
+        "sets (TLSv1); a shop that puts its own domain in front chooses TLSv1.2_2021 with its certificate."
     ),
     PROVIDER_INVOKES_VERSIONS: (
         "CDK's custom resource provider framework may invoke any version of the one handler it serves "

@@ -10,6 +10,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.config import EnvironmentConfig, LocalConfig
+from coupon_cdk.edge import EDGE_HEADER, SaleEdge
 from coupon_cdk.fleet import DLQ_HANDLER_TIMEOUT_S, Fleet, Functions, StoreAccess, shared
 from coupon_cdk.functions import Placement
 from coupon_cdk.managed import AwsParts
@@ -76,13 +77,14 @@ class CouponStack(Stack):
     def _aws_only(self, config: EnvironmentConfig, aws: AwsParts, *, fleet: Fleet, functions: Functions,
                   queues: DeadLetterQueues, api: Api, namespace: str) -> None:  # fmt: skip
         """What exists only on AWS: the stores' grants, the topics and the worker's mapping, the
-        scheduled runs one at a time, the migration first, the web ACL and the alarms."""
+        scheduled runs one at a time, the migration first, the edge cache, the web ACL and the alarms."""
         aws.grant(fleet, functions, environment=config.name)
         mapping = topics_and_mapping(self, fleet, functions, aws=aws, config=config, queues=queues)
         one_scheduled_run_at_a_time(functions, queues, reconcile_every_minutes=config.reconcile_every_minutes)
         deployment = api.rest_api.latest_deployment
         assert deployment is not None
         migrate_first(self, fleet, functions, aws=aws, before=[mapping, deployment])
+        edge = SaleEdge(self, "Edge", rest_api=api.rest_api, region=self.region)
         if config.api.waf_requests_per_5_min:
             ApiFirewall(
                 self,
@@ -91,6 +93,7 @@ class CouponStack(Stack):
                 requests_per_5_min=config.api.waf_requests_per_5_min,
                 requests_per_5_min_per_caller=config.api.waf_requests_per_5_min_per_caller,
                 bot_control=config.api.bot_control,
+                edge_header=(EDGE_HEADER, edge.header_value),
             )
         Monitoring(
             self,

@@ -59,8 +59,10 @@ def _rate(
     metric: str,
     *,
     keys: list[wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty],
+    scope_down: wafv2.CfnWebACL.StatementProperty | None = None,
 ) -> wafv2.CfnWebACL.RuleProperty:
-    """A rate-based rule over five minutes: by IP without ``keys``, else by those keys."""
+    """A rate-based rule over five minutes: by IP without ``keys``, else by those keys; of the
+    requests ``scope_down`` matches, if given."""
     return wafv2.CfnWebACL.RuleProperty(
         name=name,
         priority=priority,
@@ -71,9 +73,27 @@ def _rate(
                 aggregate_key_type="CUSTOM_KEYS" if keys else "IP",
                 custom_keys=keys or None,
                 evaluation_window_sec=300,
+                scope_down_statement=scope_down,
             )
         ),
         visibility_config=_visibility(metric),
+    )
+
+
+def _not_from(header: tuple[str, str]) -> wafv2.CfnWebACL.StatementProperty:
+    """Requests without the header ``(name, value)`` (the edge's: ``coupon_cdk/edge.py``)."""
+    name, value = header
+    return wafv2.CfnWebACL.StatementProperty(
+        not_statement=wafv2.CfnWebACL.NotStatementProperty(
+            statement=wafv2.CfnWebACL.StatementProperty(
+                byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
+                    field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(single_header={"Name": name.lower()}),
+                    positional_constraint="EXACTLY",
+                    search_string=value,
+                    text_transformations=AS_SENT,
+                )
+            )
+        )
     )
 
 
@@ -90,8 +110,9 @@ def _issue_requests() -> wafv2.CfnWebACL.StatementProperty:
 
 
 class ApiFirewall(Construct):
-    """``requests_per_5_min`` per IP; ``requests_per_5_min_per_caller`` per token (0: no such
-    rule); ``bot_control``: Bot Control's inspection level, or ``off``."""
+    """``requests_per_5_min`` per IP, but for requests carrying ``edge_header`` (its name and
+    value: the edge's, whose few addresses would be a sale's busiest); ``requests_per_5_min_per_caller``
+    per token (0: no such rule); ``bot_control``: Bot Control's inspection level, or ``off``."""
 
     def __init__(
         self,
@@ -102,6 +123,7 @@ class ApiFirewall(Construct):
         requests_per_5_min: int,
         requests_per_5_min_per_caller: int,
         bot_control: Literal["off", "common", "targeted"],
+        edge_header: tuple[str, str],
     ) -> None:
         super().__init__(scope, construct_id)
         token = wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
@@ -111,7 +133,9 @@ class ApiFirewall(Construct):
             )
         )
         rules = [
-            _rate("RatePerIp", 0, requests_per_5_min, "coupon-api-rate-per-ip", keys=[]),
+            _rate(
+                "RatePerIp", 0, requests_per_5_min, "coupon-api-rate-per-ip", keys=[], scope_down=_not_from(edge_header)
+            ),
             _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
             _managed_rules(
                 "AwsKnownBadInputs", 2, "AWSManagedRulesKnownBadInputsRuleSet", "coupon-api-known-bad-inputs"

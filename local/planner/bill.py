@@ -33,6 +33,9 @@ FREE_AT_IDLE: dict[str, str] = {
     "AWS::ApiGateway::RestApi": "API Gateway bills requests",
     "AWS::ApiGateway::Stage": "API Gateway bills requests (the stage has no cache)",
     "AWS::ApplicationAutoScaling::ScalableTarget": "the warm-up's provisioned concurrency bills while it is up",
+    "AWS::CloudFront::CachePolicy": "no charge",
+    "AWS::CloudFront::Distribution": "CloudFront bills requests and data out (a sale's polling: make plan)",
+    "AWS::CloudFront::Function": "CloudFront bills its invocations (a page's request for any other path)",
     "AWS::Cognito::UserPool": "Cognito bills monthly active users",
     "AWS::Cognito::UserPoolClient": "Cognito bills monthly active users",
     "AWS::EC2::FlowLog": "its logs bill per GB ingested",
@@ -249,7 +252,7 @@ def _keys_and_secrets(by_type: Mapping[str, list[Resource]]) -> Line | None:
     if not keys and not secrets:
         return None
     usd = _monthly("kms_key_month", keys, hourly=False) + _monthly("secret_month", secrets, hourly=False)
-    return Line("KMS, Secrets Manager", f"{keys} key, {secrets} secret", usd, ("kms_key_month", "secret_month"))
+    return Line("KMS, Secrets Manager", f"{keys} key{'s' * (keys != 1)}, {secrets} secret{'s' * (secrets != 1)}", usd, ("kms_key_month", "secret_month"))
 
 
 # Each reader, in the bill's order, with the resource types it prices.

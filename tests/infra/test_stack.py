@@ -128,6 +128,7 @@ def test_routes_and_their_authorization(env, request):
     assert (
         methods
         == {("POST", public), ("GET", public), ("POST", "AWS_IAM"), ("GET", "AWS_IAM"), ("PATCH", "AWS_IAM")}
+        | {("GET", "NONE")}  # a sale's availability, public everywhere
         | preflight
     )
     paths = {r["Properties"]["PathPart"] for r in resources(template, "AWS::ApiGateway::Resource").values()}
@@ -143,6 +144,7 @@ def test_routes_and_their_authorization(env, request):
         "reopen",
         "top-up",
         "reconcile",
+        "availability",
     }
     template.has_resource_properties(
         "AWS::ApiGateway::GatewayResponse", {"ResponseType": "BAD_REQUEST_BODY", "StatusCode": "422"}
@@ -343,7 +345,7 @@ def test_the_issue_request_goes_to_the_intake_and_every_other_route_to_the_coupo
         path = paths.get(resource.get("Ref", ""), "/") if isinstance(resource, dict) else "/"
         by_function[target].add(f"{method['Properties']['HttpMethod']} {path}")
     assert by_function["intake"] == {"POST coupon-issues"}
-    assert len(by_function["coupons"]) == 12
+    assert len(by_function["coupons"]) == 13
 
 
 def test_the_migration_runs_at_deploy_time(dev):
