@@ -252,7 +252,8 @@ def _keys_and_secrets(by_type: Mapping[str, list[Resource]]) -> Line | None:
     if not keys and not secrets:
         return None
     usd = _monthly("kms_key_month", keys, hourly=False) + _monthly("secret_month", secrets, hourly=False)
-    return Line("KMS, Secrets Manager", f"{keys} key{'s' * (keys != 1)}, {secrets} secret{'s' * (secrets != 1)}", usd, ("kms_key_month", "secret_month"))
+    counted = f"{keys} key{'s' * (keys != 1)}, {secrets} secret{'s' * (secrets != 1)}"
+    return Line("KMS, Secrets Manager", counted, usd, ("kms_key_month", "secret_month"))
 
 
 # Each reader, in the bill's order, with the resource types it prices.
