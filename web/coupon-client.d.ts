@@ -34,6 +34,24 @@ export function afterClaim(answer: Answer): "success" | "refused" | "refresh" | 
  * @returns {"none" | "held" | "pending" | "released" | "ask again"}
  */
 export function afterStatus(answer: Answer): "none" | "held" | "pending" | "released" | "ask again";
+/**
+ * A sale's state at `serverNowMs` (the server's clock): the answer's, moved on by the window's
+ * edges it has crossed since (an answer kept at the edge may be a second old).
+ * @param {Sale} sale
+ * @param {number} serverNowMs
+ * @returns {SaleState}
+ */
+export function saleStateAt(sale: Sale, serverNowMs: number): SaleState;
+/**
+ * How long watch waits before asking again: not at all once the sale has ended, WATCH_FAR_MS
+ * while its opening is further than WATCH_NEAR_MS away (but never past WATCH_NEAR_MS before it),
+ * `periodMs` otherwise.
+ * @param {Sale} sale
+ * @param {number} serverNowMs
+ * @param {number} periodMs
+ * @returns {number | null} null: stop
+ */
+export function nextWatchMs(sale: Sale, serverNowMs: number, periodMs: number): number | null;
 /** How many times one click's request is sent at most. */
 export const MAX_SENDS: 5;
 /** The wait before sending again when the answer names none (no Retry-After, or one RFC 9110 does not allow). */
@@ -53,6 +71,13 @@ export const TIMEOUT_MS: 10000;
  * minutes. A warm-up within the cap would find the old one kept and ask nothing.
  */
 export const PREFLIGHT_REFRESH_MS: 601000;
+/** How often watch asks a sale's availability near and during its window: the edge's period. */
+export const WATCH_MS: 1000;
+/** ...and while its opening is further than WATCH_NEAR_MS away (the countdown runs on the kept offset). */
+export const WATCH_FAR_MS: 10000;
+export const WATCH_NEAR_MS: 60000;
+/** How many of the last answers the server clock's offset is taken from. */
+export const OFFSET_SAMPLES: 30;
 export class CouponClient {
     /** @param {ClientOptions} options */
     constructor(options: ClientOptions);
@@ -88,6 +113,23 @@ export class CouponClient {
      */
     keepWarm({ signal }?: {
         signal?: AbortSignal;
+    }): Promise<number>;
+    /**
+     * Watch a sale until `signal` aborts or it ends: GET /coupons/{couponId}/availability from the
+     * edge (no token, no preflight), every `periodMs` near and during its window (nextWatchMs), and
+     * `onSale` told of each answer. The server clock's offset is the largest of the last
+     * OFFSET_SAMPLES answers' (server time minus arrival): an answer kept at the edge, or slow to
+     * arrive, only ever makes the server look earlier, so the page opens late, never early.
+     * Answers that are not a sale (a 503, no answer) are skipped; a 404 ends the watch.
+     * @param {number} couponId
+     * @param {(sale: Sale) => void} onSale
+     * @param {{ signal?: AbortSignal, periodMs?: number }} [options]
+     * @returns {Promise<number>} the last answer's HTTP status (200 once the sale ended, 404, or 0
+     *   aborted before any)
+     */
+    watch(couponId: number, onSale: (sale: Sale) => void, { signal, periodMs }?: {
+        signal?: AbortSignal;
+        periodMs?: number;
     }): Promise<number>;
     /**
      * Where the user's request stands: GET /coupons/{couponId}/issues/{userId}.
@@ -168,11 +210,47 @@ export type Wait = {
      */
     httpStatus: number;
 };
+export type SaleState = "NOT_OPEN" | "OPEN" | "SOLD_OUT" | "ENDED" | "CLOSED";
+/**
+ * a sale as watch reports it (GET /coupons/{couponId}/availability)
+ */
+export type Sale = {
+    /**
+     * the server's answer, moved on by the server's clock (saleStateAt)
+     */
+    state: SaleState;
+    /**
+     * epoch ms (null: a coupon whose state expired long ago)
+     */
+    startsAt: number | null;
+    /**
+     * epoch ms
+     */
+    endsAt: number | null;
+    total: number | null;
+    /**
+     * the copies left at asOf: Redis' count then, never more
+     */
+    left: number | null;
+    /**
+     * epoch ms, the server's time of that count
+     */
+    asOf: number | null;
+    /**
+     * the server's clock minus this page's (serverNow = Date.now() + offsetMs)
+     */
+    offsetMs: number;
+};
 export type ClientOptions = {
     /**
      * the API's URL with its stage, e.g. https://ID.execute-api.REGION.amazonaws.com/prod
      */
     baseUrl: string;
+    /**
+     * where watch reads a sale: the environment's edge (the stack's EdgeUrl
+     * output), else baseUrl
+     */
+    edgeUrl?: string | undefined;
     /**
      * the user's Cognito ID token (prod), asked before every request and sent as Authorization;
      * asked with forceRefresh after a 401 (Amplify: fetchAuthSession({ forceRefresh }))

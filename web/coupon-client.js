@@ -6,6 +6,7 @@
 //   const client = new CouponClient({ baseUrl: "https://ID.execute-api.REGION.amazonaws.com/prod", getToken });
 //   const result = await client.claim(couponId, userId);   // one click
 //   // result.kind: "success" | "held" | "released" | "refused" | "unavailable" | "unknown"
+//   client.watch(couponId, (sale) => show(sale), { signal });   // the sale, polled from the edge
 
 /** How many times one click's request is sent at most. */
 export const MAX_SENDS = 5;
@@ -26,6 +27,14 @@ export const TIMEOUT_MS = 10_000;
  * minutes. A warm-up within the cap would find the old one kept and ask nothing.
  */
 export const PREFLIGHT_REFRESH_MS = 601_000;
+
+/** How often watch asks a sale's availability near and during its window: the edge's period. */
+export const WATCH_MS = 1_000;
+/** ...and while its opening is further than WATCH_NEAR_MS away (the countdown runs on the kept offset). */
+export const WATCH_FAR_MS = 10_000;
+export const WATCH_NEAR_MS = 60_000;
+/** How many of the last answers the server clock's offset is taken from. */
+export const OFFSET_SAMPLES = 30;
 
 /** Status route states that mean the user holds the copy (or held it: used, expired); PENDING is polled. */
 const HELD = new Set(["ISSUED", "USED", "EXPIRED"]);
@@ -76,8 +85,25 @@ const RETRY_LATER = new Set([408, 429]);
  */
 
 /**
+ * @typedef {"NOT_OPEN" | "OPEN" | "SOLD_OUT" | "ENDED" | "CLOSED"} SaleState
+ */
+
+/**
+ * @typedef {object} Sale a sale as watch reports it (GET /coupons/{couponId}/availability)
+ * @property {SaleState} state the server's answer, moved on by the server's clock (saleStateAt)
+ * @property {number | null} startsAt epoch ms (null: a coupon whose state expired long ago)
+ * @property {number | null} endsAt epoch ms
+ * @property {number | null} total
+ * @property {number | null} left the copies left at asOf: Redis' count then, never more
+ * @property {number | null} asOf epoch ms, the server's time of that count
+ * @property {number} offsetMs the server's clock minus this page's (serverNow = Date.now() + offsetMs)
+ */
+
+/**
  * @typedef {object} ClientOptions
  * @property {string} baseUrl the API's URL with its stage, e.g. https://ID.execute-api.REGION.amazonaws.com/prod
+ * @property {string} [edgeUrl] where watch reads a sale: the environment's edge (the stack's EdgeUrl
+ *   output), else baseUrl
  * @property {(options: { forceRefresh: boolean }) => (string | undefined | Promise<string | undefined>)} [getToken]
  *   the user's Cognito ID token (prod), asked before every request and sent as Authorization;
  *   asked with forceRefresh after a 401 (Amplify: fetchAuthSession({ forceRefresh }))
@@ -178,6 +204,38 @@ export function afterStatus(answer) {
 }
 
 /**
+ * A sale's state at `serverNowMs` (the server's clock): the answer's, moved on by the window's
+ * edges it has crossed since (an answer kept at the edge may be a second old).
+ * @param {Sale} sale
+ * @param {number} serverNowMs
+ * @returns {SaleState}
+ */
+export function saleStateAt(sale, serverNowMs) {
+  const { state, startsAt, endsAt } = sale;
+  if (state === "CLOSED" || state === "ENDED" || startsAt === null || endsAt === null) return state;
+  if (serverNowMs >= endsAt) return "ENDED";
+  if (state === "NOT_OPEN" && serverNowMs >= startsAt) return sale.left === 0 ? "SOLD_OUT" : "OPEN";
+  return state;
+}
+
+/**
+ * How long watch waits before asking again: not at all once the sale has ended, WATCH_FAR_MS
+ * while its opening is further than WATCH_NEAR_MS away (but never past WATCH_NEAR_MS before it),
+ * `periodMs` otherwise.
+ * @param {Sale} sale
+ * @param {number} serverNowMs
+ * @param {number} periodMs
+ * @returns {number | null} null: stop
+ */
+export function nextWatchMs(sale, serverNowMs, periodMs) {
+  const state = saleStateAt(sale, serverNowMs);
+  if (state === "ENDED") return null;
+  if (state !== "NOT_OPEN" || sale.startsAt === null) return periodMs;
+  const untilNear = sale.startsAt - WATCH_NEAR_MS - serverNowMs;
+  return untilNear > 0 ? Math.max(periodMs, Math.min(WATCH_FAR_MS, untilNear)) : periodMs;
+}
+
+/**
  * `promise`, or the signal's reason once it aborts first.
  * @template T
  * @param {Promise<T>} promise
@@ -227,6 +285,7 @@ export class CouponClient {
   /** @type {Map<string, Promise<ClaimResult>>} */
   #inFlight = new Map();
   #baseUrl;
+  #edgeUrl;
   #getToken;
   #onWait;
   #timeoutMs;
@@ -238,11 +297,12 @@ export class CouponClient {
 
   /** @param {ClientOptions} options */
   constructor(options) {
-    const { baseUrl, getToken, onWait, timeoutMs, fetch: fetchImpl, sleep, random, now, newKey } = options ?? {};
+    const { baseUrl, edgeUrl, getToken, onWait, timeoutMs, fetch: fetchImpl, sleep, random, now, newKey } = options ?? {};
     if (typeof baseUrl !== "string") {
       throw new TypeError("new CouponClient({ baseUrl }): baseUrl is the API's URL with its stage");
     }
     this.#baseUrl = baseUrl.replace(/\/+$/, "");
+    this.#edgeUrl = (edgeUrl ?? baseUrl).replace(/\/+$/, "");
     this.#getToken = getToken ?? (() => undefined);
     this.#onWait = onWait ?? (() => {});
     this.#timeoutMs = timeoutMs ?? TIMEOUT_MS;
@@ -305,6 +365,57 @@ export class CouponClient {
     };
     again();
     return first;
+  }
+
+  /**
+   * Watch a sale until `signal` aborts or it ends: GET /coupons/{couponId}/availability from the
+   * edge (no token, no preflight), every `periodMs` near and during its window (nextWatchMs), and
+   * `onSale` told of each answer. The server clock's offset is the largest of the last
+   * OFFSET_SAMPLES answers' (server time minus arrival): an answer kept at the edge, or slow to
+   * arrive, only ever makes the server look earlier, so the page opens late, never early.
+   * Answers that are not a sale (a 503, no answer) are skipped; a 404 ends the watch.
+   * @param {number} couponId
+   * @param {(sale: Sale) => void} onSale
+   * @param {{ signal?: AbortSignal, periodMs?: number }} [options]
+   * @returns {Promise<number>} the last answer's HTTP status (200 once the sale ended, 404, or 0
+   *   aborted before any)
+   */
+  async watch(couponId, onSale, { signal, periodMs = WATCH_MS } = {}) {
+    /** @type {number[]} */
+    const offsets = [];
+    let last = 0;
+    for (;;) {
+      let wait = periodMs;
+      /** @type {Answer} */
+      let answer;
+      try {
+        answer = await this.#send("GET", `/coupons/${couponId}/availability`, { signal, anonymous: true });
+      } catch {
+        return last; // aborted
+      }
+      last = answer.httpStatus;
+      if (last === 404) return last;
+      const { body } = answer;
+      if (last === 200 && typeof body.serverTime === "string") {
+        offsets.push(Date.parse(body.serverTime) - this.#now());
+        if (offsets.length > OFFSET_SAMPLES) offsets.shift();
+        const offsetMs = Math.max(...offsets);
+        const time = (/** @type {unknown} */ value) => (typeof value === "string" ? Date.parse(value) : null);
+        /** @type {Sale} */
+        const sale = { state: body.status, startsAt: time(body.startsAt), endsAt: time(body.endsAt),
+          total: body.total, left: body.left, asOf: time(body.asOf), offsetMs };
+        const serverNow = this.#now() + offsetMs;
+        onSale({ ...sale, state: saleStateAt(sale, serverNow) });
+        const next = nextWatchMs(sale, serverNow, periodMs);
+        if (next === null) return last;
+        wait = next;
+      }
+      try {
+        await this.#sleep(wait, signal);
+      } catch {
+        return last; // aborted
+      }
+    }
   }
 
   /**
@@ -391,10 +502,11 @@ export class CouponClient {
    * abort rejects with its reason.
    * @param {string} method
    * @param {string} path
-   * @param {{ body?: string, key?: string, signal?: AbortSignal, forceRefresh?: boolean }} request
+   * @param {{ body?: string, key?: string, signal?: AbortSignal, forceRefresh?: boolean, anonymous?: boolean }} request
+   *   anonymous: a public read from the edge, without the token (so no preflight either)
    * @returns {Promise<Answer>}
    */
-  async #send(method, path, { body, key, signal, forceRefresh = false }) {
+  async #send(method, path, { body, key, signal, forceRefresh = false, anonymous = false }) {
     signal?.throwIfAborted();
     /** @type {Record<string, string>} */
     const headers = {};
@@ -406,10 +518,13 @@ export class CouponClient {
     const timer = setTimeout(() => deadline.abort(new Error(`no answer in ${this.#timeoutMs} ms`)), this.#timeoutMs);
     try {
       // the token too is waited for within the timeout and the page's signal
-      const token = await untilAborted(Promise.resolve(this.#getToken({ forceRefresh })), deadline.signal);
+      const token = anonymous
+        ? undefined
+        : await untilAborted(Promise.resolve(this.#getToken({ forceRefresh })), deadline.signal);
       signal?.throwIfAborted();
       if (token) headers.Authorization = token;
-      const response = await this.#fetch(this.#baseUrl + path, { method, headers, body, signal: deadline.signal });
+      const url = (anonymous ? this.#edgeUrl : this.#baseUrl) + path;
+      const response = await this.#fetch(url, { method, headers, body, signal: deadline.signal });
       const parsed = await response.json().catch(() => null); // not JSON: an answer without a body
       const retryAfter = retryAfterMs(response.headers.get("Retry-After"), this.#now());
       return { httpStatus: response.status, body: parsed ?? {}, retryAfterMs: retryAfter };

@@ -11,8 +11,13 @@ import {
   MAX_SENDS,
   PREFLIGHT_REFRESH_MS,
   TIMEOUT_MS,
+  WATCH_FAR_MS,
+  WATCH_MS,
+  WATCH_NEAR_MS,
   httpDateMs,
+  nextWatchMs,
   retryAfterMs,
+  saleStateAt,
 } from "../coupon-client.js";
 
 const URL = "https://api.example.com/prod";
@@ -364,4 +369,87 @@ test("keepWarm warms up now, then again just past Safari's ten minutes, each wit
 
 test("the contract's numbers are the client's", () => {
   assert.equal(MAX_SENDS, 5);
+});
+
+// watch: a sale polled from the edge, on the server's clock.
+const OPENS = Date.parse("2026-12-24T12:00:00.000Z");
+const sale = (overrides = {}) => [200, {
+  status: "NOT_OPEN", couponId: 3, serverTime: "2026-12-24T11:59:50.000Z", startsAt: "2026-12-24T12:00:00.000Z",
+  endsAt: "2026-12-24T13:00:00.000Z", total: 100, left: 100, asOf: "2026-12-24T11:59:50.000Z", ...overrides,
+}];
+
+/** A client watching with a page clock at `pageNow()`, its sleeps moving that clock. */
+function watching(answers, { pageOffsetMs = -5_000, edgeUrl = "https://edge.example.com" } = {}) {
+  const { fetch, calls } = scripted(answers);
+  const waits = [];
+  let page = Date.parse("2026-12-24T11:59:50.000Z") + pageOffsetMs; // the page's clock: 5 s slow
+  const tokens = [];
+  const watcher = new CouponClient({
+    baseUrl: URL, edgeUrl, fetch, now: () => page,
+    getToken: (options) => void tokens.push(options),
+    sleep: async (ms) => { waits.push(ms); page += ms; },
+  });
+  return { watcher, calls, waits, tokens, pageNow: () => page };
+}
+
+test("watch reads the sale from the edge, without a token (no preflight), and reports its offset", async () => {
+  const { watcher, calls, tokens } = watching([sale(), [404, { status: "COUPON_NOT_FOUND" }]]);
+  const seen = [];
+  assert.equal(await watcher.watch(3, (s) => seen.push(s)), 404);
+  assert.deepEqual(calls.map((call) => [call.method, call.url, call.headers]), [
+    ["GET", "https://edge.example.com/coupons/3/availability", {}],
+    ["GET", "https://edge.example.com/coupons/3/availability", {}],
+  ]);
+  assert.deepEqual(tokens, []);
+  assert.deepEqual(seen, [{ state: "NOT_OPEN", startsAt: OPENS, endsAt: OPENS + 3_600_000, total: 100, left: 100,
+    asOf: OPENS - 10_000, offsetMs: 5_000 }]);
+});
+
+test("an answer kept at the edge never lowers the offset: the page opens late, never early", async () => {
+  const stale = sale({ serverTime: "2026-12-24T11:59:50.400Z" }); // asked 1 s later, answered as of 0.6 s before
+  const { watcher } = watching([sale(), stale, sale({ serverTime: "2026-12-24T11:59:52.000Z" }), [404, {}]]);
+  const offsets = [];
+  await watcher.watch(3, (s) => offsets.push(s.offsetMs), { periodMs: 1_000 });
+  assert.deepEqual(offsets, [5_000, 5_000, 5_000]); // 5,000, then 4,400 and 5,000 seen: the largest kept
+});
+
+test("the sale opens on the server's clock to the millisecond, and reads sold out if nothing is left", () => {
+  const at = { state: "NOT_OPEN", startsAt: OPENS, endsAt: OPENS + 60_000, total: 5, left: 5, asOf: 0, offsetMs: 0 };
+  assert.equal(saleStateAt(at, OPENS - 1), "NOT_OPEN");
+  assert.equal(saleStateAt(at, OPENS), "OPEN");
+  assert.equal(saleStateAt({ ...at, left: 0 }, OPENS), "SOLD_OUT");
+  assert.equal(saleStateAt({ ...at, state: "OPEN" }, OPENS + 59_999), "OPEN");
+  assert.equal(saleStateAt({ ...at, state: "SOLD_OUT" }, OPENS + 60_000), "ENDED");
+  assert.equal(saleStateAt({ ...at, state: "CLOSED" }, OPENS), "CLOSED");
+  assert.equal(saleStateAt({ ...at, state: "ENDED", startsAt: null, endsAt: null }, OPENS), "ENDED");
+});
+
+test("watch asks every WATCH_FAR_MS while the opening is far, never sleeping past its last minute", () => {
+  const at = { state: "NOT_OPEN", startsAt: OPENS, endsAt: OPENS + 60_000, total: 5, left: 5, asOf: 0, offsetMs: 0 };
+  assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS - 60_000, WATCH_MS), WATCH_FAR_MS);
+  assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS - 3_000, WATCH_MS), 3_000);
+  assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS - 10, WATCH_MS), WATCH_MS);
+  assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS, WATCH_MS), WATCH_MS);
+  assert.equal(nextWatchMs({ ...at, state: "SOLD_OUT" }, OPENS + 1, WATCH_MS), WATCH_MS); // a give-back may come
+  assert.equal(nextWatchMs(at, OPENS + 60_000, WATCH_MS), null);
+});
+
+test("watch skips what is not a sale, and stops once the sale has ended", async () => {
+  const ended = sale({ status: "ENDED", serverTime: "2026-12-24T13:00:01.000Z" });
+  const { watcher, calls, waits } = watching([[503, { status: "UNAVAILABLE" }], "no answer", ended, sale()]);
+  const states = [];
+  assert.equal(await watcher.watch(3, (s) => states.push(s.state)), 200);
+  assert.deepEqual(states, ["ENDED"]);
+  assert.equal(calls.length, 3);
+  assert.deepEqual(waits, [WATCH_MS, WATCH_MS]);
+});
+
+test("watch stops when the page aborts it", async () => {
+  const controller = new AbortController();
+  const { watcher, calls } = watching([sale({ serverTime: "2026-12-24T11:59:59.000Z" })]);
+  let seen = 0;
+  const status = await watcher.watch(3, () => { seen += 1; if (seen === 3) controller.abort(); },
+    { signal: controller.signal });
+  assert.equal(status, 200);
+  assert.equal(calls.length, 3);
 });
