@@ -32,10 +32,11 @@ from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
 from coupon_cdk.nag import EDGE_SECRET, accept
+from coupon_core.domain.availability import AVAILABILITY_MS
 
 EDGE_HEADER = "X-Coupon-Edge"
 EDGE_PATH = "/coupons/*/availability"  # the route, as a CloudFront path pattern
-CACHE_S = 1  # the availability's own period: Cache-Control max-age of its answers
+CACHE_S = AVAILABILITY_MS // 1000  # the availability's own period: Cache-Control max-age of its answers
 # What the edge answers for any other path, without asking the API (CloudFront's JavaScript 2.0).
 _NOT_HERE = json.dumps({"status": "NOT_FOUND", "error": "the edge serves GET /coupons/{couponId}/availability only"})
 EDGE_404 = f"""function handler(event) {{

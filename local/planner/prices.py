@@ -22,6 +22,7 @@ WAF = "https://aws.amazon.com/waf/pricing/"
 CLOUDWATCH = "https://aws.amazon.com/cloudwatch/pricing/"
 KMS = "https://aws.amazon.com/kms/pricing/"
 SECRETS_MANAGER = "https://aws.amazon.com/secrets-manager/pricing/"
+CLOUDFRONT = "https://aws.amazon.com/cloudfront/pricing/"
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,8 @@ PRICES: dict[str, Price] = {
     "cloudwatch_dashboard_month": Price(3.0, "dashboard-month", CLOUDWATCH),
     "kms_key_month": Price(1.0, "key-month", KMS),
     "secret_month": Price(0.40, "secret-month", SECRETS_MANAGER),
+    # a sale's polls (make plan): HTTPS requests in North America and Europe, and Origin Shield's
+    "cloudfront_https_10k": Price(0.01, "10,000 HTTPS requests", CLOUDFRONT),
 }
 
 # The vCPUs RDS Proxy bills for each instance class the environments use (the RDS instance

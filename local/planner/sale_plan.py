@@ -24,6 +24,8 @@ from coupon_cdk.config import (
     iam_connections,
     iam_connections_taken,
 )
+from coupon_core.domain.availability import AVAILABILITY_MS
+from local.planner.prices import PRICES
 from local.planner.quotas import QUOTAS, Quota
 from lua_redis.holders import size_bits
 
@@ -72,6 +74,8 @@ class PlannedSale:
     other_ms: float | None = None  # for any other answer
     holders: float | None = None  # share of the clicks after the sell-out that come from holders
     cold_preflights: bool = False  # pages that do not warm their preflight before the opening
+    waiting: int = 0  # pages that watch the sale (the reference client's watch) ...
+    poll_s: float = 1.0  # ... each asking its availability this often at the opening
 
     @property
     def winners(self) -> int:
@@ -94,14 +98,15 @@ class PlannedSale:
     @classmethod
     def parse(cls, text: str) -> PlannedSale:
         """``copies=5000 users=300000 peak=20000/s [clicks=2] [opens=2026-12-01T12:00Z]
-        [success_ms=12] [other_ms=3] [holders=0.125] [preflights=warm|cold]``"""
+        [success_ms=12] [other_ms=3] [holders=0.125] [preflights=warm|cold] [waiting=300000 poll=1s]``"""
         fields: dict[str, str] = {}
         for part in text.split():
             key, sep, value = part.partition("=")
             if not sep or not value:
                 raise SaleError(f"{part!r} is not key=value")
             fields[key] = value
-        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms", "holders", "preflights"}
+        known = {"copies", "users", "peak", "clicks", "opens", "success_ms", "other_ms", "holders", "preflights",
+                 "waiting", "poll"}  # fmt: skip
         if unknown := sorted(set(fields) - known):
             raise SaleError(f"unknown {', '.join(unknown)}; known: {', '.join(sorted(known))}")
         if missing := sorted({"copies", "users", "peak"} - set(fields)):
@@ -116,6 +121,8 @@ class PlannedSale:
             other_ms=_millis("other_ms", fields["other_ms"]) if "other_ms" in fields else None,
             holders=_share("holders", fields["holders"]) if "holders" in fields else None,
             cold_preflights=_warm_or_cold(fields.get("preflights", "warm")),
+            waiting=_count("waiting", fields["waiting"]) if "waiting" in fields else 0,
+            poll_s=_seconds("poll", fields.get("poll", "1s")),
         )
 
 
@@ -135,6 +142,12 @@ def _millis(key: str, text: str) -> float:
     if not re.fullmatch(r"[0-9]+(\.[0-9]+)?", text.removesuffix("ms")) or float(text.removesuffix("ms")) <= 0:
         raise SaleError(f"{key} must be milliseconds above 0, got {text!r}")
     return float(text.removesuffix("ms"))
+
+
+def _seconds(key: str, text: str) -> float:
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)?s?", text) or float(text.removesuffix("s")) <= 0:
+        raise SaleError(f"{key} must be seconds above 0, as 1s, got {text!r}")
+    return float(text.removesuffix("s"))
 
 
 def _share(key: str, text: str) -> float:
@@ -180,6 +193,17 @@ class SlotSecond:
 
 
 @dataclass(frozen=True)
+class Polling:
+    """What the waiting pages' polls cost at the opening, per second: at the edge (CloudFront),
+    and what reaches API Gateway, the coupons function and Redis with the edge and without it."""
+
+    at_edge: float  # requests/s the pages send
+    through_edge: float  # requests/s the edge lets through: one per cache period per page origin
+    redis_with_edge: float  # Redis reads/s: at most one per coupons container (and period) a request reaches
+    usd_per_minute: float  # CloudFront's bill for a minute of it
+
+
+@dataclass(frozen=True)
 class Plan:
     limits: list[Limit]
     concurrency: int  # intake environments the peak keeps busy
@@ -188,6 +212,7 @@ class Plan:
     drain_s: float  # how long the workers take to persist every winner
     notes: list[str] = field(default_factory=list)
     slot: list[SlotSecond] = field(default_factory=list)  # one coupon's slot, second by second
+    polling: Polling | None = None  # the waiting pages', when the sale has any
 
     @property
     def binding(self) -> Limit:
@@ -268,6 +293,14 @@ def plan(
     ]  # fmt: skip
     slot = slot_seconds(sale, concurrency, measured)
     limits.append(_slot(config, sale.peak_rps, quotas, slot, reserve_usec))
+    polling = polls(config, sale)
+    if polling is not None:
+        limits.append(
+            Limit("requests/s that the coupons function's reserved concurrency allows (10 x "
+                  "concurrency.coupons), the waiting pages' polls past the edge",
+                  q["lambda_rps_per_concurrency"] * config.concurrency.coupons, polling.through_edge,
+                  "requests/s", quotas["lambda_rps_per_concurrency"].source, "raise concurrency.coupons")
+        )  # fmt: skip
     if serverless_kafka:
         spread = "spread the sale over several seconds (a lower stage throttle) or use provisioned MSK"
         limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
@@ -282,7 +315,21 @@ def plan(
         drain_s=winners / config.processing_limit.writes_per_second,
         notes=notes,
         slot=slot,
+        polling=polling,
     )
+
+
+def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
+    """The waiting pages' polls at the opening (``waiting`` pages, one each ``poll_s``): all of
+    them at the edge, which lets through one per cache period (the availability's) per page origin
+    (the cache key holds ``Origin``); each reaching the coupons function costs at most one Redis
+    read per container and period (availability.AVAILABILITY_MS), so at most one per request."""
+    if not sale.waiting:
+        return None
+    at_edge = sale.waiting / sale.poll_s
+    through = min(at_edge, max(1, len(config.api.cors_origins)) * 1000 / AVAILABILITY_MS)
+    usd = at_edge * 60 / 10_000 * PRICES["cloudfront_https_10k"].usd
+    return Polling(at_edge, through, through, usd)
 
 
 def preflights(config: EnvironmentConfig, sale: PlannedSale) -> int:
@@ -378,6 +425,15 @@ def _notes(
 ) -> list[str]:
     assert config.cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
+    if polling := polls(config, sale):
+        gateway = sale.peak_rps + polling.at_edge
+        notes.append(
+            f"{sale.waiting:,} waiting pages polling every {sale.poll_s:g} s: {polling.at_edge:,.0f} requests/s at "
+            f"the edge (CloudFront: ${polling.usd_per_minute:,.2f} a minute; the reference client polls every 10 s "
+            f"until the last minute), of which {polling.through_edge:,.0f}/s reach API Gateway, the coupons function "
+            f"and at most {polling.redis_with_edge:,.0f} Redis read/s; without the edge every poll would: "
+            f"{gateway:,.0f} requests/s at the stage with the claims (its throttle: {config.api.rate_limit:,})"
+        )
     if cold := preflights(config, sale):
         counted = "counted above (preflights=cold)" if sale.cold_preflights else "not counted above (preflights=warm)"
         notes.append(

@@ -1,8 +1,15 @@
 """The shop's page in a real browser: ``web/shop.html``, served by the local stack from its own
-origin, claims coupons through LocalStack's API Gateway with the reference client, in headless
-Chromium. Every answer a shopper meets is read by the page (CORS: the preflight answered by API
-Gateway, the headers on the functions' answers, ``Retry-After`` exposed); a page from an origin
-the environment does not list reads none."""
+origin, watches a sale and claims coupons through LocalStack's API Gateway with the reference
+client, in headless Chromium. Every answer a shopper meets is read by the page (CORS: the
+preflight answered by API Gateway, the headers on the functions' answers, ``Retry-After``
+exposed); a page from an origin the environment does not list reads none.
+
+The page's clock runs on Chromium's virtual time here (a wait costs none), ahead of the server's,
+so the opening to the millisecond is tested in Node on a scripted clock (web/test/); here, a page
+before the window counts down from the server's opening and sends nothing, an open sale's click
+succeeds, a sold-out sale sends nothing. LocalStack's API Gateway caches nothing and its free
+edition has no CloudFront: the pages read the API itself, and tests/infra/test_edge.py holds the
+edge's settings."""
 
 from __future__ import annotations
 
@@ -27,6 +34,9 @@ from local.testkit.stores import WholeStore
 from lua_redis.keys import build_claim_key, meta_key
 
 RESULTS = re.compile(r'<pre id="results">(.*?)</pre>', re.S)
+STATES = re.compile(r'<pre id="states">(.*?)</pre>', re.S)
+SALE = re.compile(r'<p id="sale"[^>]*>(.*?)</p>', re.S)
+FUNCTION_CACHE_S = 1.1  # the coupons function keeps a sale's read a second (availability.AVAILABILITY_MS)
 
 
 def open_coupon(live, total: int, *, opens_in: timedelta = timedelta(minutes=-1)) -> int:
@@ -38,14 +48,24 @@ def open_coupon(live, total: int, *, opens_in: timedelta = timedelta(minutes=-1)
     return int(answer.body["couponId"])
 
 
-def claims(api_url: str, coupon: int, user: int, *, clicks: int = 1, origin: str = stack.SHOP_ORIGIN) -> list[Any]:
-    """What the page at ``origin`` read of ``clicks`` claims, one result each."""
+def page(api_url: str, coupon: int, user: int, *, clicks: int = 1, origin: str = stack.SHOP_ORIGIN) -> str:
+    """The DOM of the page at ``origin`` once it clicked ``clicks`` times."""
     query = urlencode({"api": api_url, "coupon": coupon, "user": user, "clicks": clicks})
     dom = served_dom(f"{origin}/shop.html?{query}")
-    found = RESULTS.search(dom)
     assert 'data-done="true"' in dom, dom[-2000:]
+    return dom
+
+
+def read(pattern: re.Pattern[str], dom: str) -> Any:
+    found = pattern.search(dom)
     assert found, dom[-2000:]
-    return list(json.loads(html.unescape(found[1])))
+    text = html.unescape(found[1])
+    return text if pattern is SALE else json.loads(text)
+
+
+def claims(api_url: str, coupon: int, user: int, *, clicks: int = 1, origin: str = stack.SHOP_ORIGIN) -> list[Any]:
+    """What the page at ``origin`` read of ``clicks`` claims, one result each."""
+    return list(read(RESULTS, page(api_url, coupon, user, clicks=clicks, origin=origin)))
 
 
 @pytest.fixture(scope="module")
@@ -54,27 +74,43 @@ def api_url(live) -> str:
     return live.env["API_URL"]
 
 
-def test_the_page_reads_a_success_then_the_users_duplicate_then_sold_out(live, api_url):
+def test_an_open_sales_page_reads_a_success_then_the_users_duplicate_and_a_sold_out_page_sends_nothing(live, api_url):
     coupon = open_coupon(live, 1)
 
-    first, second = claims(api_url, coupon, 11, clicks=2)
-    (other,) = claims(api_url, coupon, 12)
+    opened = page(api_url, coupon, 11, clicks=2)
+    time.sleep(FUNCTION_CACHE_S)  # every container's read of the sale taken after the sell-out
+    sold_out = page(api_url, coupon, 12)
 
+    first, second = read(RESULTS, opened)
     assert (first["kind"], first["status"], first["httpStatus"], first["attempts"]) == ("success", "SUCCESS", 202, 1)
     assert first["requestId"]
     assert first["reservedAt"]
     assert (second["kind"], second["status"], second["httpStatus"]) == ("refused", "DUPLICATE", 409)
-    assert (other["kind"], other["status"]) == ("refused", "SOLD_OUT")
-    assert WholeStore(live.redis).reserved_count(coupon) == 1
+    assert read(STATES, opened)[0] == "OPEN"
+    assert (read(RESULTS, sold_out), read(STATES, sold_out), read(SALE, sold_out)) == (
+        [{"kind": "not sent", "state": "SOLD_OUT"}], ["SOLD_OUT"], "Sold out"
+    )  # fmt: skip
+    store = WholeStore(live.redis)
+    assert (store.reserved_count(coupon), store.reservation_time(coupon, 12)) == (1, None)
 
 
-def test_the_page_reads_not_open_and_a_bad_request(live, api_url):
+def test_a_page_before_the_window_counts_down_to_the_servers_opening_and_sends_nothing(live, api_url):
     coupon = open_coupon(live, 5, opens_in=timedelta(hours=1))
 
-    (not_open,) = claims(api_url, coupon, 11)
+    before = page(api_url, coupon, 11)
+
+    assert read(RESULTS, before) == [{"kind": "not sent", "state": "NOT_OPEN"}]
+    assert read(STATES, before) == ["NOT_OPEN"]
+    # an hour away on the server's clock, less the page's virtual minutes
+    assert re.fullmatch(r"Opens in 5[6-9]:[0-5]\d\.\d \(.+\)", read(SALE, before)), read(SALE, before)
+    assert WholeStore(live.redis).reservation_time(coupon, 11) is None
+
+
+def test_the_page_reads_a_bad_request(live, api_url):
+    coupon = open_coupon(live, 5)
+
     (invalid,) = claims(api_url, coupon, 0)  # no user 0: the request is malformed
 
-    assert (not_open["kind"], not_open["status"], not_open["httpStatus"]) == ("refused", "NOT_OPEN", 409)
     assert (invalid["kind"], invalid["status"], invalid["httpStatus"]) == ("refused", "INVALID_REQUEST", 422)
     assert "userId" in invalid["error"]
 

@@ -147,6 +147,8 @@ def test_a_small_sale_needs_no_warmup_and_the_database_drains_at_the_processing_
         ("copies=1 users=1 peak=1 opens=tomorrow", "opens must be an ISO 8601 time"),
         ("copies=1 users=1 peak=1 opens=2026-12-24T12:00+09:00", "opens must be in UTC"),
         ("copies=1 users=1 peak=1 success_ms=-3", "success_ms must be milliseconds above 0"),
+        ("copies=1 users=1 peak=1 waiting=300000 poll=0s", "poll must be seconds above 0"),
+        ("copies=1 users=1 peak=1 waiting=many", "waiting must be a whole number from 1"),
         ("copies", "'copies' is not key=value"),
     ],
 )
@@ -224,6 +226,26 @@ def test_cold_preflights_count_against_api_gateways_throttles_and_warm_ones_do_n
     assert (stage(warm).demand, stage(cold).demand) == (8000, 8000 + 4000)
     assert any("4,000 preflights (OPTIONS)" in note and "not counted above" in note for note in warm.notes)
     assert any("counted above (preflights=cold)" in note for note in cold.notes)
+
+
+def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_through():
+    """300,000 pages polling once a second: all of it at the edge (billed), one request a second
+    per page origin past it (the cache key holds Origin); without pages, no polling at all."""
+    sale = "copies=5000 users=300000 peak=8000/s"
+    quiet = plan(environment("prod"), PlannedSale.parse(sale), measured=FIGURES)
+    waiting = plan(environment("prod"), PlannedSale.parse(f"{sale} waiting=300000 poll=2s"), measured=FIGURES)
+    listed = environment("prod", api={"corsOrigins": ["https://a.example.com", "https://b.example.com"]})
+    two_origins = plan(listed, PlannedSale.parse(f"{sale} waiting=300000"), measured=FIGURES)
+
+    assert quiet.polling is None
+    assert waiting.polling is not None
+    assert two_origins.polling is not None
+    assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 1)
+    assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 / 10_000 * 0.01)
+    assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 2)
+    past_edge = [limit for limit in two_origins.limits if "polls past the edge" in limit.name]
+    assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 2)]
+    assert any("158,000 requests/s at the stage" in note for note in waiting.notes)
 
 
 def test_without_cors_origins_there_is_no_preflight():
