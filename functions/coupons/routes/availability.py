@@ -33,10 +33,10 @@ def _time(millis: int | None) -> str | None:
 
 @router.get(
     "/coupons/<couponId>/availability",
-    summary="A sale as a shop's page shows it: its state on the server's clock, its window, the copies left",
+    summary="A sale's state, window and copies left (public, cached a second)",
     responses=documented(
-        (200, "NOT_OPEN, OPEN, SOLD_OUT, ENDED or CLOSED; cached for a second", AvailabilityBody),
-        {404: "COUPON_NOT_FOUND; cached for a second", 503: "UNAVAILABLE: read again after Retry-After"},
+        (200, "NOT_OPEN, OPEN, SOLD_OUT, ENDED or CLOSED", AvailabilityBody),
+        {404: "COUPON_NOT_FOUND", 503: "UNAVAILABLE"},
     ),
 )
 def get_availability(
