@@ -13,6 +13,7 @@ api.py           API Gateway (REST) in front of the intake
 request_models.py  the gateway's request models, generated from the functions' pydantic models
 api_account.py   API Gateway's account settings (its logging role), a stack of its own
 waf.py           the WAF web ACL in front of the stage
+edge.py          CloudFront in front of a sale's availability, cached a second
 network.py       the VPC and its endpoints
 stores.py        the data stores: ElastiCache (Valkey), MSK and RDS PostgreSQL
 topic.py         the Kafka topics as a custom resource

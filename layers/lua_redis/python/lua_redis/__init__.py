@@ -18,6 +18,7 @@ no further than the reservation path.
     reconcile.py    the reconcile's repairs: strays released, holders and request ids put back
     holders.py      the holders' filter: who took a copy of a coupon, for the intake's memory of
                     its sold-out refusals (a Bloom filter the scripts keep beside the set)
+    availability.py a sale as a shop's page reads it: its state and count, in one read-only script
     registry.py     the registry of coupons, as its writers keep it: every coupon id and when its
                     state expires, so that the intake tells a missing state from an id that
                     names nothing

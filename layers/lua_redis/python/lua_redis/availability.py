@@ -1,7 +1,7 @@
 """A coupon's sale as a shop's page reads it (the domain's ``availability.SaleReader``): one
 read-only script for the state, and for a coupon without one, the registry of coupons in one
-command more (the claim route's cost for such an id: ``issue_store.IssueStore.lookup``, without
-its claim on a build, which only the claim route asks for)."""
+command more (the claim route's cost for such an id: ``IssueStore.lookup`` in ``issue_store.py``,
+without its claim on a build, which only the claim route asks for)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ protocols (ports), which the adapters implement: those several jobs share in
                       and for a state reserve found missing
     state_sync.py     Redis brought to a change the database already holds
     status.py         where a user's request stands
+    availability.py   a sale as a shop's page reads it, once a second per coupon and container
     lifecycle.py      an issued copy used once, canceled, or expired
     operations.py     what operators do to a coupon
     outbox_relay.py   the coupon event stream and the relay that publishes the outbox
