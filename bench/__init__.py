@@ -19,4 +19,5 @@ msk_token.py              signing MSK IAM auth tokens
 command_start.py          how soon the coupons command answers, beside aws --version and another commit's
 settings_read.py          what reading a function's settings costs a cold start
 metrics_line.py           what the measure of arrival order adds to each answer's metrics line
+availability.py           pages polling a sale's availability on the local stack: Redis, database, lag
 """
