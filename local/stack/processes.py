@@ -237,7 +237,8 @@ def stop(pid: int, first: signal.Signals | int = signal.SIGTERM, timeout_s: floa
         if finished:
             return
         time.sleep(0.05)
-    os.kill(pid, signal.SIGKILL)
+    with suppress(ProcessLookupError):  # it ended after the last look
+        os.kill(pid, signal.SIGKILL)
 
 
 def alive(pid: int) -> bool:
