@@ -40,7 +40,8 @@ from typing import Any
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.services import service_urls
-from local.testkit.fault_proxy import FaultProxy, proxied_broker
+from local.stack.tansu import proxied_broker
+from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.lambda_events import InProcessContext, api_event
 from lua_redis.client import connect

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 from local.stack import tls_front
 from local.stack.processes import Process, Service, free_port, package_dir, port_open, spawn, wait_for
-from local.stack.tls import certificates
+from local.stack.tls import certificates, proxy_ends
+from local.testkit.fault_proxy import FaultProxy
 
 
 def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int | None = None) -> Service:
@@ -36,3 +39,17 @@ def start_tansu(scratch: Path, port: int | None = None, *, advertised_port: int 
         (Process(server.pid, signal.SIGINT), front),
         {**certificates().client_environment, "KAFKA_TLS": "on"},
     )
+
+
+@contextlib.contextmanager
+def proxied_broker(scratch: Path) -> Iterator[tuple[FaultProxy, Service]]:
+    """A broker of its own that tells its clients to connect through a TLS fault proxy (it
+    advertises the proxy's port), so that every connection, the partition leaders' too, passes
+    the proxy; stopped, and the proxy closed, on leaving."""
+    port = free_port()
+    with FaultProxy("127.0.0.1", port, tls=proxy_ends()) as proxy:
+        broker = start_tansu(scratch, port=port, advertised_port=proxy.port)
+        try:
+            yield proxy, broker
+        finally:
+            broker.stop()

@@ -142,3 +142,12 @@ def _builder(
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=days))
     )
+
+
+def proxy_ends() -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """The TLS of a fault proxy in front of a local store (``local.testkit.fault_proxy``): as the
+    server, the stack's certificate; as the store's client, verified against the stack's CA."""
+    found = certificates()
+    as_server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    as_server.load_cert_chain(found.cert, found.key)
+    return as_server, ssl.create_default_context(cafile=found.ca)

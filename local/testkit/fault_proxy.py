@@ -13,10 +13,12 @@ broker), and ``limit_open_connections`` one with a connection quota (MSK's 3,000
 at once per broker): a connection beyond either is closed as soon as it is accepted
 (``refused``), as MSK rejects it ("Too many connects"), and the client has to try again.
 
-With ``tls=True`` the proxy stands where the network is in front of a TLS server (the local
-stores): it answers clients with the stack's certificate, which they verify as they would the
-server's, and reaches the server over TLS, verified in turn; so it sees the requests it looks for
-in the clear, and every client still speaks TLS to a certificate it trusts.
+With ``tls`` (the TLS of its two ends: as the server its clients trust, as a client of the
+server; the local stack's are ``local.stack.tls.proxy_ends()``) the proxy stands where the
+network is in front of a TLS server (the local stores): it answers clients with a certificate they
+verify as they would the server's, and reaches the server over TLS, verified in turn; so it sees
+the requests it looks for in the clear, and every client still speaks TLS to a certificate it
+trusts. A broker of its own behind one: ``local.stack.tansu.proxied_broker``.
 """
 
 from __future__ import annotations
@@ -27,23 +29,21 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from types import TracebackType
-
-from local.stack.processes import Service, free_port
-from local.stack.tansu import start_tansu
-from local.stack.tls import certificates
 
 HANDSHAKE_TIMEOUT_S = 5.0
 POLL_S = 0.05  # how long a side's read waits for data before it looks again
 SEND_TIMEOUT_S = 10.0
 
 
+TlsEnds = tuple[ssl.SSLContext, ssl.SSLContext]  # as the server its clients trust, as the server's client
+
+
 class FaultProxy:
-    def __init__(self, target_host: str, target_port: int, *, tls: bool = False) -> None:
+    def __init__(self, target_host: str, target_port: int, *, tls: TlsEnds | None = None) -> None:
         self._target = (target_host, target_port)
-        self._tls = _contexts() if tls else None
+        self._tls = tls
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self._marker: bytes | None = None
@@ -261,31 +261,9 @@ class _Side:
             self.sock.sendall(chunk)
 
 
-@contextlib.contextmanager
-def proxied_broker(scratch: Path) -> Iterator[tuple[FaultProxy, Service]]:
-    """A broker of its own that tells its clients to connect through a TLS fault proxy (it
-    advertises the proxy's port), so that every connection, the partition leaders' too, passes
-    the proxy; stopped, and the proxy closed, on leaving."""
-    port = free_port()
-    with FaultProxy("127.0.0.1", port, tls=True) as proxy:
-        broker = start_tansu(scratch, port=port, advertised_port=proxy.port)
-        try:
-            yield proxy, broker
-        finally:
-            broker.stop()
-
-
 def _close(*sockets: socket.socket) -> None:
     for sock in sockets:
         with contextlib.suppress(OSError):
             sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             sock.close()
-
-
-def _contexts() -> tuple[ssl.SSLContext, ssl.SSLContext]:
-    """The TLS of both sides: as the server (the stack's certificate), as a client (verified)."""
-    found = certificates()
-    as_server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    as_server.load_cert_chain(found.cert, found.key)
-    return as_server, ssl.create_default_context(cafile=found.ca)

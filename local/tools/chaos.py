@@ -45,8 +45,10 @@ from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack.postgres import start_postgres
 from local.stack.processes import Service, url_port, with_port
+from local.stack.tansu import proxied_broker
+from local.stack.tls import proxy_ends
 from local.stack.valkey import start_valkey
-from local.testkit.fault_proxy import FaultProxy, proxied_broker
+from local.testkit.fault_proxy import FaultProxy
 from local.testkit.http_functions import answer
 from local.testkit.intake_lines import PrintedLines
 from local.testkit.kafka_topics import client_options, create_topic
@@ -215,7 +217,7 @@ def _stack(scratch: Path) -> Iterator[Stack]:
             os.environ.update(service.client_environment)
         broker_proxy, broker = stack.enter_context(proxied_broker(scratch))
         os.environ.update(broker.client_environment)
-        redis_proxy = stack.enter_context(FaultProxy("127.0.0.1", url_port(valkey.url), tls=True))
+        redis_proxy = stack.enter_context(FaultProxy("127.0.0.1", url_port(valkey.url), tls=proxy_ends()))
         engine = engine_for_url(postgres.url)
         upgrade(engine)
         stack.callback(engine.dispose)

@@ -61,6 +61,19 @@ def test_no_module_imports_from_a_layer_above_its_own_or_from_tooling():
     assert not found, "\n".join(found)
 
 
+def test_the_local_stack_imports_the_testkit_and_never_the_reverse():
+    """local/__init__.py's arrows: the stack uses the testkit's tools (a fault proxy in front of a
+    broker of its own, the Kafka settings), and the testkit drives servers it is given."""
+    backwards = [
+        f"{file} imports {name}"
+        for file in _files()
+        if file.startswith("local/testkit/")
+        for name in sorted(_imports(file, top_level_only=False))
+        if name.startswith("local.stack")
+    ]
+    assert not backwards, "\n".join(backwards)
+
+
 def test_the_projects_modules_import_one_another_without_a_circle():
     product = [file for file in _files() if file.split("/")[0] in ("layers", "functions", "cdk", "coupon_client")]
     modules = {_module(file): file for file in product}

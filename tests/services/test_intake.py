@@ -20,10 +20,11 @@ from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedE
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import open_connections, reset, wiring
 from local.stack.processes import free_port, url_port, with_port
-from local.stack.tansu import start_tansu
+from local.stack.tansu import proxied_broker, start_tansu
+from local.stack.tls import proxy_ends
 from local.stack.valkey import start_valkey
 from local.testkit.bad_requests import bad_requests
-from local.testkit.fault_proxy import FaultProxy, proxied_broker
+from local.testkit.fault_proxy import FaultProxy
 from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.stores import WholeStore
 from local.testkit.tables import row_counts
@@ -309,7 +310,7 @@ def test_a_reserve_whose_reply_is_lost_answers_the_users_own_success_and_publish
     """The connection drops after Valkey ran the reserve: the client's retry (production
     settings: one retry on a connection error) must get the request's own SUCCESS back, not
     DUPLICATE, and exactly one record goes to Kafka."""
-    with FaultProxy("127.0.0.1", url_port(redis_url), tls=True) as proxy:
+    with FaultProxy("127.0.0.1", url_port(redis_url), tls=proxy_ends()) as proxy:
         monkeypatch.setenv("REDIS_URL", with_port(redis_url, proxy.port))
         reset()
         coupon_id = create_coupon(10)
