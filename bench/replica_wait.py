@@ -4,8 +4,10 @@ A Valkey primary with one asynchronous replica on this machine. The same contend
 for every user, so that every request writes) runs twice, from 8 threads: reserve alone, and
 reserve followed by ``WAIT 1 100`` as the intake does with the option on (one more round trip
 per SUCCESS, answered once the replica has the write). Prints reserves/s, median and p99
-latency per mode, and the ratio. On AWS the replica is in another availability zone: there the
-round trip, not the replica's work, dominates the added latency.
+latency per mode, the ratio, and the primary's own time per call (INFO commandstats
+``usec_per_call``: what WAIT costs the coupon's slot, against the reserve's EVALSHA). On AWS the
+replica is in another availability zone: there the round trip, not the replica's work, dominates
+the added latency.
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ def main() -> None:
         for name, (rate, latencies) in rows.items():
             cuts = statistics.quantiles(latencies, n=100, method="inclusive")
             print(f"| {name} | {rate:,.0f} | {cuts[49] * 1000:.2f} | {cuts[98] * 1000:.2f} | {rate / base:.2f}x |")
+        stats = connect(primary.url).info("commandstats")
+        print("\nthe primary's time per call: " + ", ".join(
+            f"{command} {stats[f'cmdstat_{command}']['usec_per_call']:.2f} µs" for command in ("evalsha", "wait")
+        ))  # fmt: skip
     finally:
         replica.stop()
         primary.stop()

@@ -11,14 +11,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, Self, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
 from coupon_core.settings import ORIGIN
 
 CONTEXT_KEY = "coupon:environments"
+MAX_REPLICAS = 5  # ElastiCache: a replication group without cluster mode has up to 5 replicas
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
@@ -72,8 +73,26 @@ class ApiConfig(_Section):
 
 
 class CacheConfig(_Section):
+    """``replicas``: a replication group's replicas beside its primary, each in another AZ.
+    ``wait_replicas``: the intake answers SUCCESS only once that many replicas have the
+    reservation (``WAIT``, ``REDIS_WAIT_REPLICAS``), so that a failover to a replica never loses a
+    copy already answered; fewer than ``replicas``, so that a replica down stops no sale. Only on
+    a replication group: a serverless cache replicates as it manages, and 0 there."""
+
     kind: Literal["serverless", "replication-group"]
     node_type: Text
+    replicas: Count = 1
+    wait_replicas: Count = 0
+
+    @model_validator(mode="after")
+    def _waits_on_replicas_it_has(self) -> Self:
+        if self.wait_replicas and self.kind != "replication-group":
+            raise ValueError("waitReplicas is for a replication group (a serverless cache manages its replicas)")
+        if self.kind == "replication-group" and not 1 <= self.replicas <= MAX_REPLICAS:
+            raise ValueError(f"replicas must be 1 to {MAX_REPLICAS} (automatic failover needs one)")
+        if self.wait_replicas and self.wait_replicas >= self.replicas:
+            raise ValueError(f"waitReplicas must be below replicas ({self.replicas}): a replica down must stop no sale")
+        return self
 
 
 class KafkaConfig(_Section):

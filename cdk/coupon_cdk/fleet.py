@@ -111,6 +111,8 @@ class Functions:
         sizing, kafka = config.concurrency, fleet.stores.kafka
         topic_env = {**kafka, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
+        # a SUCCESS waits for the replicas cdk.json asks for (CacheConfig.wait_replicas)
+        wait_env = {"REDIS_WAIT_REPLICAS": str(config.cache.wait_replicas)} if config.cache else {}
         caller_env = {
             "USER_ID_SOURCE": config.api.user_id_source,
             "USER_ID_CLAIM": config.api.user_id_claim,
@@ -129,7 +131,7 @@ class Functions:
                                   description="HTTP API: POST /coupon-issues, reserve and publish",
                                   memory_mb=config.intake_memory_mb, timeout_s=10,
                                   reserved_concurrency=sizing.intake if sizing else None),
-                             topic_env | caller_env, redis=True),
+                             topic_env | caller_env | wait_env, redis=True),
             coupons=fleet.add(spec(name="coupons", handler="functions/coupons/app.handler",
                                    description="HTTP API: every route but POST /coupon-issues",
                                    memory_mb=512, timeout_s=API_INTEGRATION_TIMEOUT_S,

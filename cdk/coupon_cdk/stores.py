@@ -105,7 +105,7 @@ class Cache(Construct):
                 engine="valkey",
                 engine_version="8.0",
                 cache_node_type=config.node_type,
-                num_cache_clusters=2,  # a primary and a replica in another AZ
+                num_cache_clusters=1 + config.replicas,  # a primary, each replica in another AZ
                 automatic_failover_enabled=True,
                 multi_az_enabled=True,
                 transit_encryption_enabled=True,
@@ -119,7 +119,7 @@ class Cache(Construct):
             )
             accept(group, "AwsSolutions-AEC6")
             host, port = group.attr_primary_end_point_address, group.attr_primary_end_point_port
-            self.name = group.ref  # its generated id; the nodes are <id>-001 and <id>-002
+            self.name = group.ref  # its generated id; the nodes are <id>-001, <id>-002, ...
             self.arn = Stack.of(self).format_arn(
                 service="elasticache",
                 resource="replicationgroup",
@@ -127,7 +127,7 @@ class Cache(Construct):
                 arn_format=ArnFormat.COLON_RESOURCE_NAME,
             )
         self.url = f"rediss://{host}:{port}/0"
-        self.nodes = 2
+        self.nodes = 1 + config.replicas
 
     @property
     def environment(self) -> dict[str, str]:

@@ -50,6 +50,11 @@ class Measured:
     remembered_share: float = 0.18
     false_positives: float = 0.01
     memory_s: float = 1.0  # ANSWER_MEMORY_MS as deployed: each container asks Redis again once a second
+    # bench/replica_wait.py (2026-12-06): a SUCCESS that waits for a replica (cache.waitReplicas)
+    # answers this much later (p50 3.05 ms against 1.57, the replica on the same host; on AWS its
+    # AZ's round trip), and its WAIT costs the primary's engine thread this, per SUCCESS
+    replica_wait_ms: float = 1.5
+    wait_usec: float = 0.87
 
 
 MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01 (the memory's: 2026-12-03)
@@ -233,8 +238,12 @@ def plan(
     winners = sale.winners
     successes_first_second = min(winners, sale.peak_rps)
     scale = max(1.0, ONE_VCPU_MB / config.intake_memory_mb)  # below one vCPU, CPU time stretches
+    waits = config.cache.wait_replicas > 0
     success_ms = sale.success_ms or (
-        measured.intake_cpu_ms["SUCCESS"] * scale + measured.redis_rtt_ms + measured.produce_ack_ms
+        measured.intake_cpu_ms["SUCCESS"] * scale
+        + measured.redis_rtt_ms
+        + measured.produce_ack_ms
+        + (measured.replica_wait_ms if waits else 0.0)
     )
     other_ms = sale.other_ms or measured.intake_cpu_ms["SOLD_OUT"] * scale + measured.redis_rtt_ms
     remembered_ms = measured.intake_cpu_ms["SOLD_OUT"] * scale * measured.remembered_share  # no round trip
@@ -261,7 +270,7 @@ def plan(
     cold_first_second = min(max(used - configured, 0), q["lambda_scale_out"])
     reserved_total = reserved_concurrency(config)
     ratio = successes_first_second / sale.peak_rps  # of the opening second's answers, SUCCESS
-    reserve_usec = _mixed(measured.reserve_usec, ratio)
+    reserve_usec = _mixed(measured.reserve_usec, ratio) + (ratio * measured.wait_usec if waits else 0.0)
     api = config.api
     cold = preflights(config, sale) if sale.cold_preflights else 0
     gateway_rps = sale.peak_rps + cold  # API Gateway counts a preflight as a request
@@ -306,7 +315,7 @@ def plan(
         limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
     lead_s = 60 * q["lambda_provisioning_prep_min"] + 60 * warmup / q["lambda_provisioning"]
     lead_s += warmup * INIT_CONNECTION_ATTEMPTS / q[rate_key]  # the INITs' connections, at the broker's rate
-    notes = _notes(config, sale, winners, quotas, max(second.with_memory for second in slot))
+    notes = _notes(config, sale, winners, quotas, max(second.with_memory for second in slot), measured=measured)
     return Plan(
         limits=limits,
         concurrency=concurrency,
@@ -421,10 +430,24 @@ def _quota(quota: Quota, demand: float, action: str) -> Limit:
 
 
 def _notes(
-    config: EnvironmentConfig, sale: PlannedSale, winners: int, quotas: dict[str, Quota], slot_ecpu: float
+    config: EnvironmentConfig,
+    sale: PlannedSale,
+    winners: int,
+    quotas: dict[str, Quota],
+    slot_ecpu: float,
+    *,
+    measured: Measured,
 ) -> list[str]:
-    assert config.cache is not None
+    cache = config.cache
+    assert cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
+    if cache.wait_replicas:
+        notes.append(
+            f"a SUCCESS waits until {cache.wait_replicas} of the cache's {cache.replicas} replicas have its "
+            f"reservation (cache.waitReplicas, WAIT): about {measured.replica_wait_ms:g} ms more per SUCCESS, "
+            f"counted in the intake's concurrency above, and {measured.wait_usec:g} µs of the coupon's engine "
+            "thread, counted in its shard (bench/replica_wait.py); so a failover never loses a copy already answered"
+        )
     if polling := polls(config, sale):
         gateway = sale.peak_rps + polling.at_edge
         notes.append(
@@ -442,7 +465,7 @@ def _notes(
             f"{counted}; a page warms its preflight when it loads (the reference client's warmUp), before the "
             "opening (docs/deploy.md, Preflights)"
         )
-    if config.cache.kind == "serverless":
+    if cache.kind == "serverless":
         minimum = math.ceil(min(slot_ecpu, quotas["cache_slot_ecpu"].value))
         notes.append(
             f"the serverless cache takes up to {quotas['cache_doubling_min'].value:.0f} minutes to double its "

@@ -147,6 +147,9 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
             "wafRequestsPer5MinPerCaller counts a caller by its token",
         ),
         ({"api": {"botControl": "always"}}, "botControl"),
+        ({"cache": {"waitReplicas": 2}}, r"waitReplicas must be below replicas \(2\)"),
+        ({"cache": {"replicas": 6}}, "replicas must be 1 to 5"),
+        ({"cache": {"kind": "serverless"}}, "waitReplicas is for a replication group"),
         (
             {"concurrency": {"warmup": {"starts": "at(2026-12-01T11:45:00)", "ends": "soon", "provisioned": 10}}},
             "warmup.ends must be at",
@@ -328,6 +331,19 @@ def test_valkey_never_evicts_a_reservation(dev, prod):
     assert parameters["Properties"]["CacheParameterGroupFamily"] == "valkey8"
     _, serverless = only(dev, "AWS::ElastiCache::ServerlessCache")
     assert "CacheUsageLimits" not in serverless["Properties"]
+
+
+def test_a_prod_success_waits_for_one_of_two_replicas_in_other_azs(prod, dev):
+    """ElastiCache User Guide, "Replication: Valkey and Redis OSS": a replication group of a
+    primary and up to 5 replicas, Multi-AZ with automatic failover promoting a replica, whose
+    replication is asynchronous; Valkey's WAIT blocks until that many replicas acknowledged the
+    writes. The intake waits for 1 of prod's 2 replicas, so a replica down stops no sale."""
+    _, group = only(prod, "AWS::ElastiCache::ReplicationGroup")
+    props = group["Properties"]
+    assert (props["NumCacheClusters"], props["AutomaticFailoverEnabled"], props["MultiAZEnabled"]) == (3, True, True)
+    for template, waits in ((prod, "1"), (dev, "0")):
+        intake = resources(template, "AWS::Lambda::Function")[function_id(template, "intake")]
+        assert intake["Properties"]["Environment"]["Variables"]["REDIS_WAIT_REPLICAS"] == waits
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)

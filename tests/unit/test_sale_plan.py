@@ -114,7 +114,24 @@ def test_one_coupons_shard_binds_once_lambda_and_the_api_have_room():
     figures = Measured(FIGURES.intake_cpu_ms, slow, FIGURES.reserve_ecpu)
     result = plan(config, PlannedSale.parse("copies=5000 users=300000 peak=5000/s"), QUOTAS, figures)
     assert result.binding.name == "one coupon's shard (one Valkey engine thread)"
-    assert result.binding.value == pytest.approx(1_000_000 / 400)
+    # every answer of the opening second a SUCCESS, each with prod's WAIT for a replica
+    assert result.binding.value == pytest.approx(1_000_000 / (400 + figures.wait_usec))
+
+
+def test_a_success_that_waits_for_a_replica_takes_longer_and_a_little_of_the_slot():
+    sale = PlannedSale.parse("copies=5000 users=300000 peak=20000/s")
+    waiting = plan(environment("prod"), sale, QUOTAS, FIGURES)
+    alone = plan(environment("prod", cache={"waitReplicas": 0}), sale, QUOTAS, FIGURES)
+
+    def shard(result: Any) -> Any:
+        return next(limit for limit in result.limits if limit.name.startswith("one coupon's shard"))
+
+    assert waiting.concurrency > alone.concurrency
+    assert 1 / shard(waiting).value - 1 / shard(alone).value == pytest.approx(
+        (5000 / 20000) * FIGURES.wait_usec / 1_000_000
+    )  # a quarter of the opening second's answers are SUCCESS, each with its WAIT
+    assert any("waits until 1 of the cache's 2 replicas" in note for note in waiting.notes)
+    assert not any("cache.waitReplicas" in note for note in alone.notes)
 
 
 def test_the_warmup_covers_the_peak_and_starts_before_the_brokers_could_take_its_connections():
