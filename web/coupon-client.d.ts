@@ -43,9 +43,9 @@ export function afterStatus(answer: Answer): "none" | "held" | "pending" | "rele
  */
 export function saleStateAt(sale: Sale, serverNowMs: number): SaleState;
 /**
- * How long watch waits before asking again: not at all once the sale has ended, WATCH_FAR_MS
- * while its opening is further than WATCH_NEAR_MS away (but never past WATCH_NEAR_MS before it),
- * `periodMs` otherwise.
+ * How long watch waits before asking again: not at all once the window has ended, whatever the
+ * state (a closed sale too); WATCH_FAR_MS while its opening is further than WATCH_NEAR_MS away
+ * (but never past WATCH_NEAR_MS before it), `periodMs` otherwise.
  * @param {Sale} sale
  * @param {number} serverNowMs
  * @param {number} periodMs
@@ -120,7 +120,8 @@ export class CouponClient {
      * `onSale` told of each answer. The server clock's offset is the largest of the last
      * OFFSET_SAMPLES answers' (server time minus arrival): an answer kept at the edge, or slow to
      * arrive, only ever makes the server look earlier, so the page opens late, never early.
-     * Answers that are not a sale (a 503, no answer) are skipped; a 404 ends the watch.
+     * Answers that are not a sale (a 503, no answer) are skipped, and the next asked after their
+     * Retry-After if it is longer; a 404 ends the watch.
      * @param {number} couponId
      * @param {(sale: Sale) => void} onSale
      * @param {{ signal?: AbortSignal, periodMs?: number }} [options]

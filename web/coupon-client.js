@@ -219,19 +219,19 @@ export function saleStateAt(sale, serverNowMs) {
 }
 
 /**
- * How long watch waits before asking again: not at all once the sale has ended, WATCH_FAR_MS
- * while its opening is further than WATCH_NEAR_MS away (but never past WATCH_NEAR_MS before it),
- * `periodMs` otherwise.
+ * How long watch waits before asking again: not at all once the window has ended, whatever the
+ * state (a closed sale too); WATCH_FAR_MS while its opening is further than WATCH_NEAR_MS away
+ * (but never past WATCH_NEAR_MS before it), `periodMs` otherwise.
  * @param {Sale} sale
  * @param {number} serverNowMs
  * @param {number} periodMs
  * @returns {number | null} null: stop
  */
 export function nextWatchMs(sale, serverNowMs, periodMs) {
-  const state = saleStateAt(sale, serverNowMs);
-  if (state === "ENDED") return null;
-  if (state !== "NOT_OPEN" || sale.startsAt === null) return periodMs;
-  const untilNear = sale.startsAt - WATCH_NEAR_MS - serverNowMs;
+  const { startsAt, endsAt } = sale;
+  if (saleStateAt(sale, serverNowMs) === "ENDED" || (endsAt !== null && serverNowMs >= endsAt)) return null;
+  if (startsAt === null) return periodMs;
+  const untilNear = startsAt - WATCH_NEAR_MS - serverNowMs;
   return untilNear > 0 ? Math.max(periodMs, Math.min(WATCH_FAR_MS, untilNear)) : periodMs;
 }
 
@@ -373,7 +373,8 @@ export class CouponClient {
    * `onSale` told of each answer. The server clock's offset is the largest of the last
    * OFFSET_SAMPLES answers' (server time minus arrival): an answer kept at the edge, or slow to
    * arrive, only ever makes the server look earlier, so the page opens late, never early.
-   * Answers that are not a sale (a 503, no answer) are skipped; a 404 ends the watch.
+   * Answers that are not a sale (a 503, no answer) are skipped, and the next asked after their
+   * Retry-After if it is longer; a 404 ends the watch.
    * @param {number} couponId
    * @param {(sale: Sale) => void} onSale
    * @param {{ signal?: AbortSignal, periodMs?: number }} [options]
@@ -409,6 +410,8 @@ export class CouponClient {
         const next = nextWatchMs(sale, serverNow, periodMs);
         if (next === null) return last;
         wait = next;
+      } else {
+        wait = Math.max(periodMs, answer.retryAfterMs ?? 0);
       }
       try {
         await this.#sleep(wait, signal);

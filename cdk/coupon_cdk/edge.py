@@ -2,22 +2,25 @@
 a CloudFront distribution whose one route keeps each coupon's answer for a second.
 
 However many pages poll, CloudFront answers them from its caches, and Origin Shield (one more
-cache, in the API's Region, in front of the API) lets about one request per coupon per second per
-page origin through to API Gateway and the coupons function. The cache key is the path and the
-``Origin`` header (the answer carries ``Access-Control-Allow-Origin`` for the origin that asked),
-nothing else: no query string, cookie or credential reaches the API from here. Every other path
-is answered 404 at the edge by a CloudFront Function (``EDGE_404``), so the distribution is no
-second door to the API.
+cache, in front of the API) lets about one request per coupon per second per page origin
+through to API Gateway and the coupons function. The cache key is the path and the ``Origin``
+header (the answer carries ``Access-Control-Allow-Origin`` for a listed origin), nothing else.
+A CloudFront Function (``EDGE_FUNCTION``) runs before the cache on every request: a path that is
+not a coupon id's availability, written as the API writes ids, is 404 at the edge (so the
+distribution is no second door to the API, and ``/coupons/05/...`` is no new cache key); an
+``Origin`` the environment does not list is dropped (it would read nothing anyway); and the
+viewer's address goes to the API in ``VIEWER_HEADER``, which the function sets on every request.
 
 API Gateway's stage cache was not chosen: it answers from its cache only after a request has
 counted against the stage's throttle, been billed and been inspected by the web ACL, so 300,000
 pages polling once a second would need a throttle of 300,000 requests/s; CloudFront bills such a
 poll ($0.01 per 10,000 HTTPS requests in North America and Europe) and bounds what reaches the API.
 
-The web ACL's rate rules still count every request that reaches the API, but for those the edge
-sends: they carry a header (``EDGE_HEADER``) whose value is a secret of this stack, and the
-per-IP rule does not count them (the edge's few addresses would otherwise be the busiest IPs of a
-sale). A caller that skips the edge is counted as before.
+The web ACL's rate rules count every request that reaches the API: those the edge sends carry a
+header (``EDGE_HEADER``) whose value is a secret of this stack, and are counted per viewer by
+``VIEWER_HEADER`` instead of per IP (the edge's few addresses would otherwise be a sale's busiest,
+and a script of one viewer making up ids would pass uncounted). A caller that skips the edge is
+counted by its IP as before.
 """
 
 from __future__ import annotations
@@ -35,30 +38,64 @@ from coupon_cdk.nag import EDGE_SECRET, accept
 from coupon_core.domain.availability import AVAILABILITY_MS
 
 EDGE_HEADER = "X-Coupon-Edge"
+VIEWER_HEADER = "x-coupon-viewer"
 EDGE_PATH = "/coupons/*/availability"  # the route, as a CloudFront path pattern
-CACHE_S = AVAILABILITY_MS // 1000  # the availability's own period: Cache-Control max-age of its answers
-# What the edge answers for any other path, without asking the API (CloudFront's JavaScript 2.0).
+CACHE_S = AVAILABILITY_MS // 1000  # the availability's own period: its answers' s-maxage
+# CloudFront's Origin Shield Regions (Developer Guide, "Choosing the AWS Region for Origin Shield"),
+# and the one to use for an API in a Region without one; another Region stops the synth.
+SHIELD_REGIONS = frozenset({
+    "us-east-1", "us-east-2", "us-west-2", "ap-south-1", "ap-northeast-1", "ap-northeast-2", "ap-southeast-1",
+    "ap-southeast-2", "eu-central-1", "eu-west-1", "eu-west-2", "sa-east-1",
+})  # fmt: skip
+NEAREST_SHIELD = {"us-west-1": "us-west-2", "ca-central-1": "us-east-1", "eu-west-3": "eu-west-2",
+                  "ap-northeast-3": "ap-northeast-1"}  # fmt: skip
 _NOT_HERE = json.dumps({"status": "NOT_FOUND", "error": "the edge serves GET /coupons/{couponId}/availability only"})
-EDGE_404 = f"""function handler(event) {{
-  return {{statusCode: 404, statusDescription: 'Not Found',
-    headers: {{'content-type': {{value: 'application/json'}}, 'cache-control': {{value: 'public, max-age=60'}}}},
-    body: {{encoding: 'text', data: {json.dumps(_NOT_HERE)}}}}};
+# Errors the edge keeps for less than CloudFront's default 10 s: a 404 and an outage of the API
+# as long as an answer (so an outage reaches the API once a second, not once a poll); the web
+# ACL's refusal not at all (it is one viewer's, and the cache key is not).
+ERROR_TTL_S = {404: CACHE_S, 403: 0, 500: CACHE_S, 502: CACHE_S, 503: CACHE_S, 504: CACHE_S}
+
+
+def edge_function(listed: list[str]) -> str:
+    """The viewer-request function (CloudFront's JavaScript 2.0) for pages from ``listed`` origins."""
+    return f"""var LISTED = {json.dumps(listed)};
+var AVAILABILITY = /^\\/coupons\\/[1-9][0-9]{{0,18}}\\/availability$/;
+function handler(event) {{
+  var request = event.request;
+  if (request.method !== 'GET' && request.method !== 'HEAD' || !AVAILABILITY.test(request.uri)) {{
+    return {{statusCode: 404, statusDescription: 'Not Found',
+      headers: {{'content-type': {{value: 'application/json'}}, 'cache-control': {{value: 'public, max-age=60'}}}},
+      body: {{encoding: 'text', data: {json.dumps(_NOT_HERE)}}}}};
+  }}
+  var origin = request.headers.origin;
+  if (origin && LISTED.indexOf(origin.value) < 0) delete request.headers.origin;
+  request.headers['{VIEWER_HEADER}'] = {{value: event.viewer.ip}};
+  request.querystring = {{}};
+  return request;
 }}
 """
-# Errors the edge keeps for less than CloudFront's default 10 s: a 404 as long as an answer, a
-# refusal or an outage of the API not at all (the page reads again a second later).
-ERROR_TTL_S = {404: CACHE_S, 403: 0, 500: 0, 502: 0, 503: 0, 504: 0}
+
+
+def shield_region(region: str) -> str:
+    """The Origin Shield Region for an API in ``region``."""
+    if region in SHIELD_REGIONS:
+        return region
+    if region in NEAREST_SHIELD:
+        return NEAREST_SHIELD[region]
+    raise ValueError(f"no Origin Shield Region known for {region}: add the nearest to NEAREST_SHIELD in edge.py")
 
 
 class SaleEdge(Construct):
-    """The distribution in front of ``rest_api``'s stage (in the stack's Region, ``region``)."""
+    """The distribution in front of ``rest_api``'s stage (in ``region``), for pages from ``listed``."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, rest_api: apigw.RestApi, region: str) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, rest_api: apigw.RestApi, region: str, listed: list[str]
+    ) -> None:
         super().__init__(scope, construct_id)
         self.secret = secretsmanager.Secret(
             self,
             "HeaderSecret",
-            description="the value of the edge's header, which the web ACL's per-IP rule does not count",
+            description="the value of the edge's header, by which the web ACL counts the edge's requests per viewer",
             generate_secret_string=secretsmanager.SecretStringGenerator(exclude_punctuation=True, password_length=32),
         )
         accept(self.secret, "AwsSolutions-SMG4", reason=EDGE_SECRET)
@@ -66,7 +103,7 @@ class SaleEdge(Construct):
         api = origins.RestApiOrigin(
             rest_api,
             custom_headers={EDGE_HEADER: self.header_value},
-            origin_shield_region=region,
+            origin_shield_region=shield_region(region),
             read_timeout=Duration.seconds(10),
         )
         cache = cloudfront.CachePolicy(
@@ -82,13 +119,26 @@ class SaleEdge(Construct):
             enable_accept_encoding_gzip=True,
             enable_accept_encoding_brotli=True,
         )
-        refuse = cloudfront.Function(
+        viewer = cloudfront.OriginRequestPolicy(
             self,
-            "Refuse",
-            comment="404 for every path but a sale's availability",
-            code=cloudfront.FunctionCode.from_inline(EDGE_404),
-            runtime=cloudfront.FunctionRuntime.JS_2_0,
+            "Viewer",
+            comment="the viewer's address, for the web ACL's count; not in the cache key",
+            header_behavior=cloudfront.OriginRequestHeaderBehavior.allow_list(VIEWER_HEADER),
+            query_string_behavior=cloudfront.OriginRequestQueryStringBehavior.none(),
+            cookie_behavior=cloudfront.OriginRequestCookieBehavior.none(),
         )
+        before_the_cache = [
+            cloudfront.FunctionAssociation(
+                function=cloudfront.Function(
+                    self,
+                    "Refuse",
+                    comment="404 but for a coupon's availability; listed origins only; the viewer's address",
+                    code=cloudfront.FunctionCode.from_inline(edge_function(listed)),
+                    runtime=cloudfront.FunctionRuntime.JS_2_0,
+                ),
+                event_type=cloudfront.FunctionEventType.VIEWER_REQUEST,
+            )
+        ]
         self.distribution = cloudfront.Distribution(
             self,
             "Distribution",
@@ -97,18 +147,16 @@ class SaleEdge(Construct):
                 origin=api,
                 cache_policy=cloudfront.CachePolicy.CACHING_DISABLED,
                 viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
-                function_associations=[
-                    cloudfront.FunctionAssociation(
-                        function=refuse, event_type=cloudfront.FunctionEventType.VIEWER_REQUEST
-                    )
-                ],
+                function_associations=before_the_cache,
             ),
             additional_behaviors={
                 EDGE_PATH: cloudfront.BehaviorOptions(
                     origin=api,
                     cache_policy=cache,
+                    origin_request_policy=viewer,
                     viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
                     allowed_methods=cloudfront.AllowedMethods.ALLOW_GET_HEAD,
+                    function_associations=before_the_cache,
                 )
             },
             error_responses=[

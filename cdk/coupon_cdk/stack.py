@@ -10,7 +10,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.config import EnvironmentConfig, LocalConfig
-from coupon_cdk.edge import EDGE_HEADER, SaleEdge
+from coupon_cdk.edge import EDGE_HEADER, VIEWER_HEADER, SaleEdge
 from coupon_cdk.fleet import DLQ_HANDLER_TIMEOUT_S, Fleet, Functions, StoreAccess, shared
 from coupon_cdk.functions import Placement
 from coupon_cdk.managed import AwsParts
@@ -84,7 +84,7 @@ class CouponStack(Stack):
         deployment = api.rest_api.latest_deployment
         assert deployment is not None
         migrate_first(self, fleet, functions, aws=aws, before=[mapping, deployment])
-        edge = SaleEdge(self, "Edge", rest_api=api.rest_api, region=self.region)
+        edge = SaleEdge(self, "Edge", rest_api=api.rest_api, region=self.region, listed=list(config.api.cors_origins))
         if config.api.waf_requests_per_5_min:
             ApiFirewall(
                 self,
@@ -94,6 +94,7 @@ class CouponStack(Stack):
                 requests_per_5_min_per_caller=config.api.waf_requests_per_5_min_per_caller,
                 bot_control=config.api.bot_control,
                 edge_header=(EDGE_HEADER, edge.header_value),
+                viewer_header=VIEWER_HEADER,
             )
         Monitoring(
             self,

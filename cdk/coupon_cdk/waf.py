@@ -2,14 +2,15 @@
 AWS's managed rule groups, and AWS WAF Bot Control where an environment asks for it.
 
 Stage throttling caps the whole API; the per-IP rule stops one address from taking a sale for
-itself, and the per-caller rule one account, whatever the addresses its script rotates through
-(a rate-based rule aggregated on the ``Authorization`` header: each token is a caller; a request
-without one is not counted by it). The common rule set and the known-bad-inputs set (request
+itself (the edge's requests counted per viewer instead, by the address the edge writes:
+``coupon_cdk/edge.py``), and the per-caller rule one account, whatever the addresses its script
+rotates through (a rate-based rule aggregated on the ``Authorization`` header: each token is a
+caller; a request without one is not counted by it). The common rule set and the known-bad-inputs set (request
 patterns of known exploits, Log4j's JNDI lookups among them) drop well-known bad requests before
 they cost an intake invocation. Bot Control labels and blocks bots on ``POST /coupon-issues``
-only (it is billed per request it inspects). Together they use at most 984 of the web ACL's
-1,500 capacity units (2 and 32 for the rate rules, 700 and 200 for the rule sets, 50 for Bot
-Control).
+only (it is billed per request it inspects). Together they use about 1,020 of the web ACL's
+1,500 capacity units (about 4, 34 and 32 for the rate rules with their header keys and matches,
+700 and 200 for the rule sets, 50 for Bot Control).
 """
 
 from __future__ import annotations
@@ -80,21 +81,21 @@ def _rate(
     )
 
 
-def _not_from(header: tuple[str, str]) -> wafv2.CfnWebACL.StatementProperty:
-    """Requests without the header ``(name, value)`` (the edge's: ``coupon_cdk/edge.py``)."""
+def _from(header: tuple[str, str]) -> wafv2.CfnWebACL.StatementProperty:
+    """Requests with the header ``(name, value)`` (the edge's: ``coupon_cdk/edge.py``)."""
     name, value = header
     return wafv2.CfnWebACL.StatementProperty(
-        not_statement=wafv2.CfnWebACL.NotStatementProperty(
-            statement=wafv2.CfnWebACL.StatementProperty(
-                byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
-                    field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(single_header={"Name": name.lower()}),
-                    positional_constraint="EXACTLY",
-                    search_string=value,
-                    text_transformations=AS_SENT,
-                )
-            )
+        byte_match_statement=wafv2.CfnWebACL.ByteMatchStatementProperty(
+            field_to_match=wafv2.CfnWebACL.FieldToMatchProperty(single_header={"Name": name.lower()}),
+            positional_constraint="EXACTLY",
+            search_string=value,
+            text_transformations=AS_SENT,
         )
     )
+
+
+def _not(statement: wafv2.CfnWebACL.StatementProperty) -> wafv2.CfnWebACL.StatementProperty:
+    return wafv2.CfnWebACL.StatementProperty(not_statement=wafv2.CfnWebACL.NotStatementProperty(statement=statement))
 
 
 def _issue_requests() -> wafv2.CfnWebACL.StatementProperty:
@@ -110,9 +111,10 @@ def _issue_requests() -> wafv2.CfnWebACL.StatementProperty:
 
 
 class ApiFirewall(Construct):
-    """``requests_per_5_min`` per IP, but for requests carrying ``edge_header`` (its name and
-    value: the edge's, whose few addresses would be a sale's busiest); ``requests_per_5_min_per_caller``
-    per token (0: no such rule); ``bot_control``: Bot Control's inspection level, or ``off``."""
+    """``requests_per_5_min`` per IP, and for the requests carrying ``edge_header`` (its name and
+    value: the edge's, whose few addresses would be a sale's busiest) per viewer, by the address
+    the edge writes in ``viewer_header``; ``requests_per_5_min_per_caller`` per token (0: no such
+    rule); ``bot_control``: Bot Control's inspection level, or ``off``."""
 
     def __init__(
         self,
@@ -124,6 +126,7 @@ class ApiFirewall(Construct):
         requests_per_5_min_per_caller: int,
         bot_control: Literal["off", "common", "targeted"],
         edge_header: tuple[str, str],
+        viewer_header: str,
     ) -> None:
         super().__init__(scope, construct_id)
         token = wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
@@ -134,7 +137,24 @@ class ApiFirewall(Construct):
         )
         rules = [
             _rate(
-                "RatePerIp", 0, requests_per_5_min, "coupon-api-rate-per-ip", keys=[], scope_down=_not_from(edge_header)
+                "RatePerIp",
+                0,
+                requests_per_5_min,
+                "coupon-api-rate-per-ip",
+                keys=[],
+                scope_down=_not(_from(edge_header)),
+            ),
+            _rate(
+                "RatePerViewer",
+                5,
+                requests_per_5_min,
+                "coupon-api-rate-per-viewer",
+                keys=[
+                    wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
+                        header=wafv2.CfnWebACL.RateLimitHeaderProperty(name=viewer_header, text_transformations=AS_SENT)
+                    )
+                ],
+                scope_down=_from(edge_header),
             ),
             _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
             _managed_rules(

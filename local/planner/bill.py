@@ -35,6 +35,7 @@ FREE_AT_IDLE: dict[str, str] = {
     "AWS::ApplicationAutoScaling::ScalableTarget": "the warm-up's provisioned concurrency bills while it is up",
     "AWS::CloudFront::CachePolicy": "no charge",
     "AWS::CloudFront::Distribution": "CloudFront bills requests and data out (a sale's polling: make plan)",
+    "AWS::CloudFront::OriginRequestPolicy": "no charge",
     "AWS::CloudFront::Function": "CloudFront bills its invocations (a page's request for any other path)",
     "AWS::Cognito::UserPool": "Cognito bills monthly active users",
     "AWS::Cognito::UserPoolClient": "Cognito bills monthly active users",

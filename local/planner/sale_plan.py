@@ -331,12 +331,13 @@ def plan(
 def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
     """The waiting pages' polls at the opening (``waiting`` pages, one each ``poll_s``): all of
     them at the edge, which lets through one per cache period (the availability's) per page origin
-    (the cache key holds ``Origin``); each reaching the coupons function costs at most one Redis
+    listed, and one for every other page (the cache key holds a listed ``Origin``, or none); each reaching the coupons function costs at most one Redis
     read per container and period (availability.AVAILABILITY_MS), so at most one per request."""
     if not sale.waiting:
         return None
     at_edge = sale.waiting / sale.poll_s
-    through = min(at_edge, max(1, len(config.api.cors_origins)) * 1000 / AVAILABILITY_MS)
+    keys = len(config.api.cors_origins) + 1  # each listed origin's answer, and the one for any other page
+    through = min(at_edge, keys * 1000 / AVAILABILITY_MS)
     usd = at_edge * 60 / 10_000 * PRICES["cloudfront_https_10k"].usd
     return Polling(at_edge, through, through, usd)
 

@@ -569,7 +569,7 @@ def test_bot_control_inspects_the_issue_route_alone_at_the_level_cdk_json_asks(t
     ]
     scope = group["ScopeDownStatement"]["ByteMatchStatement"]
     assert (scope["SearchString"], scope["PositionalConstraint"]) == ("/coupon-issues", "ENDS_WITH")
-    assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules) == 5
+    assert len({rule["Priority"] for rule in acl["Properties"]["Rules"]}) == len(rules) == 6
     (line,) = [line for line in idle_bill(template.to_json()) if line.item == "WAF Bot Control"]
     assert (line.usd, line.prices) == (10.0, ("waf_bot_control_month", f"waf_bot_control_million:{level.upper()}"))
 

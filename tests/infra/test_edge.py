@@ -1,7 +1,8 @@
 """The edge cache of a sale's availability, as CloudFront and the web ACL evaluate it: the one
-cached route and its cache key, the header that keeps the edge's requests out of the per-IP
-count, the 404 every other path gets from the edge's function (run in Node, as CloudFront runs
-its JavaScript), and no edge on LocalStack (its free edition has no CloudFront)."""
+cached route and its cache key, the edge's requests counted per viewer instead of per IP, the
+function before the cache (run in Node, as CloudFront runs its JavaScript: 404 for any other path
+or spelling of an id, unlisted origins dropped, the viewer's address written), and no edge on
+LocalStack (its free edition has no CloudFront)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from coupon_cdk.edge import CACHE_S, EDGE_404, EDGE_HEADER, EDGE_PATH
+from coupon_cdk.edge import CACHE_S, EDGE_HEADER, EDGE_PATH, VIEWER_HEADER, edge_function, shield_region
 from tests.infra.template_support import resources
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
@@ -46,10 +47,17 @@ def test_the_edge_caches_one_route_a_second_per_coupon_and_page_origin(env, requ
     assert header["HeaderName"] == EDGE_HEADER
     assert "resolve:secretsmanager" in json.dumps(header["HeaderValue"])  # never the value itself
     # every other path: the edge's function, before the cache or the API
-    (association,) = config["DefaultCacheBehavior"]["FunctionAssociations"]
-    assert association["EventType"] == "viewer-request"
+    # the function before the cache, on both behaviours; the viewer's address to the API, not in the key
+    (function_id,) = resources(template, "AWS::CloudFront::Function")
+    for cached in (config["DefaultCacheBehavior"], behavior):
+        (association,) = cached["FunctionAssociations"]
+        assert association["EventType"] == "viewer-request"
+        assert function_id in json.dumps(association["FunctionARN"])
+    forwarded = only(template, "AWS::CloudFront::OriginRequestPolicy")["OriginRequestPolicyConfig"]
+    assert forwarded["HeadersConfig"] == {"HeaderBehavior": "whitelist", "Headers": [VIEWER_HEADER]}
+    # a 404 and an outage kept as long as an answer (an outage reaches the API once a second), the web ACL's 403 not
     assert {error["ErrorCode"]: error["ErrorCachingMinTTL"] for error in config["CustomErrorResponses"]} == {
-        404: CACHE_S, 403: 0, 500: 0, 502: 0, 503: 0, 504: 0
+        404: CACHE_S, 403: 0, 500: CACHE_S, 502: CACHE_S, 503: CACHE_S, 504: CACHE_S
     }  # fmt: skip
 
 
@@ -60,28 +68,79 @@ def test_the_cached_path_is_the_routes(request):
     assert not fnmatch("/coupons/5/issues/7", EDGE_PATH)
 
 
-def test_the_edges_requests_are_kept_out_of_the_per_ip_count_and_no_others(prod):
+def test_the_edges_requests_are_counted_per_viewer_and_every_other_request_per_ip(prod):
+    """AWS WAF Developer Guide, "Rate-based rule statement": a scope-down statement narrows what a
+    rule counts; a custom key on a header counts each of its values apart."""
     acl = only(prod, "AWS::WAFv2::WebACL")
-    (rate,) = [rule for rule in acl["Rules"] if rule["Name"] == "RatePerIp"]
-    match = rate["Statement"]["RateBasedStatement"]["ScopeDownStatement"]["NotStatement"]["Statement"]
-    header = match["ByteMatchStatement"]
-    assert header["FieldToMatch"] == {"SingleHeader": {"Name": EDGE_HEADER.lower()}}
-    assert header["PositionalConstraint"] == "EXACTLY"
+    rules = {
+        rule["Name"]: rule["Statement"]["RateBasedStatement"]
+        for rule in acl["Rules"]
+        if "RateBasedStatement" in rule["Statement"]
+    }
+    per_ip, per_viewer = rules["RatePerIp"], rules["RatePerViewer"]
+    from_edge = per_viewer["ScopeDownStatement"]["ByteMatchStatement"]
+    assert per_ip["ScopeDownStatement"]["NotStatement"]["Statement"]["ByteMatchStatement"] == from_edge
+    assert from_edge["FieldToMatch"] == {"SingleHeader": {"Name": EDGE_HEADER.lower()}}
+    assert from_edge["PositionalConstraint"] == "EXACTLY"
     (origin,) = only(prod, "AWS::CloudFront::Distribution")["DistributionConfig"]["Origins"]
     (sent,) = origin["OriginCustomHeaders"]
-    assert header["SearchString"] == sent["HeaderValue"]  # the same secret, resolved by CloudFormation
+    assert from_edge["SearchString"] == sent["HeaderValue"]  # the same secret, resolved by CloudFormation
+    assert per_viewer["CustomKeys"] == [
+        {"Header": {"Name": VIEWER_HEADER, "TextTransformations": [{"Priority": 0, "Type": "NONE"}]}}
+    ]
+    assert per_viewer["Limit"] == per_ip["Limit"]
 
 
 def test_local_has_no_edge(local):
     assert resources(local, "AWS::CloudFront::Distribution") == {}
 
 
+LISTED = ["https://shop.example.com", "https://m.shop.example.com"]
+
+
+def at_the_edge(method: str, uri: str, headers: dict[str, str]) -> dict[str, Any]:
+    """What the edge's function makes of a request: CloudFront's event, run by Node."""
+    event = {"viewer": {"ip": "203.0.113.7"}, "request": {
+        "method": method, "uri": uri, "querystring": {"utm": {"value": "x"}},
+        "headers": {name.lower(): {"value": value} for name, value in headers.items()}}}  # fmt: skip
+    script = edge_function(LISTED) + f"console.log(JSON.stringify(handler({json.dumps(event)})));"
+    done = subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout))
+
+
 @pytest.mark.skipif(shutil.which("node") is None, reason="Node runs the edge's function")
-def test_the_edges_function_answers_any_other_path_404_in_the_apis_format():
-    script = EDGE_404 + "console.log(JSON.stringify(handler({request: {uri: '/coupons/5/issues/7'}})));"
-    answer = json.loads(subprocess.run(["node", "-e", script], capture_output=True, text=True, check=True).stdout)
+@pytest.mark.parametrize(
+    ("method", "uri"),
+    [("GET", "/coupons/5/issues/7"), ("GET", "/coupons/05/availability"), ("GET", "/coupons/0/availability"),
+     ("GET", "/coupons/+5/availability"), ("GET", "/coupons/5/availability/"), ("POST", "/coupons/5/availability"),
+     ("GET", "/coupons/12345678901234567890/availability"), ("GET", "/coupon-issues")],
+)  # fmt: skip
+def test_the_edge_answers_404_for_anything_but_a_coupon_ids_availability(method, uri):
+    answer = at_the_edge(method, uri, {"Origin": LISTED[0]})
     assert answer["statusCode"] == 404
     assert answer["headers"]["content-type"] == {"value": "application/json"}
     assert json.loads(answer["body"]["data"]) == {
         "status": "NOT_FOUND", "error": "the edge serves GET /coupons/{couponId}/availability only"
     }  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="Node runs the edge's function")
+@pytest.mark.parametrize(
+    ("headers", "origin"),
+    [({"Origin": LISTED[1]}, LISTED[1]), ({"Origin": "https://evil.example.com"}, None), ({}, None),
+     ({"Origin": LISTED[0], VIEWER_HEADER: "198.51.100.1"}, LISTED[0])],
+)  # fmt: skip
+def test_the_edge_keeps_a_listed_origin_and_writes_the_viewers_address_itself(headers, origin):
+    request = at_the_edge("GET", "/coupons/9223372036854775807/availability", headers)
+    assert request["uri"] == "/coupons/9223372036854775807/availability"
+    assert request["headers"].get("origin", {}).get("value") == origin
+    assert request["headers"][VIEWER_HEADER] == {"value": "203.0.113.7"}  # never what the viewer sent
+    assert request["querystring"] == {}
+
+
+def test_origin_shield_is_in_the_apis_region_or_the_nearest_one():
+    assert (shield_region("us-east-1"), shield_region("ap-northeast-2"), shield_region("us-west-1")) == (
+        "us-east-1", "ap-northeast-2", "us-west-2"
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="no Origin Shield Region known for me-central-1"):
+        shield_region("me-central-1")

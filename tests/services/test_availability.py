@@ -11,14 +11,14 @@ import pytest
 from coupon_core.domain.availability import AvailabilityService, NoSale, Sale, SaleState, Unread
 from coupon_core.domain.reservations import IssueOutcome
 from lua_redis.availability import RedisSaleReader
-from lua_redis.keys import reserved_key
+from lua_redis.keys import requests_key, reserved_key
 from lua_redis.registry import RedisCouponRegistry
 from tests.services.support import HOUR_MS, command_calls, install, now_ms, open_coupon
 
 
 def one_read(times: int) -> dict[str, int]:
     """The calls of ``times`` reads: one EVALSHA each, and the script's own commands in it."""
-    return {"evalsha": times, "time": times, "hmget": times, "zscore": times, "zcard": times}
+    return {"evalsha": times, "time": times, "hmget": times, "zscore": times, "hexists": times, "zcard": times}
 
 
 def test_the_read_is_redis_count_and_window_at_its_time_in_one_round_trip(redis_client, store):
@@ -73,15 +73,18 @@ def test_a_coupon_without_a_state_is_told_apart_by_the_registry_without_claiming
     token = registry.begin_load()
     assert token is not None
     assert reader.read(9).why is NoSale.UNAVAILABLE  # an incomplete registry cannot rule 9 out
-    registry.finish_load(token, {1: now_ms() + HOUR_MS, 2: now_ms() - 1})
-    install(store, coupon_id=1)
-    redis_client.delete(reserved_key(1))  # its state lost: the claim route rebuilds it
+    registry.finish_load(token, {1: now_ms() + HOUR_MS, 2: now_ms() - 1, 3: now_ms() + HOUR_MS})
+    for coupon in (1, 3):
+        install(store, coupon_id=coupon)
+    redis_client.delete(reserved_key(1))  # its state lost, as reserve.lua would see it ...
+    redis_client.delete(requests_key(3))  # ... or by its other sentinel: the claim route rebuilds it
 
-    reads = {coupon: reader.read(coupon) for coupon in (1, 2, 9)}
+    reads = {coupon: reader.read(coupon) for coupon in (1, 2, 3, 9)}
 
     assert {coupon: read.why for coupon, read in reads.items() if isinstance(read, Unread)} == {
-        1: NoSale.UNAVAILABLE, 2: NoSale.ENDED, 9: NoSale.COUPON_NOT_FOUND
+        1: NoSale.UNAVAILABLE, 2: NoSale.ENDED, 3: NoSale.UNAVAILABLE, 9: NoSale.COUPON_NOT_FOUND
     }  # fmt: skip
+    assert [store.reserve(coupon, 5).outcome for coupon in (1, 3)] == [IssueOutcome.STATE_MISSING] * 2
     assert redis_client.keys("coupons:{registry}:build:*") == []
 
 

@@ -247,7 +247,8 @@ def test_cold_preflights_count_against_api_gateways_throttles_and_warm_ones_do_n
 
 def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_through():
     """300,000 pages polling once a second: all of it at the edge (billed), one request a second
-    per page origin past it (the cache key holds Origin); without pages, no polling at all."""
+    per listed page origin past it and one for any other (the cache key holds a listed Origin or
+    none); without pages, no polling at all."""
     sale = "copies=5000 users=300000 peak=8000/s"
     quiet = plan(environment("prod"), PlannedSale.parse(sale), measured=FIGURES)
     waiting = plan(environment("prod"), PlannedSale.parse(f"{sale} waiting=300000 poll=2s"), measured=FIGURES)
@@ -257,11 +258,11 @@ def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_thr
     assert quiet.polling is None
     assert waiting.polling is not None
     assert two_origins.polling is not None
-    assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 1)
+    assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 2)  # prod's origin, and any other
     assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 / 10_000 * 0.01)
-    assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 2)
+    assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 3)
     past_edge = [limit for limit in two_origins.limits if "polls past the edge" in limit.name]
-    assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 2)]
+    assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 3)]
     assert any("158,000 requests/s at the stage" in note for note in waiting.notes)
 
 

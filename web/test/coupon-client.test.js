@@ -432,16 +432,22 @@ test("watch asks every WATCH_FAR_MS while the opening is far, never sleeping pas
   assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS, WATCH_MS), WATCH_MS);
   assert.equal(nextWatchMs({ ...at, state: "SOLD_OUT" }, OPENS + 1, WATCH_MS), WATCH_MS); // a give-back may come
   assert.equal(nextWatchMs(at, OPENS + 60_000, WATCH_MS), null);
+  // a closed sale: asked rarely while its opening is far, never after its window (it may reopen within it)
+  const closed = { ...at, state: "CLOSED" };
+  assert.equal(nextWatchMs(closed, OPENS - WATCH_NEAR_MS - 60_000, WATCH_MS), WATCH_FAR_MS);
+  assert.equal(nextWatchMs(closed, OPENS + 59_999, WATCH_MS), WATCH_MS);
+  assert.equal(nextWatchMs(closed, OPENS + 60_000, WATCH_MS), null);
 });
 
-test("watch skips what is not a sale, and stops once the sale has ended", async () => {
+test("watch skips what is not a sale, after its Retry-After, and stops once the sale has ended", async () => {
   const ended = sale({ status: "ENDED", serverTime: "2026-12-24T13:00:01.000Z" });
-  const { watcher, calls, waits } = watching([[503, { status: "UNAVAILABLE" }], "no answer", ended, sale()]);
+  const busy = [503, { status: "UNAVAILABLE" }, { "Retry-After": "3" }];
+  const { watcher, calls, waits } = watching([busy, "no answer", [429, {}, { "Retry-After": "0" }], ended, sale()]);
   const states = [];
   assert.equal(await watcher.watch(3, (s) => states.push(s.state)), 200);
   assert.deepEqual(states, ["ENDED"]);
-  assert.equal(calls.length, 3);
-  assert.deepEqual(waits, [WATCH_MS, WATCH_MS]);
+  assert.equal(calls.length, 4);
+  assert.deepEqual(waits, [3_000, WATCH_MS, WATCH_MS]);
 });
 
 test("watch stops when the page aborts it", async () => {

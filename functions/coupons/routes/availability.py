@@ -1,8 +1,9 @@
 """``GET /coupons/{couponId}/availability``: a sale as a shop's page shows it (public, cached).
 
-Every answer but a 503 may be kept by the edge for a second (``Cache-Control``), as long as the
-service keeps its read (``availability.AVAILABILITY_MS``): a page polling once a second sees
-the sale at most two seconds old, and the server's time as the answer was made.
+Every answer, a 404 and a 503 too, may be kept by shared caches (the edge) for a second, as long
+as the service keeps its read (``availability.AVAILABILITY_MS``), and by no browser
+(``Cache-Control: max-age=0, s-maxage=1``): however many pages poll, an outage of Redis reaches
+the function about once a second per cache, as a sale does. ``asOf`` says how old ``left`` is.
 """
 
 from dataclasses import replace
@@ -15,6 +16,8 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from coupon_core.domain.availability import AVAILABILITY_MS, AvailabilityService
 from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
+from coupon_core.errors import UnavailableError
+from coupon_core.observability import logger
 from functions.coupons.dependencies import availability
 from functions.coupons.routes.responses import as_response
 from functions.http_api.answers import Answer, refusal
@@ -24,7 +27,11 @@ from functions.http_api.schemas import AvailabilityBody
 
 router = Router()
 
-CACHED = {"Cache-Control": f"public, max-age={AVAILABILITY_MS // 1000}"}
+CACHED = {"Cache-Control": f"public, max-age=0, s-maxage={AVAILABILITY_MS // 1000}"}
+
+
+def _kept(answer: Answer) -> Answer:
+    return replace(answer, headers=answer.headers | CACHED)
 
 
 def _time(millis: int | None) -> str | None:
@@ -43,9 +50,13 @@ def get_availability(
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     service: Annotated[AvailabilityService, Depends(availability)],
 ) -> Response[dict[str, Any]]:
-    found = service.availability(couponId)
+    try:
+        found = service.availability(couponId)
+    except UnavailableError as exc:
+        logger.warning("a sale's availability could not be read", extra={"detail": str(exc)})
+        return as_response(_kept(refusal(IssueOutcome.UNAVAILABLE)))
     if found is None:
-        return as_response(replace(refusal(IssueOutcome.COUPON_NOT_FOUND, coupon=couponId), headers=CACHED))
+        return as_response(_kept(refusal(IssueOutcome.COUPON_NOT_FOUND, coupon=couponId)))
     sale = found.sale
     body = AvailabilityBody(
         status=found.state.value,

@@ -166,3 +166,39 @@ def test_without_a_period_every_ask_reads():
 def test_a_period_beyond_the_contract_is_refused(ms):
     with pytest.raises(ValueError, match="0 to 1000 ms"):
         AvailabilityService(Reader(Clock()), ms=ms)
+
+
+@dataclass
+class SlowReader(Reader):
+    """A read that takes ``latency`` seconds, Redis running the script halfway through it."""
+
+    latency: float = 0.08
+
+    def read(self, coupon_id: int) -> Sale | Unread:
+        self.clock.seconds += self.latency / 2
+        found = super().read(coupon_id)
+        self.clock.seconds += self.latency / 2
+        return found
+
+
+def test_a_slow_read_never_puts_the_server_time_ahead_of_redis():
+    clock = Clock()
+    answers = AvailabilityService(SlowReader(clock, {1: sale(starts=500)}), clock=clock)
+    for _ in range(12):
+        answer = answers.availability(1)
+        redis_now = T0 + round((clock.seconds - 100.0) * 1000)
+        assert answer is not None
+        assert redis_now - 80 <= answer.server_time <= redis_now
+        assert (answer.state is SaleState.OPEN) <= (redis_now >= T0 + 500)  # never open before Redis is
+        clock.seconds += 0.1
+
+
+def test_ids_without_a_sale_push_out_only_each_other():
+    clock = Clock()
+    reader = Reader(clock, {1: sale(), **dict.fromkeys(range(100, 110), NoSale.COUPON_NOT_FOUND)})
+    answers = AvailabilityService(reader, clock=clock, coupons=2, unread=2)
+    answers.availability(1)
+    for made_up in range(100, 110):
+        assert answers.availability(made_up) is None
+    answers.availability(1)
+    assert reader.reads == [1, *range(100, 110)]  # the sale's read kept through ten made-up ids

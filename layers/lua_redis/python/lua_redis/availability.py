@@ -23,7 +23,8 @@ class RedisSaleReader:
     @redis_unavailable
     def read(self, coupon_id: int) -> Sale | Unread:
         validate_id("couponId", coupon_id)
-        now, *sale = self._read(keys=[keys.meta_key(coupon_id), keys.reserved_key(coupon_id)])
+        state_keys = [keys.meta_key(coupon_id), keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
+        now, *sale = self._read(keys=state_keys)
         if sale:
             total, starts_at, ends_at, closed, taken = (int(value) for value in sale)
             return Sale(int(now), total, starts_at, ends_at, closed == 1, taken)

@@ -22,6 +22,7 @@ from coupon_core.errors import StateUnavailableError
 
 AVAILABILITY_MS = 1000  # a read answers for at most this long; the edge caches an answer as long
 KEPT_COUPONS = 1024  # coupons a container keeps a read of at once, the oldest read forgotten first
+KEPT_UNREAD = 4096  # ids without a sale kept at once, apart: ids a script makes up push out only each other
 
 
 class SaleState(StrEnum):
@@ -37,7 +38,8 @@ class SaleState(StrEnum):
 
 class NoSale(StrEnum):
     """Why a coupon has no sale to read: no such coupon, a state expired long after its window
-    (ENDED), or a state lost that the claim route has rebuilt (UNAVAILABLE: read again shortly)."""
+    (ENDED), or a state missing that only the claim route builds (UNAVAILABLE: read again later;
+    the registry still loading is the same)."""
 
     COUPON_NOT_FOUND = "COUPON_NOT_FOUND"
     ENDED = "ENDED"
@@ -105,7 +107,12 @@ class _Read:
 
 class AvailabilityService:
     """Answers availability reads, each coupon from one Redis read per ``ms`` at most (on
-    ``clock``, monotonic seconds; tests move it), ``coupons`` reads kept at once."""
+    ``clock``, monotonic seconds; tests move it), ``coupons`` reads of sales kept at once and
+    ``unread`` of ids without one, apart.
+
+    A read is timed when it returns: Redis' clock is carried forward from then, so the server's
+    time an answer gives is behind Redis' by at most the read's own round trip, never ahead (a
+    page that counts down on it opens late, never early)."""
 
     def __init__(
         self,
@@ -114,26 +121,34 @@ class AvailabilityService:
         ms: int = AVAILABILITY_MS,
         clock: Callable[[], float] = time.monotonic,
         coupons: int = KEPT_COUPONS,
+        unread: int = KEPT_UNREAD,
     ) -> None:
         if not 0 <= ms <= AVAILABILITY_MS:
             raise ValueError(f"a read answers for 0 to {AVAILABILITY_MS} ms, not {ms}")
         self._reader = reader
         self._seconds = ms / 1000
         self._clock = clock
-        self._bound = coupons
+        self._bounds = coupons, unread
         self._reads: dict[int, _Read] = {}
+        self._unread: dict[int, _Read] = {}
 
     def availability(self, coupon_id: int) -> Availability | None:
         """The coupon's availability now; ``None`` if no such coupon exists. Raises
         ``StateUnavailableError`` when Redis cannot say (unreachable, or the state is being rebuilt)."""
         now = self._clock()
-        kept = self._reads.get(coupon_id)
+        kept = self._reads.get(coupon_id) or self._unread.get(coupon_id)
         if kept is None or now - kept.at >= self._seconds:
-            kept = _Read(self._reader.read(coupon_id), now)
+            found = self._reader.read(coupon_id)
+            now = self._clock()
+            kept = _Read(found, now)
             self._reads.pop(coupon_id, None)
-            if len(self._reads) >= self._bound:
-                del self._reads[next(iter(self._reads))]
-            self._reads[coupon_id] = kept
+            self._unread.pop(coupon_id, None)
+            table, bound = (
+                (self._reads, self._bounds[0]) if isinstance(found, Sale) else (self._unread, self._bounds[1])
+            )
+            if len(table) >= bound:
+                del table[next(iter(table))]
+            table[coupon_id] = kept
         found = kept.found
         server_time = found.read_at + round((now - kept.at) * 1000)
         if isinstance(found, Sale):
