@@ -331,8 +331,9 @@ def plan(
 def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
     """The waiting pages' polls at the opening (``waiting`` pages, one each ``poll_s``): all of
     them at the edge, which lets through one per cache period (the availability's) per page origin
-    listed, and one for every other page (the cache key holds a listed ``Origin``, or none); each reaching the coupons function costs at most one Redis
-    read per container and period (availability.AVAILABILITY_MS), so at most one per request."""
+    listed, and one for every other page (the cache key holds a listed ``Origin``, or none); each
+    reaching the coupons function costs at most one Redis read per container and period
+    (availability.AVAILABILITY_MS), so at most one per request."""
     if not sale.waiting:
         return None
     at_edge = sale.waiting / sale.poll_s
