@@ -7,18 +7,23 @@ Two parts, in one run, on the local stack (``make up``; started if it is down):
    ``--pages`` threads poll ``GET /coupons/{id}/availability`` every ``--poll`` s while a claimer
    takes the coupon's ``--copies`` at a steady pace. Measured: Redis round trips and database
    transactions per availability answer (Valkey's command counts, PostgreSQL's transaction
-   counts, over a quiet stretch of polling alone), the lag of the first answer that reads sold
+   counts, over ``--quiet`` s of polling alone beside as long without pages: what the stack's
+   scheduled functions do either way), the lag of the first answer that reads sold
    out behind the sell-out in Redis, and that no answer ever showed more copies than Redis held
    at its ``asOf`` (each SUCCESS's ``reservedAt`` says when Redis took its copy).
 2. **The container's read, side by side** (in this process, on the same Valkey): the availability
    service as deployed (a read a second per coupon) against one without it (``ms=0``: a read per
    request), asked as fast as one thread can, as a Lambda container answers one request at a
-   time: Redis reads per answer.
+   time: Redis reads per answer. Then the coupons function's handler itself, in this process on
+   the stack's stores, new containers and warm ones: the SQL statements it sends (SQLAlchemy's
+   events; PostgreSQL's transaction counts in the first part include the stack's scheduled
+   functions, and its statistics lag).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -27,7 +32,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
-from sqlalchemy import text
+from sqlalchemy import Engine, event, text
 
 from coupon_client.api_client import ApiClient
 from coupon_core.adapters.postgres.engine import engine_for_url
@@ -77,6 +82,15 @@ def polled(pages: int, work: Callable[[threading.Event], None]) -> tuple[threadi
     return stop, threads
 
 
+def _window(valkey: redis.Redis, engine: Any, seconds: float) -> tuple[int, int, int]:
+    """EVALSHA calls, Redis commands and PostgreSQL transactions over ``seconds``."""
+    before_redis, before_db = redis_calls(valkey), transactions(engine)
+    time.sleep(seconds)
+    after_redis, after_db = redis_calls(valkey), transactions(engine)
+    evalsha = after_redis.get("evalsha", 0) - before_redis.get("evalsha", 0)
+    return evalsha, sum(after_redis.values()) - sum(before_redis.values()), after_db - before_db
+
+
 def through_the_api(env: dict[str, str], pages: int, poll_s: float, copies: int, quiet_s: float) -> None:
     api = ApiClient(env["API_URL"], connections=pages + 4)
     valkey = connect(env["REDIS_URL"])
@@ -86,20 +100,21 @@ def through_the_api(env: dict[str, str], pages: int, poll_s: float, copies: int,
                                                "issueStartsAt": starts.isoformat(),
                                                "issueEndsAt": (starts + timedelta(hours=1)).isoformat()})  # fmt: skip
     coupon = int(created.body["couponId"])
+    without = _window(valkey, engine, quiet_s)
     polls = Polls()
     stop, threads = polled(pages, lambda stop: polls.poll(api, coupon, poll_s, stop))
-    time.sleep(1.5)  # every page polling
-    before_redis, before_db, asked = redis_calls(valkey), transactions(engine), len(polls.answers)
-    time.sleep(quiet_s)
-    after_redis, after_db, answered = redis_calls(valkey), transactions(engine), len(polls.answers) - asked
-    reads = {name: after_redis.get(name, 0) - before_redis.get(name, 0) for name in SCRIPT_COMMANDS}
+    warm_by = time.monotonic() + 90  # every page polling, the function's containers started
+    while len(polls.answers) < 4 * pages and time.monotonic() < warm_by:
+        time.sleep(0.5)
+    asked = len(polls.answers)
+    polling = _window(valkey, engine, quiet_s)
+    answered = len(polls.answers) - asked
     print(f"{pages} pages polling every {poll_s:g} s for {quiet_s:g} s: {answered} answers")
-    print(
-        f"  Redis: {reads['evalsha']} EVALSHA ({reads['evalsha'] / max(answered, 1):.3f} a answer), "
-        f"{sum(after_redis.values()) - sum(before_redis.values())} commands in all (INFO and the stack's own included)"
-    )
-    print(f"  PostgreSQL: {after_db - before_db} transactions ({(after_db - before_db) / max(answered, 1):.3f} an "
-          "answer; the stack's scheduled functions and this probe's own included)")  # fmt: skip
+    print("| window | EVALSHA | Redis commands | PostgreSQL transactions |\n|---|---:|---:|---:|")
+    for name, (evalsha, commands, xacts) in (("without pages", without), ("with them", polling)):
+        print(f"| {name} | {evalsha} | {commands} | {xacts} |")
+    print(f"  per answer, polling less quiet: {(polling[0] - without[0]) / max(answered, 1):.3f} EVALSHA, "
+          f"{(polling[2] - without[2]) / max(answered, 1):.3f} transactions")  # fmt: skip
 
     taken: list[int] = []
     for user in range(1, copies + 1):  # a claim every 50 ms: the copies go while the pages poll
@@ -146,6 +161,35 @@ def side_by_side(env: dict[str, str], seconds: float) -> None:
         print(f"| {name} | {asked:,} | {reads:,} | {reads / max(asked, 1):.5f} |")
 
 
+def the_handler_in_process(env: dict[str, str], coupon: int, answers: int) -> None:
+    os.environ.update({name: env[name] for name in ("REDIS_URL", "DATABASE_URL")})
+    os.environ.update(POWERTOOLS_SERVICE_NAME="coupon-coupons", POWERTOOLS_METRICS_NAMESPACE="CouponBench")
+    from functions.coupons import app, dependencies  # noqa: PLC0415 - after the environment it reads
+    from local.testkit.lambda_events import InProcessContext, api_event  # noqa: PLC0415
+
+    statements: list[str] = []
+
+    def executed(*args: Any) -> None:
+        statements.append(args[2])  # the statement's text: any engine of this process
+
+    event.listen(Engine, "before_cursor_execute", executed)
+    control = engine_for_url(env["DATABASE_URL"])
+    with control.connect() as connection:
+        connection.execute(text("SELECT 1"))
+    control.dispose()
+    assert "SELECT 1" in statements, statements  # the count sees what an engine sends
+    for cold in (True, False):
+        statements.clear()
+        for _ in range(answers):
+            if cold:
+                dependencies.reset()  # a new container's wiring
+            answered = app.handler(api_event("GET", f"/coupons/{coupon}/availability"), InProcessContext())
+            assert answered["statusCode"] == 200
+        kind = "new" if cold else "warm"
+        print(f"| the handler, {kind} containers | {answers} answers | {len(statements)} SQL statements |")
+    event.remove(Engine, "before_cursor_execute", executed)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pages", type=int, default=32)
@@ -156,6 +200,8 @@ def main() -> None:
     env = stack.up()
     through_the_api(env, args.pages, args.poll, args.copies, args.quiet)
     side_by_side(env, 3)
+    valkey = connect(env["REDIS_URL"])
+    the_handler_in_process(env, max(int(key) for key in valkey.hkeys("coupons:{registry}") if key.isdigit()), 50)
 
 
 if __name__ == "__main__":
