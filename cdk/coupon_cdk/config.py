@@ -75,9 +75,10 @@ class ApiConfig(_Section):
 class CacheConfig(_Section):
     """``replicas``: a replication group's replicas beside its primary, each in another AZ.
     ``wait_replicas``: the intake answers SUCCESS only once that many replicas have the
-    reservation (``WAIT``, ``REDIS_WAIT_REPLICAS``), so that a failover to a replica never loses a
-    copy already answered; fewer than ``replicas``, so that a replica down stops no sale. Only on
-    a replication group: a serverless cache replicates as it manages, and 0 there."""
+    reservation (``WAIT``, ``REDIS_WAIT_REPLICAS``), so that a failover loses a copy already
+    answered only if it promotes a replica that lacks it (ElastiCache promotes one of them);
+    fewer than ``replicas``, so that a replica down stops no sale. Only on a replication group: a
+    serverless cache replicates as it manages, and 0 there."""
 
     kind: Literal["serverless", "replication-group"]
     node_type: Text
@@ -86,8 +87,8 @@ class CacheConfig(_Section):
 
     @model_validator(mode="after")
     def _waits_on_replicas_it_has(self) -> Self:
-        if self.wait_replicas and self.kind != "replication-group":
-            raise ValueError("waitReplicas is for a replication group (a serverless cache manages its replicas)")
+        if self.kind != "replication-group" and {"replicas", "wait_replicas"} & self.model_fields_set:
+            raise ValueError("replicas and waitReplicas are a replication group's (a serverless cache manages its own)")
         if self.kind == "replication-group" and not 1 <= self.replicas <= MAX_REPLICAS:
             raise ValueError(f"replicas must be 1 to {MAX_REPLICAS} (automatic failover needs one)")
         if self.wait_replicas and self.wait_replicas >= self.replicas:
@@ -390,6 +391,12 @@ def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
     assert config.kafka is not None
     _check_kafka(config, config.kafka)
     _check_connections(config)
+    cache = config.cache
+    if cache is not None and cache.kind == "replication-group" and 1 + cache.replicas > config.availability_zones:
+        raise CdkContextError(
+            f"{name}.cache.replicas: the primary and {cache.replicas} replicas each in an AZ of their own need "
+            f"{1 + cache.replicas} AZs, the environment has {config.availability_zones}"
+        )
 
 
 def _check_connections(config: EnvironmentConfig) -> None:

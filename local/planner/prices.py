@@ -63,6 +63,7 @@ PRICES: dict[str, Price] = {
     "secret_month": Price(0.40, "secret-month", SECRETS_MANAGER),
     # a sale's polls (make plan): HTTPS requests in North America and Europe, and Origin Shield's
     "cloudfront_https_10k": Price(0.01, "10,000 HTTPS requests", CLOUDFRONT),
+    "cloudfront_function_million": Price(0.10, "million function invocations", CLOUDFRONT),
 }
 
 # The vCPUs RDS Proxy bills for each instance class the environments use (the RDS instance

@@ -50,11 +50,12 @@ class Measured:
     remembered_share: float = 0.18
     false_positives: float = 0.01
     memory_s: float = 1.0  # ANSWER_MEMORY_MS as deployed: each container asks Redis again once a second
-    # bench/replica_wait.py (2026-12-06): a SUCCESS that waits for a replica (cache.waitReplicas)
-    # answers this much later (p50 3.05 ms against 1.57, the replica on the same host; on AWS its
-    # AZ's round trip), and its WAIT costs the primary's engine thread this, per SUCCESS
-    replica_wait_ms: float = 1.5
-    wait_usec: float = 0.87
+    # bench/replica_wait.py (2026-12-06, two replicas): a SUCCESS that waits for one (cache.waitReplicas)
+    # answers this much later (p50 3.42 ms against 1.25, the replicas on the same host; on AWS a
+    # replica's AZ adds its round trip), and confirm.lua, its WAIT and the replicas' acknowledgements
+    # cost the primary's engine thread this, per SUCCESS (63.13 µs a reserve against 45.62)
+    replica_wait_ms: float = 2.2
+    wait_usec: float = 17.5
 
 
 MEASURED = Measured(  # docs/benchmarks.md, runs of 2026-12-01 (the memory's: 2026-12-03)
@@ -339,7 +340,8 @@ def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
     at_edge = sale.waiting / sale.poll_s
     keys = len(config.api.cors_origins) + 1  # each listed origin's answer, and the one for any other page
     through = min(at_edge, keys * 1000 / AVAILABILITY_MS)
-    usd = at_edge * 60 / 10_000 * PRICES["cloudfront_https_10k"].usd
+    per_poll = PRICES["cloudfront_https_10k"].usd / 10_000 + PRICES["cloudfront_function_million"].usd / 1_000_000
+    usd = at_edge * 60 * per_poll  # a request, and the edge's function before the cache
     return Polling(at_edge, through, through, usd)
 
 
@@ -448,7 +450,8 @@ def _notes(
             f"a SUCCESS waits until {cache.wait_replicas} of the cache's {cache.replicas} replicas have its "
             f"reservation (cache.waitReplicas, WAIT): about {measured.replica_wait_ms:g} ms more per SUCCESS, "
             f"counted in the intake's concurrency above, and {measured.wait_usec:g} µs of the coupon's engine "
-            "thread, counted in its shard (bench/replica_wait.py); so a failover never loses a copy already answered"
+            "thread, counted in its shard (bench/replica_wait.py); a failover then loses an answered copy only by "
+            "promoting the replica that lacks it"
         )
     if polling := polls(config, sale):
         gateway = sale.peak_rps + polling.at_edge

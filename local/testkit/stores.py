@@ -28,5 +28,5 @@ class WholeStore(ReconcileStore):
     def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
         return self.issue_store.lookup(coupon_id, claim_ms)
 
-    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
-        return self.issue_store.wait_for_replicas(replicas, timeout_ms)
+    def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
+        return self.issue_store.wait_for_replicas(coupon_id, user_id, reserved_at, replicas, timeout_ms)

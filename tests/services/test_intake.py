@@ -32,6 +32,7 @@ from lua_redis.client import connect
 from lua_redis.keys import build_claim_key, rebuild_key, reserved_key
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import build, rebuild
+from tests.services.support import open_coupon
 
 
 @pytest.fixture
@@ -425,6 +426,35 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
         answer = issue(coupon_id, 2)
         assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
         assert WholeStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
+    finally:
+        replica.stop()
+        primary.stop()
+
+
+def test_the_wait_covers_the_reservation_whatever_connection_asks_and_never_one_the_primary_lost(tmp_path):
+    """WAIT counts the replicas that have its own connection's writes: one opened after the
+    reserve's (a retry, a failover) has none, and a bare WAIT there says "replicated" at once.
+    The store's WAIT follows a write of its own that follows the reservation (confirm.lua), and
+    says 0 for a reservation the primary it reaches does not hold."""
+    primary = start_valkey(tmp_path)
+    replica = start_valkey(tmp_path, replica_of=primary)
+    try:
+        replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
+        deadline = time.monotonic() + 30
+        while replica_client.info("replication").get("master_link_status") != "up" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        reserving = WholeStore(connect(primary.url))
+        reserving.reconcile(open_coupon(5, total=3), {}, release_before=None)
+        held = reserving.reserve(5, 1)
+        assert held.reserved_at is not None
+
+        asking = WholeStore(connect(primary.url))  # another connection: none of its own writes yet
+        assert asking.wait_for_replicas(5, 1, held.reserved_at, 1, 1000) == 1
+        assert replica_client.zscore(reserved_key(5), "1") == held.reserved_at  # on the replica when it said so
+        assert asking.wait_for_replicas(5, 1, held.reserved_at + 1, 1, 100) == 0  # not this reservation
+        connect(primary.url).zrem(reserved_key(5), "1")  # the primary lost it (as a failover would)
+        assert asking.wait_for_replicas(5, 1, held.reserved_at, 1, 100) == 0
+        assert connect(primary.url).wait(1, 100) == 1  # where a bare WAIT would have said replicated
     finally:
         replica.stop()
         primary.stop()

@@ -259,7 +259,7 @@ def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_thr
     assert waiting.polling is not None
     assert two_origins.polling is not None
     assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 2)  # prod's origin, and any other
-    assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 / 10_000 * 0.01)
+    assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 * (0.01 / 10_000 + 0.10 / 1_000_000))
     assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 3)
     past_edge = [limit for limit in two_origins.limits if "polls past the edge" in limit.name]
     assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 3)]

@@ -53,6 +53,7 @@ class IssueStore:
         self._reserve = register(client, "holders", "reserve")
         self._release = register(client, "release")
         self._lookup = register(client, "registry_lookup")
+        self._confirm = register(client, "confirm")
         # coupon -> the version of its holders' filter last read, and the filter (None: none to read)
         self._filters: dict[int, tuple[tuple[str, int], holders.BloomHoldersFilter | None]] = {}
 
@@ -128,14 +129,23 @@ class IssueStore:
         return ReleaseOutcome(code)
 
     @redis_unavailable
-    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int:
-        """``WAIT``: block until the writes so far reached ``replicas`` replicas, or ``timeout_ms``.
+    def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
+        """How many replicas have the user's reservation made at ``reserved_at``, waiting up to
+        ``timeout_ms`` for ``replicas`` of them (``WAIT``); 0 if the primary no longer holds it.
 
-        Returns how many replicas have them. A reservation they have survives a failover.
+        One round trip: ``confirm.lua`` and ``WAIT`` pipelined on one connection, so that the
+        WAIT counts a write of its own connection that follows the reservation (``confirm.lua``
+        says why), whatever connection made the reservation.
         """
+        validate_id("couponId", coupon_id)
+        args = [validate_id("userId", user_id), validate_millis("reservedAt", reserved_at)]
         validate_id("replicas", replicas)
         validate_id("timeoutMs", timeout_ms)
-        return int(self._client.wait(replicas, timeout_ms))
+        with self._client.pipeline(transaction=False) as pipe:
+            self._confirm(keys=[keys.reserved_key(coupon_id), keys.replicated_key(coupon_id)], args=args, client=pipe)
+            pipe.wait(replicas, timeout_ms)
+            held, acknowledged = pipe.execute()
+        return int(acknowledged) if int(held) else 0
 
     @redis_unavailable
     def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:

@@ -36,6 +36,11 @@ def holders_key(coupon_id: int) -> str:
     return f"{_tag(coupon_id)}:holders"
 
 
+def replicated_key(coupon_id: int) -> str:
+    """What the intake writes before a ``WAIT``, so that the WAIT covers its reservation (``confirm.lua``)."""
+    return f"{_tag(coupon_id)}:replicated"
+
+
 def rebuild_key(coupon_id: int) -> str:
     """The server time from which a lost state may be rebuilt (``store.py``, ``rebuild_wait_ms``)."""
     return f"{_tag(coupon_id)}:rebuild"

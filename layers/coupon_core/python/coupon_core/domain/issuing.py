@@ -55,7 +55,9 @@ class IssueReservations(Protocol):
 
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome: ...
 
-    def wait_for_replicas(self, replicas: int, timeout_ms: int) -> int: ...
+    def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
+        """How many replicas have that reservation (0: the primary lost it), within ``timeout_ms``."""
+        ...
 
 
 class CouponRegistry(Protocol):
@@ -306,7 +308,7 @@ class IssueService:
         ``again``: Redis answered an earlier request's reservation again (a keyed resend), whose
         first produce may have reached Kafka: this produce failing says nothing of that one, so
         the reservation is kept and the answer is UNCONFIRMED, never a release."""
-        if self._wait_replicas and not self._replicated():
+        if self._wait_replicas and not self._replicated(record):
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
             return self._not_published(record, detail, again=again)
         try:
@@ -326,9 +328,12 @@ class IssueService:
             return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=detail)
         return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(record))
 
-    def _replicated(self) -> bool:
+    def _replicated(self, record: IssueRecord) -> bool:
         try:
-            return self._store.wait_for_replicas(self._wait_replicas, self._wait_timeout_ms) >= self._wait_replicas
+            replicas = self._store.wait_for_replicas(
+                record.coupon_id, record.user_id, record.reserved_at, self._wait_replicas, self._wait_timeout_ms
+            )
+            return replicas >= self._wait_replicas
         except StateUnavailableError:
             return False
 
