@@ -105,3 +105,27 @@ def test_a_thousand_polls_in_a_second_are_one_read(redis_client, store):
 
     assert first_second == one_read(1)
     assert command_calls(redis_client) == one_read(2)
+
+
+def test_a_made_up_id_costs_what_it_costs_the_claim_route_and_again_nothing_within_the_second(redis_client):
+    """Two round trips for a new id (the script, then the registry), as reserve and its lookup
+    are for the claim route; the same id again within the second, none."""
+    registry = RedisCouponRegistry(redis_client)
+    token = registry.begin_load()
+    assert token is not None
+    registry.finish_load(token, {1: now_ms() + HOUR_MS})  # complete: an id outside it names nothing
+    reader = RedisSaleReader(redis_client)
+    reader.read(1)  # the script loaded
+    seconds = [0.0]
+    service = AvailabilityService(reader, clock=lambda: seconds[0])
+    redis_client.config_resetstat()
+
+    for made_up in range(1000, 1010):
+        assert service.availability(made_up) is None
+    first = command_calls(redis_client)
+    seconds[0] = 0.5
+    for made_up in range(1000, 1010):
+        assert service.availability(made_up) is None
+
+    assert (first["evalsha"], first["hmget"] - first["evalsha"]) == (10, 10)  # the script's HMGET apart
+    assert command_calls(redis_client) == first
