@@ -4,10 +4,10 @@ client, in headless Chromium. Every answer a shopper meets is read by the page (
 preflight answered by API Gateway, the headers on the functions' answers, ``Retry-After``
 exposed); a page from an origin the environment does not list reads none.
 
-The page's clock runs on Chromium's virtual time here (a wait costs none), ahead of the server's,
-so the opening to the millisecond is tested in Node on a scripted clock (web/test/); here, a page
-before the window counts down from the server's opening and sends nothing, an open sale's click
-succeeds, a sold-out sale sends nothing. LocalStack's API Gateway caches nothing and its free
+Most pages run on Chromium's virtual time (a wait costs none), whose clock runs ahead of the
+server's; the page opened before the window runs in real time (``live_dom``), its click at the
+opening on the server's clock. The opening to the millisecond is also tested in Node on a
+scripted clock (web/test/). LocalStack's API Gateway caches nothing and its free
 edition has no CloudFront: the pages read the API itself, and tests/infra/test_edge.py holds the
 edge's settings."""
 
@@ -28,7 +28,7 @@ import pytest
 
 from local.stack import control as stack
 from local.stack.processes import free_port, port_open
-from local.testkit.browser import served_dom
+from local.testkit.browser import live_dom, served_dom
 from local.testkit.fault_proxy import FaultProxy
 from local.testkit.stores import WholeStore
 from lua_redis.keys import build_claim_key, meta_key
@@ -104,6 +104,25 @@ def test_a_page_before_the_window_counts_down_to_the_servers_opening_and_sends_n
     # an hour away on the server's clock, less the page's virtual minutes
     assert re.fullmatch(r"Opens in 5[6-9]:[0-5]\d\.\d \(.+\)", read(SALE, before)), read(SALE, before)
     assert WholeStore(live.redis).reservation_time(coupon, 11) is None
+
+
+def test_a_page_opened_before_the_window_counts_down_and_its_click_at_the_opening_succeeds(live, api_url):
+    """In real time: the page reads NOT_OPEN, counts down on the server's clock (the stack's
+    Redis), enables its button at the opening and clicks then, as a shopper would; the click is
+    the sale's first SUCCESS, reserved at or after the opening, never refused NOT_OPEN."""
+    opens_in = timedelta(seconds=12)  # past a cold coupons function's first answer
+    coupon = open_coupon(live, 5, opens_in=opens_in)
+    starts_at = live.api.request("GET", f"/coupons/{coupon}/availability").body["startsAt"]
+    query = urlencode({"api": api_url, "coupon": coupon, "user": 11, "clickAt": "opening"})
+
+    dom = live_dom(f"{stack.SHOP_ORIGIN}/shop.html?{query}", ready="document.body.dataset.done === 'true'")
+
+    (claim,) = read(RESULTS, dom)
+    assert (claim["kind"], claim["status"], claim["attempts"]) == ("success", "SUCCESS", 1), claim
+    assert read(STATES, dom)[:2] == ["NOT_OPEN", "OPEN"]
+    reserved_at = WholeStore(live.redis).reservation_time(coupon, 11)
+    assert reserved_at is not None
+    assert reserved_at >= datetime.fromisoformat(starts_at).timestamp() * 1000  # Redis' clock said open
 
 
 def test_the_page_reads_a_bad_request(live, api_url):
