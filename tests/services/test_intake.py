@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import redis
@@ -19,7 +20,7 @@ from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS
 from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import open_connections, reset, wiring
-from local.stack.processes import free_port, url_port, with_port
+from local.stack.processes import Service, free_port, url_port, with_port
 from local.stack.tansu import proxied_broker, start_tansu
 from local.stack.tls import proxy_ends
 from local.stack.valkey import start_valkey
@@ -403,18 +404,28 @@ def test_the_same_idempotency_key_and_body_answer_the_same_and_another_body_is_r
     assert {(r["userId"], r["requestId"]) for r in records} == {(7, first.body["requestId"])}
 
 
-def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing_is_reserved(
-    topic, monkeypatch, tmp_path
-):
-    """REDIS_WAIT_REPLICAS=1: the SUCCESS is answered once a replica has the reservation (so an
-    asynchronous failover cannot lose it); with the replica gone the request is 503 and released."""
-    primary = start_valkey(tmp_path)
-    replica = start_valkey(tmp_path, replica_of=primary)
+@contextlib.contextmanager
+def replicated_valkey(scratch: Path) -> Iterator[tuple[Service, Service, redis.Redis]]:
+    """A Valkey primary and a replica in sync with it, and a client of the replica; both stopped after."""
+    primary = start_valkey(scratch)
+    replica = start_valkey(scratch, replica_of=primary)
     try:
         replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
         deadline = time.monotonic() + 30
         while replica_client.info("replication").get("master_link_status") != "up" and time.monotonic() < deadline:
             time.sleep(0.1)
+        yield primary, replica, replica_client
+    finally:
+        replica.stop()
+        primary.stop()
+
+
+def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing_is_reserved(
+    topic, monkeypatch, tmp_path
+):
+    """REDIS_WAIT_REPLICAS=1: the SUCCESS is answered once a replica has the reservation (so an
+    asynchronous failover cannot lose it); with the replica gone the request is 503 and released."""
+    with replicated_valkey(tmp_path) as (primary, replica, replica_client):
         monkeypatch.setenv("REDIS_URL", primary.url)
         monkeypatch.setenv("REDIS_WAIT_REPLICAS", "1")
         reset()
@@ -426,9 +437,6 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
         answer = issue(coupon_id, 2)
         assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
         assert WholeStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
-    finally:
-        replica.stop()
-        primary.stop()
 
 
 def test_the_wait_covers_the_reservation_whatever_connection_asks_and_never_one_the_primary_lost(tmp_path):
@@ -436,13 +444,7 @@ def test_the_wait_covers_the_reservation_whatever_connection_asks_and_never_one_
     reserve's (a retry, a failover) has none, and a bare WAIT there says "replicated" at once.
     The store's WAIT follows a write of its own that follows the reservation (confirm.lua), and
     says 0 for a reservation the primary it reaches does not hold."""
-    primary = start_valkey(tmp_path)
-    replica = start_valkey(tmp_path, replica_of=primary)
-    try:
-        replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
-        deadline = time.monotonic() + 30
-        while replica_client.info("replication").get("master_link_status") != "up" and time.monotonic() < deadline:
-            time.sleep(0.1)
+    with replicated_valkey(tmp_path) as (primary, _, replica_client):
         reserving = WholeStore(connect(primary.url))
         reserving.reconcile(open_coupon(5, total=3), {}, release_before=None)
         held = reserving.reserve(5, 1)
@@ -455,9 +457,6 @@ def test_the_wait_covers_the_reservation_whatever_connection_asks_and_never_one_
         connect(primary.url).zrem(reserved_key(5), "1")  # the primary lost it (as a failover would)
         assert asking.wait_for_replicas(5, 1, held.reserved_at, 1, 100) == 0
         assert connect(primary.url).wait(1, 100) == 1  # where a bare WAIT would have said replicated
-    finally:
-        replica.stop()
-        primary.stop()
 
 
 def test_a_container_on_a_kafka_python_without_the_publishers_internals_fails_its_init(topic, monkeypatch):
