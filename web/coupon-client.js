@@ -229,7 +229,7 @@ export function saleStateAt(sale, serverNowMs) {
  */
 export function nextWatchMs(sale, serverNowMs, periodMs) {
   const { startsAt, endsAt } = sale;
-  if (saleStateAt(sale, serverNowMs) === "ENDED" || (endsAt !== null && serverNowMs >= endsAt)) return null;
+  if (sale.state === "ENDED" || (endsAt !== null && serverNowMs >= endsAt)) return null;
   if (startsAt === null) return periodMs;
   const untilNear = startsAt - WATCH_NEAR_MS - serverNowMs;
   return untilNear > 0 ? Math.max(periodMs, Math.min(WATCH_FAR_MS, untilNear)) : periodMs;

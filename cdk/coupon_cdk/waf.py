@@ -5,12 +5,12 @@ Stage throttling caps the whole API; the per-IP rule stops one address from taki
 itself (the edge's requests counted per viewer instead, by the address the edge writes:
 ``coupon_cdk/edge.py``), and the per-caller rule one account, whatever the addresses its script
 rotates through (a rate-based rule aggregated on the ``Authorization`` header: each token is a
-caller; a request without one is not counted by it). The common rule set and the known-bad-inputs set (request
-patterns of known exploits, Log4j's JNDI lookups among them) drop well-known bad requests before
-they cost an intake invocation. Bot Control labels and blocks bots on ``POST /coupon-issues``
-only (it is billed per request it inspects). Together they use about 1,020 of the web ACL's
-1,500 capacity units (about 4, 34 and 32 for the rate rules with their header keys and matches,
-700 and 200 for the rule sets, 50 for Bot Control).
+caller; a request without one is not counted by it). The common rule set and the
+known-bad-inputs set (request patterns of known exploits, Log4j's JNDI lookups among them) drop
+well-known bad requests before they cost an intake invocation. Bot Control labels and blocks
+bots on ``POST /coupon-issues`` only (it is billed per request it inspects). Together they use
+about 1,020 of the web ACL's 1,500 capacity units (about 4, 34 and 32 for the rate rules with
+their header keys and matches, 700 and 200 for the rule sets, 50 for Bot Control).
 """
 
 from __future__ import annotations
@@ -81,6 +81,13 @@ def _rate(
     )
 
 
+def _per(header: str) -> wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty:
+    """A rate-based rule's key: each value of ``header``, as sent (a request without it is not counted)."""
+    return wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
+        header=wafv2.CfnWebACL.RateLimitHeaderProperty(name=header, text_transformations=AS_SENT)
+    )
+
+
 def _from(header: tuple[str, str]) -> wafv2.CfnWebACL.StatementProperty:
     """Requests with the header ``(name, value)`` (the edge's: ``coupon_cdk/edge.py``)."""
     name, value = header
@@ -129,12 +136,6 @@ class ApiFirewall(Construct):
         viewer_header: str,
     ) -> None:
         super().__init__(scope, construct_id)
-        token = wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
-            header=wafv2.CfnWebACL.RateLimitHeaderProperty(
-                name="authorization",
-                text_transformations=AS_SENT,
-            )
-        )
         rules = [
             _rate(
                 "RatePerIp",
@@ -149,11 +150,7 @@ class ApiFirewall(Construct):
                 5,
                 requests_per_5_min,
                 "coupon-api-rate-per-viewer",
-                keys=[
-                    wafv2.CfnWebACL.RateBasedStatementCustomKeyProperty(
-                        header=wafv2.CfnWebACL.RateLimitHeaderProperty(name=viewer_header, text_transformations=AS_SENT)
-                    )
-                ],
+                keys=[_per(viewer_header)],
                 scope_down=_from(edge_header),
             ),
             _managed_rules("AwsCommonRules", 1, "AWSManagedRulesCommonRuleSet", "coupon-api-common-rules"),
@@ -163,7 +160,13 @@ class ApiFirewall(Construct):
         ]
         if requests_per_5_min_per_caller:
             rules.append(
-                _rate("RatePerCaller", 3, requests_per_5_min_per_caller, "coupon-api-rate-per-caller", keys=[token])
+                _rate(
+                    "RatePerCaller",
+                    3,
+                    requests_per_5_min_per_caller,
+                    "coupon-api-rate-per-caller",
+                    keys=[_per("authorization")],
+                )
             )
         if bot_control != "off":
             level = wafv2.CfnWebACL.AWSManagedRulesBotControlRuleSetProperty(inspection_level=bot_control.upper())

@@ -204,8 +204,7 @@ class Polling:
     and what reaches API Gateway, the coupons function and Redis with the edge and without it."""
 
     at_edge: float  # requests/s the pages send
-    through_edge: float  # requests/s the edge lets through: one per cache period per page origin
-    redis_with_edge: float  # Redis reads/s: at most one per coupons container (and period) a request reaches
+    through_edge: float  # requests/s past the edge, one a cache period per page origin: each a Redis read at most
     usd_per_minute: float  # CloudFront's bill for a minute of it
 
 
@@ -316,7 +315,9 @@ def plan(
         limits.append(_quota(quotas["msk_serverless_requests"], successes_first_second, spread))
     lead_s = 60 * q["lambda_provisioning_prep_min"] + 60 * warmup / q["lambda_provisioning"]
     lead_s += warmup * INIT_CONNECTION_ATTEMPTS / q[rate_key]  # the INITs' connections, at the broker's rate
-    notes = _notes(config, sale, winners, quotas, max(second.with_memory for second in slot), measured=measured)
+    notes = _notes(
+        config, sale, winners, quotas, max(second.with_memory for second in slot), measured=measured, polling=polling
+    )
     return Plan(
         limits=limits,
         concurrency=concurrency,
@@ -342,7 +343,7 @@ def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
     through = min(at_edge, keys * 1000 / AVAILABILITY_MS)
     per_poll = PRICES["cloudfront_https_10k"].usd / 10_000 + PRICES["cloudfront_function_million"].usd / 1_000_000
     usd = at_edge * 60 * per_poll  # a request, and the edge's function before the cache
-    return Polling(at_edge, through, through, usd)
+    return Polling(at_edge, through, usd)
 
 
 def preflights(config: EnvironmentConfig, sale: PlannedSale) -> int:
@@ -441,6 +442,7 @@ def _notes(
     slot_ecpu: float,
     *,
     measured: Measured,
+    polling: Polling | None,
 ) -> list[str]:
     cache = config.cache
     assert cache is not None
@@ -453,13 +455,13 @@ def _notes(
             "thread, counted in its shard (bench/replica_wait.py); a failover then loses an answered copy only by "
             "promoting the replica that lacks it"
         )
-    if polling := polls(config, sale):
+    if polling is not None:
         gateway = sale.peak_rps + polling.at_edge
         notes.append(
             f"{sale.waiting:,} waiting pages polling every {sale.poll_s:g} s: {polling.at_edge:,.0f} requests/s at "
             f"the edge (CloudFront: ${polling.usd_per_minute:,.2f} a minute; the reference client polls every 10 s "
             f"until the last minute), of which {polling.through_edge:,.0f}/s reach API Gateway, the coupons function "
-            f"and at most {polling.redis_with_edge:,.0f} Redis read/s; without the edge every poll would: "
+            f"and at most {polling.through_edge:,.0f} Redis read/s; without the edge every poll would: "
             f"{gateway:,.0f} requests/s at the stage with the claims (its throttle: {config.api.rate_limit:,})"
         )
     if cold := preflights(config, sale):

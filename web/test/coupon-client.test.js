@@ -432,6 +432,7 @@ test("watch asks every WATCH_FAR_MS while the opening is far, never sleeping pas
   assert.equal(nextWatchMs(at, OPENS - WATCH_NEAR_MS, WATCH_MS), WATCH_MS);
   assert.equal(nextWatchMs({ ...at, state: "SOLD_OUT" }, OPENS + 1, WATCH_MS), WATCH_MS); // a give-back may come
   assert.equal(nextWatchMs(at, OPENS + 60_000, WATCH_MS), null);
+  assert.equal(nextWatchMs({ ...at, state: "ENDED", startsAt: null, endsAt: null }, OPENS, WATCH_MS), null); // long expired
   // a closed sale: asked rarely while its opening is far, never after its window (it may reopen within it)
   const closed = { ...at, state: "CLOSED" };
   assert.equal(nextWatchMs(closed, OPENS - WATCH_NEAR_MS - 60_000, WATCH_MS), WATCH_FAR_MS);

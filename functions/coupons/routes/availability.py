@@ -34,8 +34,8 @@ def _kept(answer: Answer) -> Answer:
     return replace(answer, headers=answer.headers | CACHED)
 
 
-def _time(millis: int | None) -> str | None:
-    return None if millis is None else from_millis(millis).isoformat(timespec="milliseconds")
+def _time(millis: int) -> str:
+    return from_millis(millis).isoformat(timespec="milliseconds")
 
 
 @router.get(
@@ -61,7 +61,7 @@ def get_availability(
     body = AvailabilityBody(
         status=found.state.value,
         couponId=couponId,
-        serverTime=_time(found.server_time) or "",
+        serverTime=_time(found.server_time),
         startsAt=_time(sale.starts_at) if sale else None,
         endsAt=_time(sale.ends_at) if sale else None,
         total=sale.total if sale else None,

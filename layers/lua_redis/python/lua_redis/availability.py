@@ -24,12 +24,12 @@ class RedisSaleReader:
     def read(self, coupon_id: int) -> Sale | Unread:
         validate_id("couponId", coupon_id)
         state_keys = [keys.meta_key(coupon_id), keys.reserved_key(coupon_id), keys.requests_key(coupon_id)]
-        now, *sale = self._read(keys=state_keys)
+        now, *sale = (int(value) for value in self._read(keys=state_keys))
         if sale:
-            total, starts_at, ends_at, closed, taken = (int(value) for value in sale)
-            return Sale(int(now), total, starts_at, ends_at, closed == 1, taken)
+            total, starts_at, ends_at, closed, taken = sale
+            return Sale(now, total, starts_at, ends_at, closed == 1, taken)
         expires_at, complete = self._client.hmget(keys.registry_key(), [str(coupon_id), "complete"])
         if expires_at is not None:  # a coupon: its state expired, or was lost and the claim route rebuilds it
-            return Unread(NoSale.ENDED if int(now) >= int(expires_at) else NoSale.UNAVAILABLE, int(now))
+            return Unread(NoSale.ENDED if now >= int(expires_at) else NoSale.UNAVAILABLE, now)
         # no such id in a complete registry; in one still loading, an id it cannot rule out yet
-        return Unread(NoSale.COUPON_NOT_FOUND if complete is not None else NoSale.UNAVAILABLE, int(now))
+        return Unread(NoSale.COUPON_NOT_FOUND if complete is not None else NoSale.UNAVAILABLE, now)
