@@ -20,7 +20,6 @@ protocols (ports), which the adapters implement: those several jobs share in
     state_sync.py     Redis brought to a change the database already holds
     status.py         where a user's request stands
     availability.py   a sale as a shop's page reads it, once a second per coupon and container
-    bounded.py        a table of at most so many entries, the oldest forgotten first
     lifecycle.py      an issued copy used once, canceled, or expired
     operations.py     what operators do to a coupon
     outbox_relay.py   the coupon event stream and the relay that publishes the outbox

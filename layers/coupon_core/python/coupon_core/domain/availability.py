@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
-from coupon_core.domain.bounded import keep
 from coupon_core.errors import StateUnavailableError
 
 AVAILABILITY_MS = 1000  # a read answers for at most this long; the edge caches an answer as long
@@ -144,10 +143,12 @@ class AvailabilityService:
             kept = _Read(found, now)
             self._reads.pop(coupon_id, None)
             self._unread.pop(coupon_id, None)
-            if isinstance(found, Sale):
-                keep(self._reads, coupon_id, kept, self._bounds[0])
-            else:
-                keep(self._unread, coupon_id, kept, self._bounds[1])
+            table, bound = (
+                (self._reads, self._bounds[0]) if isinstance(found, Sale) else (self._unread, self._bounds[1])
+            )
+            if len(table) >= bound:
+                del table[next(iter(table))]
+            table[coupon_id] = kept
         found = kept.found
         server_time = found.read_at + round((now - kept.at) * 1000)
         if isinstance(found, Sale):

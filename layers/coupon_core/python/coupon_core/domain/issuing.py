@@ -27,7 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from coupon_core.domain.bounded import keep
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import HoldersFilter, IssueOutcome, MissingState, ReleaseOutcome, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, StateUnavailableError, UnavailableError
@@ -187,15 +186,15 @@ class AnswerMemory:
             reservation.holders,
         )
         if outcome in _OWN:
-            keep(self._callers, (coupon_id, user_id, idempotency_key), kept, self._bounds[1])
+            _keep(self._callers, (coupon_id, user_id, idempotency_key), kept, self._bounds[1])
         else:
-            keep(self._standing, coupon_id, kept, self._bounds[0])
+            _keep(self._standing, coupon_id, kept, self._bounds[0])
         return True
 
     def learn_absent(self, coupon_id: int, outcome: IssueOutcome, asked_at: float) -> None:
         """Keep the answer for a coupon without a state: no such coupon, or one long ended."""
         kept = _Kept(IssueResult(outcome, remembered=True), asked_at + self._seconds)
-        keep(self._absent, coupon_id, kept, self._bounds[2])
+        _keep(self._absent, coupon_id, kept, self._bounds[2])
 
     def acknowledged(self, record: IssueRecord, idempotency_key: str, stands_ms: int, asked_at: float) -> None:
         """A SUCCESS whose record Kafka acknowledged to this container: the user's next request is
@@ -203,13 +202,21 @@ class AnswerMemory:
         until = self._until(asked_at, stands_ms)
         coupon_id, user_id, bound = record.coupon_id, record.user_id, self._bounds[1]
         duplicate = IssueResult(IssueOutcome.DUPLICATE, remembered=True, replays=record.reserved_at)
-        keep(self._callers, (coupon_id, user_id, ""), _Kept(duplicate, until), bound)
+        _keep(self._callers, (coupon_id, user_id, ""), _Kept(duplicate, until), bound)
         if idempotency_key:
             success = IssueResult(IssueOutcome.SUCCESS, record=record, remembered=True, replays=record.reserved_at)
-            keep(self._callers, (coupon_id, user_id, idempotency_key), _Kept(success, until), bound)
+            _keep(self._callers, (coupon_id, user_id, idempotency_key), _Kept(success, until), bound)
 
     def _until(self, asked_at: float, stands_ms: int) -> float:
         return asked_at + min(self._seconds, stands_ms / 1000)
+
+
+def _keep[Key: (int, tuple[int, int, str])](table: dict[Key, _Kept], key: Key, kept: _Kept, bound: int) -> None:
+    """``table[key] = kept``, the oldest entry forgotten first once ``bound`` are kept."""
+    table.pop(key, None)
+    if len(table) >= bound:
+        del table[next(iter(table))]
+    table[key] = kept
 
 
 _BUILDING = IssueResult(IssueOutcome.UNAVAILABLE, detail="the coupon's state is being built: retry shortly")
