@@ -81,8 +81,11 @@ lock: $(UV)
 # AWS calls), processes (fresh interpreters, a terminal, the package built), policy (the repository's
 # own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
 # broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
-test: venv chromium lint check-deploy
-	$(BIN)/pytest --ignore=tests/infra -m "not sale" --durations=25
+# make test runs them all on two workers: the integration and the infra tier each whole on one, every
+# other test on whichever is free (tests/conftest.py); WORKERS=0 runs them in this process.
+WORKERS ?= 2
+test: venv chromium lint $(CDK)
+	$(BIN)/pytest -m "not sale" --numprocesses=$(WORKERS) --durations=25
 
 # The sales make test leaves out (it runs one, the integration burst): the demo's report in a
 # browser, and a rehearsal on the local stack, each end to end through its tool.

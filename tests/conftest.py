@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 from sqlalchemy import Engine
+from xdist.remote import Producer
+from xdist.scheduler import LoadScopeScheduling
 
 from coupon_core.adapters.postgres.engine import engine_for_url
 from coupon_core.adapters.postgres.migrate import upgrade
@@ -57,3 +59,22 @@ def migrated_engine(database_url: str) -> Iterator[Engine]:
     upgrade(engine)
     yield engine
     engine.dispose()
+
+
+class OneWorkerPerTier(LoadScopeScheduling):
+    """``make test``'s ``pytest -n``: each test goes to whichever worker is free, but the tiers
+    whose session fixture is one costly thing run whole on one worker each, so a run starts one
+    LocalStack (the integration tier; two would take the same ports) and synthesizes each stack
+    once (the infra tier). xdist's own ``--dist loadgroup`` reads a marker into ``Item._nodeid``,
+    which pytest 9 no longer reads; the scope is what xdist's own schedulers override
+    (tests/unit/test_suite_scheduler.py fails if xdist's pinned version renames it).
+    """
+
+    @staticmethod
+    def _split_scope(nodeid: str) -> str:
+        tier = nodeid.split("/")[1] if nodeid.startswith("tests/") else ""
+        return tier if tier in ("integration", "infra") else nodeid
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> OneWorkerPerTier | None:
+    return OneWorkerPerTier(config, log) if config.getoption("dist") == "load" else None

@@ -19,6 +19,7 @@ import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import boto3
 from sqlalchemy import make_url
@@ -42,6 +43,7 @@ EVENTS_TOPIC = "coupon.events.v1"
 PARTITIONS = 3
 STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
+OUTPUTS_S = 30  # how long LocalStack may take to set a deployed stack's outputs
 BRIDGE_JOIN_S = 60  # Tansu holds a group's first join about 5 s
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
 # each in .local/stack.env as <NAME>_FUNCTION
@@ -214,10 +216,7 @@ def database_secret(database_url: str) -> str:
     url = make_url(database_url)
     secret = {"host": url.host, "port": url.port, "username": url.username, "password": url.password,
               "dbname": url.database, "engine": "postgres"}  # fmt: skip
-    client = boto3.client("secretsmanager", region_name=AWS["AWS_DEFAULT_REGION"], endpoint_url=localstack.URL,
-                          aws_access_key_id=AWS["AWS_ACCESS_KEY_ID"],
-                          aws_secret_access_key=AWS["AWS_SECRET_ACCESS_KEY"])  # fmt: skip
-    created = client.create_secret(Name=DATABASE_SECRET, SecretString=json.dumps(secret))
+    created = _client("secretsmanager").create_secret(Name=DATABASE_SECRET, SecretString=json.dumps(secret))
     return str(created["ARN"])
 
 
@@ -246,8 +245,29 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
         if done.returncode:
             raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
         print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
-    outputs: dict[str, str] = json.loads(outputs_file.read_text())[STACK]
-    return outputs
+    return _outputs(json.loads(outputs_file.read_text()).get(STACK, {}))
+
+
+def _outputs(written: dict[str, str]) -> dict[str, str]:
+    """The stack's outputs, as the CLI wrote them; else, when LocalStack reported the stack
+    complete before it had set them (seen on a loaded machine: the CLI then writes none), as
+    DescribeStacks gives them once they are set."""
+    deadline = time.monotonic() + OUTPUTS_S
+    while not written:
+        if time.monotonic() > deadline:
+            raise ServiceError(f"{STACK} deployed, but without its outputs after {OUTPUTS_S} s; see {STATE}")
+        time.sleep(0.5)
+        stack = _client("cloudformation").describe_stacks(StackName=STACK)["Stacks"][0]
+        written = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+    return written
+
+
+def _client(service: str) -> Any:
+    """A boto3 client of LocalStack's ``service``."""
+    return boto3.client(
+        service, region_name=AWS["AWS_DEFAULT_REGION"], endpoint_url=localstack.URL,
+        aws_access_key_id=AWS["AWS_ACCESS_KEY_ID"], aws_secret_access_key=AWS["AWS_SECRET_ACCESS_KEY"],
+    )  # fmt: skip
 
 
 def _wait_for(marker: Path, what: str, timeout_s: float) -> None:
