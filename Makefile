@@ -81,9 +81,9 @@ lock: $(UV)
 # AWS calls), processes (fresh interpreters, a terminal, the package built), policy (the repository's
 # own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
 # broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
-# make test runs them all on two workers: the integration and the infra tier each whole on one, every
-# other test on whichever is free (tests/conftest.py); WORKERS=0 runs them in this process.
-WORKERS ?= 2
+# make test runs them all on one worker per core: the integration and the infra tier each whole on
+# one, every other test on whichever is free (tests/conftest.py); WORKERS=0 runs them in this process.
+WORKERS ?= auto
 test: venv chromium lint $(CDK)
 	$(BIN)/pytest -m "not sale" --numprocesses=$(WORKERS) --durations=25
 
