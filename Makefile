@@ -170,7 +170,6 @@ bench: venv
 	$(BIN)/python -m bench.reserve_ceiling
 	$(BIN)/python -m bench.reserve_ceiling --depth 1
 	$(BIN)/python -m bench.first_seconds
-	$(BIN)/python -m bench.msk_token
 
 # Will a sale fit an environment: each AWS limit it meets, what binds first, what to raise or
 # warm up. make plan ENV=prod SALE="copies=5000 users=300000 peak=20000/s opens=2026-12-24T12:00Z"

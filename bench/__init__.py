@@ -3,10 +3,8 @@
 intake.py                 the intake handler from N processes, against the bare handler
 bare_intake.py            that bare handler: the same Lua and produce, no framework
 intake_forked.py          the intake against it in forked containers, CPU from /proc
-intake_instructions.py    instructions per answer of each, counted by Valgrind
 cold_start.py             one cold start of the intake in a fresh interpreter
 first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
-intake_profile.py         where a warm intake request's time goes
 refusal_memory.py         Redis round trips and commands per request with the memory of refusals and without
 reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
 reserve_alternatives.py   those versions
@@ -15,9 +13,6 @@ replica_wait.py           what REDIS_WAIT_REPLICAS=1 costs a reservation
 worker.py                 the worker's and the DLQ handler's batching
 write_limit.py            the processing limit under a burst
 reconcile.py              reconciling a coupon of 100,000 issued users
-msk_token.py              signing MSK IAM auth tokens
 command_start.py          how soon the coupons command answers, beside aws --version and another commit's
-settings_read.py          what reading a function's settings costs a cold start
-metrics_line.py           what the measure of arrival order adds to each answer's metrics line
 availability.py           pages polling a sale's availability on the local stack: Redis, database, lag
 """

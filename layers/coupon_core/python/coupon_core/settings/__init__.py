@@ -5,7 +5,7 @@ fields are named by their variables: ``RedisSettings.url`` is REDIS_URL). A func
 (``intake.IntakeSettings``, ...) list the parts it needs, and :meth:`FunctionSettings.from_env`
 reads exactly those from the environment, as the cookbook's environment modeler does
 (``model_validate`` of the environment) and not through pydantic-settings, whose import would
-add about a tenth of a second to the intake's cold start (docs/benchmarks.md). A missing or
+add about 90 ms to the intake's cold start. A missing or
 malformed variable raises ``ConfigError`` naming it, on one line, at the first use of the
 settings. docs/design.md lists every variable.
 
