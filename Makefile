@@ -161,14 +161,14 @@ down: venv
 	$(BIN)/python -m local.stack.control down
 
 bench: venv
-	$(BIN)/python -m bench.reserve
+	$(BIN)/python -m bench.reserve alternatives
 	$(BIN)/python -m bench.intake
 	$(BIN)/python -m bench.worker
 	$(BIN)/python -m bench.reconcile
-	$(BIN)/python -m bench.replica_wait
+	$(BIN)/python -m bench.reserve wait
 	$(BIN)/python -m bench.write_limit
-	$(BIN)/python -m bench.reserve_ceiling
-	$(BIN)/python -m bench.reserve_ceiling --depth 1
+	$(BIN)/python -m bench.reserve ceiling
+	$(BIN)/python -m bench.reserve ceiling --depth 1
 	$(BIN)/python -m bench.first_seconds
 
 # Will a sale fit an environment: each AWS limit it meets, what binds first, what to raise or

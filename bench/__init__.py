@@ -6,10 +6,8 @@ intake_forked.py          the intake against it in forked containers, CPU from /
 cold_start.py             one cold start of the intake in a fresh interpreter
 first_seconds.py          a cold opening against a broker that takes new connections at a limited rate
 refusal_memory.py         Redis round trips and commands per request with the memory of refusals and without
-reserve.py                the Lua reserve against naive, WATCH/MULTI and lock-per-request versions
-reserve_alternatives.py   those versions
-reserve_ceiling.py        what one Valkey core sustains for reserve.lua on one hot coupon
-replica_wait.py           what REDIS_WAIT_REPLICAS=1 costs a reservation
+reserve.py                the reserve: against the ways without a script, one hot coupon's ceiling,
+                          what REDIS_WAIT_REPLICAS=1 costs (python -m bench.reserve MODE)
 worker.py                 the worker's and the DLQ handler's batching
 write_limit.py            the processing limit under a burst
 reconcile.py              reconciling a coupon of 100,000 issued users

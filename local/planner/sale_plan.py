@@ -38,7 +38,7 @@ class Measured:
     """Per-request figures measured here (docs/benchmarks.md has each run and its command)."""
 
     intake_cpu_ms: dict[str, float]  # bench/intake.py, the loads of one answer each
-    # bench/reserve_ceiling.py --depth 1: one call at a time per connection over TLS, as a Lambda
+    # bench/reserve.py ceiling --depth 1: one call at a time per connection over TLS, as a Lambda
     # container sends them; the engine thread's whole CPU per reserve, and that over a SET's
     reserve_usec: dict[str, float]
     reserve_ecpu: dict[str, float]
@@ -50,7 +50,7 @@ class Measured:
     remembered_share: float = 0.18
     false_positives: float = 0.01
     memory_s: float = 1.0  # ANSWER_MEMORY_MS as deployed: each container asks Redis again once a second
-    # bench/replica_wait.py (2026-12-06, two replicas): a SUCCESS that waits for one (cache.waitReplicas)
+    # bench/reserve.py wait (two replicas): a SUCCESS that waits for one (cache.waitReplicas)
     # answers this much later (p50 3.42 ms against 1.25, the replicas on the same host; on AWS a
     # replica's AZ adds its round trip), and confirm.lua, its WAIT and the replicas' acknowledgements
     # cost the primary's engine thread this, per SUCCESS (63.13 µs a reserve against 45.62)
@@ -425,7 +425,7 @@ def _slot(
     if config.cache.kind == "serverless":
         return _quota(quotas["cache_slot_ecpu"], busiest, split)
     ceiling = 1_000_000 / reserve_usec
-    source = "docs/benchmarks.md (bench/reserve_ceiling.py)"
+    source = "docs/benchmarks.md (python -m bench.reserve ceiling)"
     reaching = peak_rps * busiest / max(second.without_memory for second in slot)
     return Limit("one coupon's shard (one Valkey engine thread)", ceiling, reaching, "requests/s", source, split)
 
@@ -452,8 +452,8 @@ def _notes(
             f"a SUCCESS waits until {cache.wait_replicas} of the cache's {cache.replicas} replicas have its "
             f"reservation (cache.waitReplicas, WAIT): about {measured.replica_wait_ms:g} ms more per SUCCESS, "
             f"counted in the intake's concurrency above, and {measured.wait_usec:g} µs of the coupon's engine "
-            "thread, counted in its shard (bench/replica_wait.py); a failover then loses an answered copy only by "
-            "promoting the replica that lacks it"
+            "thread, counted in its shard (python -m bench.reserve wait); a failover then loses an answered copy "
+            "only by promoting the replica that lacks it"
         )
     if polling is not None:
         gateway = sale.peak_rps + polling.at_edge
