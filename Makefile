@@ -81,11 +81,13 @@ lock: $(UV)
 # AWS calls), processes (fresh interpreters, a terminal, the package built), policy (the repository's
 # own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
 # broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
-# make test runs them all on one worker per core: the integration and the infra tier each whole on
-# one, every other test on whichever is free (tests/conftest.py); WORKERS=0 runs them in this process.
-WORKERS ?= auto
+# make test runs them all on one worker per core this process may use: the integration and the infra
+# tier each whole on one, every other test on whichever is free (tests/conftest.py); WORKERS=0 runs
+# them in this process. A worker that dies is not replaced: its replacement would find the stack up
+# and leave it running.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: venv chromium lint $(CDK)
-	$(BIN)/pytest -m "not sale" --numprocesses=$(WORKERS) --durations=25
+	$(BIN)/pytest -m "not sale" --numprocesses=$(WORKERS) --max-worker-restart=0 --durations=25
 
 # The sales make test leaves out (it runs one, the integration burst): the demo's report in a
 # browser, and a rehearsal on the local stack, each end to end through its tool.

@@ -76,5 +76,6 @@ class OneWorkerPerTier(LoadScopeScheduling):
         return tier if tier in ("integration", "infra") else nodeid
 
 
+@pytest.hookimpl(optionalhook=True)  # xdist's hook: unknown to a run with -p no:xdist
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Producer) -> OneWorkerPerTier | None:
     return OneWorkerPerTier(config, log) if config.getoption("dist") == "load" else None

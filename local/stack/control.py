@@ -11,17 +11,20 @@ the ``local`` environment's ``api.corsOrigins`` lists. Writes ``.local/stack.env
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
 from sqlalchemy import make_url
 
 from coupon_client.environment import reachable
@@ -48,6 +51,7 @@ BRIDGE_JOIN_S = 60  # Tansu holds a group's first join about 5 s
 CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
 # each in .local/stack.env as <NAME>_FUNCTION
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay")
+OUTPUTS = {"DlqUrl", "ApiUrl", *(f"{name.title()}FunctionName" for name in FUNCTIONS)}  # what the environment reads
 LOCALSTACK_ACCOUNT = "000000000000"  # LocalStack's default account for the "test" credentials
 SHOP_ORIGIN = "http://127.0.0.1:8000"  # the shop page's origin: cdk.json's local api.corsOrigins lists it
 WEB = ROOT / "web"
@@ -248,24 +252,27 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
     return _outputs(json.loads(outputs_file.read_text()).get(STACK, {}))
 
 
-def _outputs(written: dict[str, str]) -> dict[str, str]:
+def _outputs(written: dict[str, str], sleep: Callable[[float], None] = time.sleep) -> dict[str, str]:
     """The stack's outputs, as the CLI wrote them; else, when LocalStack reported the stack
-    complete before it had set them (seen on a loaded machine: the CLI then writes none), as
-    DescribeStacks gives them once they are set."""
+    complete before it had set them all (seen on a loaded machine: the CLI then writes none), as
+    DescribeStacks gives them once every output the stack's environment reads is set."""
     deadline = time.monotonic() + OUTPUTS_S
-    while not written:
+    cloudformation = _client("cloudformation", Config(connect_timeout=2, read_timeout=5, retries={"max_attempts": 1}))
+    while not written.keys() >= OUTPUTS:
         if time.monotonic() > deadline:
-            raise ServiceError(f"{STACK} deployed, but without its outputs after {OUTPUTS_S} s; see {STATE}")
-        time.sleep(0.5)
-        stack = _client("cloudformation").describe_stacks(StackName=STACK)["Stacks"][0]
-        written = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
+            missing = ", ".join(sorted(OUTPUTS - written.keys()))
+            raise ServiceError(f"{STACK} deployed, but without its outputs {missing} after {OUTPUTS_S} s; see {STATE}")
+        sleep(0.5)
+        with contextlib.suppress(BotoCoreError, ClientError):  # LocalStack busy: asked again until the deadline
+            stack = cloudformation.describe_stacks(StackName=STACK)["Stacks"][0]
+            written = {output["OutputKey"]: output["OutputValue"] for output in stack.get("Outputs", [])}
     return written
 
 
-def _client(service: str) -> Any:
+def _client(service: str, config: Config | None = None) -> Any:
     """A boto3 client of LocalStack's ``service``."""
     return boto3.client(
-        service, region_name=AWS["AWS_DEFAULT_REGION"], endpoint_url=localstack.URL,
+        service, region_name=AWS["AWS_DEFAULT_REGION"], endpoint_url=localstack.URL, config=config,
         aws_access_key_id=AWS["AWS_ACCESS_KEY_ID"], aws_secret_access_key=AWS["AWS_SECRET_ACCESS_KEY"],
     )  # fmt: skip
 
