@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Self, get_args
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 from pydantic.alias_generators import to_camel
 
-from coupon_core.settings import ORIGIN
+from coupon_core.settings.http import ORIGIN
 
 CONTEXT_KEY = "coupon:environments"
 MAX_REPLICAS = 5  # ElastiCache: a replication group without cluster mode has up to 5 replicas

@@ -45,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
-from coupon_core.settings import CallerSettings, CorsSettings, UserIdSource
+from coupon_core.settings.http import CallerSettings, CorsSettings, UserIdSource
 from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal, with_headers
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]

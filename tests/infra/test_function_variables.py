@@ -10,9 +10,10 @@ from typing import Any, get_args
 import pytest
 from pydantic import AliasChoices, BaseModel
 
-from coupon_core.settings import CorsSettings, KafkaSettings, ObservabilitySettings
+from coupon_core.settings import KafkaSettings, ObservabilitySettings
 from coupon_core.settings.backend import DatabaseSettings
 from coupon_core.settings.coupons import CouponsSettings
+from coupon_core.settings.http import CorsSettings
 from coupon_core.settings.intake import IntakeSettings
 from coupon_core.settings.rebuild import RebuildSettings
 from coupon_core.settings.relay import RelaySettings

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from coupon_core.errors import ConfigError
-from coupon_core.settings import CallerSettings, CorsSettings, FunctionSettings, KafkaSettings, RedisSettings
+from coupon_core.settings import FunctionSettings, KafkaSettings, RedisSettings
 from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
 from coupon_core.settings.coupons import CouponsSettings
+from coupon_core.settings.http import CallerSettings, CorsSettings
 from coupon_core.settings.intake import IntakeSettings, IssuingSettings
 from coupon_core.settings.rebuild import RebuildSettings
 from coupon_core.settings.relay import RelaySettings

@@ -11,7 +11,8 @@ settings. docs/design.md lists every variable.
 
 This module holds the validators of each kind of variable and the one mapping of a validation
 error to ``ConfigError`` (:func:`config_error`), :class:`FunctionSettings` and the parts the
-intake shares with others (Redis, Kafka, the produce's bounds, the caller, CORS); ``backend``
+intake shares with others (Redis, Kafka, the produce's bounds); ``http`` the parts both HTTP
+functions read (the caller, CORS); ``backend``
 the parts only the functions behind it read (the database, the retention, the worker group, the
 read-back); each function's own parts and settings are in its module (``intake``, ``coupons``,
 ``worker``, ``rebuild``, ``relay``), so that a cold start imports and builds only what it reads.
@@ -248,41 +249,6 @@ class ProduceBounds(Part):
                 f"RECONCILE_SKEW_MS ({self.skew_ms})"
             )
         return self
-
-
-UserIdSource = Literal["body", "claims"]
-
-
-class CallerSettings(Part):
-    """Where the user id comes from: the body (``USER_ID_SOURCE=body``), or the token's
-    ``USER_ID_CLAIM`` (default ``custom:user_id``, an immutable Cognito attribute set when the user
-    is created: Cognito's own ``sub`` is a UUID, not the numeric id the API works with)."""
-
-    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), one_of("body", "claims")] = "body"
-    user_id_claim: Annotated[
-        str,
-        Field(validation_alias="USER_ID_CLAIM"),
-        AfterValidator(matching(r"[A-Za-z0-9_:.-]{1,128}", "a claim name (letters, digits, _ : . -)")),
-    ] = "custom:user_id"
-
-
-ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?")  # a web origin: scheme, host, port, no path
-
-
-def _origins(value: object) -> tuple[str, ...]:
-    origins = tuple(origin.strip() for origin in str(value).split(",") if origin.strip())
-    bad = [origin for origin in origins if origin != "*" and not ORIGIN.fullmatch(origin)]
-    if bad:
-        raise ValueError(f"must be origins (scheme://host[:port], no path) or *, comma-separated; bad entries {bad}")
-    return origins
-
-
-class CorsSettings(Part):
-    """The web pages that may read the HTTP functions' answers (CORS_ORIGINS: origins such as
-    ``https://shop.example.com``, comma-separated; ``*`` for any page, where the public routes
-    take no credential). Unset, no answer carries CORS headers: no browser page reads them."""
-
-    origins: Annotated[tuple[str, ...], Field(validation_alias="CORS_ORIGINS"), BeforeValidator(_origins)] = ()
 
 
 class FunctionSettings(Settings):

@@ -7,8 +7,9 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field
 
-from coupon_core.settings import FUNCTION_NAME, CallerSettings, FunctionSettings, Part, RedisSettings
+from coupon_core.settings import FUNCTION_NAME, FunctionSettings, Part, RedisSettings
 from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
+from coupon_core.settings.http import CallerSettings
 
 
 class RebuildFunctionSettings(Part):

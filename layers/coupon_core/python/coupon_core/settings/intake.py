@@ -11,7 +11,6 @@ from pydantic import AfterValidator, Field
 from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.settings import (
     FUNCTION_NAME,
-    CallerSettings,
     FunctionSettings,
     KafkaSettings,
     Part,
@@ -19,6 +18,7 @@ from coupon_core.settings import (
     RedisSettings,
     between,
 )
+from coupon_core.settings.http import CallerSettings
 
 
 class IssuingSettings(ProduceBounds):
