@@ -6,6 +6,7 @@ draws is read back as a person would see it (``seen``, escapes removed) and as i
 from __future__ import annotations
 
 import os
+import platform
 import pty
 import re
 import select
@@ -20,6 +21,7 @@ from pathlib import Path
 COUPONS = Path(sys.executable).parent / "coupons"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
 SHOW_CURSOR, HIDE_CURSOR = "\x1b[?25h", "\x1b[?25l"
+READ = {"x86_64": "0", "aarch64": "63"}[platform.machine()]  # read(2)'s number, as /proc/PID/syscall gives it
 
 
 class Terminal:
@@ -46,6 +48,17 @@ class Terminal:
             self._read(0.5)
         shown, self.seen = self.seen[: match.end()], self.seen[match.end() :]
         return shown
+
+    def reading(self, timeout_s: float = 60) -> None:
+        """Return once the command is blocked reading its terminal (read(2) on fd 0, from
+        /proc/PID/syscall). A Ctrl-C pressed as a prompt appears can otherwise land between
+        Python's last check for signals and the read it then blocks in: the SIGINT is handled,
+        but the KeyboardInterrupt waits for the read to return, which only another key does."""
+        deadline = time.monotonic() + timeout_s
+        while Path(f"/proc/{self.pid}/syscall").read_text().split()[:2] != [READ, "0x0"]:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not reading its terminal within {timeout_s} s; saw {self.seen[-2000:]!r}")
+            self._read(0.05)
 
     def press(self, keys: str) -> None:
         os.write(self.fd, keys.encode())

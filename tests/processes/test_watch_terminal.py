@@ -53,6 +53,7 @@ def test_canceling_the_top_up_prompt_cancels_the_prompt_not_the_view(api, cancel
         screen.until(r"dead letters waiting[^\n]*\n")
         screen.press("t")
         screen.until(r"Copies to add")
+        screen.reading()  # at the prompt's read, not before it (Terminal.reading)
         screen.press(cancel)
         screen.until(r"top up: canceled, nothing done")
         screen.until(r"dead letters waiting[^\n]*\n")  # drawn again
