@@ -6,26 +6,33 @@ alternatives  the Lua reserve against naive, WATCH/MULTI and lock-per-request ve
               Prints ops/s, the ratio to Lua, the oversold count, the users booked twice and the
               server's time per call (INFO commandstats). Two scenarios: "sell-out" (ten times more
               users than copies: most answers are SOLD_OUT, which only reads) and "contended" (a copy
-              for every user: every request writes, the worst case for WATCH/MULTI). The versions
-              check what ``reserve.lua`` checks (window, duplicate, quantity) on the same keys, so
-              the only difference is how the check and the write are tied together.
+              for every user: every request writes, the worst case for WATCH/MULTI, whose
+              transactions abort each other). The versions check what ``reserve.lua`` checks
+              (window, duplicate, quantity) on the same keys, so the only difference is how the
+              check and the write are tied together.
 ceiling       what one Valkey core sustains for ``reserve.lua`` on one hot coupon. Every key of a
               coupon lives in one hash slot, so one coupon is served by one shard's one engine
-              thread, however large the cluster. For each answer a sale gives (SUCCESS, SOLD_OUT,
-              DUPLICATE) and for a plain SET, ``--processes`` clients each keep ``--depth`` calls in
-              flight (pipelined, raw RESP on a socket) for ``--seconds``. Prints the server's time
-              per call (commandstats ``usec_per_call``), the ceiling it allows (1,000,000 / usec),
-              the calls per second measured, and the engine thread's whole CPU per call (INFO cpu).
-              The SET is the yardstick of ElastiCache Serverless, which bills a SET as one ECPU and
-              other commands by their vCPU time: a reserve's engine CPU over a SET's estimates its ECPUs.
+              thread, however large the cluster. For each answer a sale gives (SUCCESS: a copy
+              taken; SOLD_OUT: after the sell-out, most of a sale; DUPLICATE: a second click) and
+              for a plain SET, ``--processes`` clients each keep ``--depth`` calls in flight
+              (pipelined, raw RESP on a socket) for ``--seconds``. Prints the server's time per call
+              (commandstats ``usec_per_call``), the ceiling it allows (1,000,000 / usec), the calls
+              per second measured and their ratio to the ceiling, and the engine thread's whole CPU
+              per call (INFO cpu). The SET is the yardstick of ElastiCache Serverless, which bills a
+              SET as one ECPU and other commands by their vCPU time: a reserve's engine CPU over a
+              SET's estimates its ECPUs.
 wait          what REDIS_WAIT_REPLICAS=1 costs a reservation: a primary with two asynchronous
-              replicas, as prod's group; the same contended sale from 8 threads, reserve alone and
-              reserve followed by ``confirm.lua`` and ``WAIT 1 100`` pipelined, as the intake does
-              with the option on. Prints reserves/s, p50 and p99 latency, the ratio, and the
-              primary's engine time per reserve (every command's, the replicas' REPLCONF too). On AWS
-              the replica is in another availability zone: there the round trip dominates.
+              replicas, as prod's group; a contended sale (a copy for every user, so that every
+              request writes) from 8 threads, reserve alone and reserve followed by ``confirm.lua``
+              and ``WAIT 1 100`` pipelined, as the intake does with the option on (one more round
+              trip per SUCCESS, answered once a replica has the write). Prints reserves/s, p50 and
+              p99 latency, the ratio, and the primary's engine time per reserve (every command's,
+              the replicas' REPLCONF too). On AWS the replica is in another availability zone:
+              there the round trip dominates.
 
-    make bench    # each mode, at its defaults
+    make bench                                               # each mode, at its defaults
+    python -m bench.reserve alternatives --scenario sell-out
+    python -m bench.reserve ceiling --depth 1                # one call at a time, as a Lambda container
 """
 
 from __future__ import annotations
