@@ -27,5 +27,8 @@ def test_a_small_flash_sale_under_random_faults_keeps_every_invariant():
     (page,) = re.findall(r"^Report with charts: (\S+\.html)$", report, flags=re.MULTILINE)
     shown = Path(page).read_text()
     assert "inversion window" in shown
-    # each click's decision found in the intake's printed lines, by API Gateway's request id
-    assert re.search(r"arrival to decision, SUCCESS</th><td>min -?\d", shown), "no line of the intake read"
+    # each click's decision found in the intake's printed lines, by API Gateway's request id; which
+    # outcomes there are depends on when the faults land (after each flush the coupon answers 503
+    # while its lost state waits out the produces under way, rebuild_gate.lua: on a loaded
+    # machine a run can end with no SUCCESS at all)
+    assert re.search(r"arrival to decision, [A-Z_]+</th><td>min -?\d", shown), "no line of the intake read"
