@@ -205,11 +205,8 @@ def alternatives(args: argparse.Namespace) -> None:
     """Every version on the same sale, one after the other, from a clean state."""
     names = ["lua", *[name for name in args.only or STRATEGIES if name != "lua"]]
 
-    external = os.environ.get("REDIS_URL")
-    server = None if external else start_valkey(Path(tempfile.mkdtemp(prefix="bench-reserve-")))
-    redis_url = external or (server.url if server else "")
-    os.environ.update(server.client_environment if server else {})  # trust the stack's CA
-    try:
+    with ExitStack() as stack:
+        redis_url = service_urls(stack, "bench-reserve-", ("REDIS_URL",))["REDIS_URL"]
         for scenario in args.scenario or SCENARIOS:
             users, quantity = SCENARIOS[scenario]
             plan = LoadPlan(coupon_id=1, users=users, clicks=2, processes=args.processes, threads=args.threads)
@@ -218,9 +215,6 @@ def alternatives(args: argparse.Namespace) -> None:
                 print(f"{scenario}: running {name} ...", flush=True)
                 rows.append(run_strategy(name, redis_url, plan, quantity))
             print_table(scenario, rows, plan, quantity)
-    finally:
-        if server is not None:
-            server.stop()
 
 
 # ceiling: one hot coupon on one engine thread
@@ -332,8 +326,8 @@ def ceiling(args: argparse.Namespace) -> None:
     print("|---|---:|---:|---:|---:|---:|---:|")
     set_cpu = rows[0][2]
     for answer, usec, cpu, rate in rows:
-        ceiling = 1_000_000 / usec
-        cells = f"{usec:.2f} | {ceiling:,.0f} | {rate:,.0f} | {rate / ceiling:.2f} | {cpu:.2f} | {cpu / set_cpu:.1f}"
+        allowed = 1_000_000 / usec
+        cells = f"{usec:.2f} | {allowed:,.0f} | {rate:,.0f} | {rate / allowed:.2f} | {cpu:.2f} | {cpu / set_cpu:.1f}"
         print(f"| {answer} | {cells} |")
 
 
