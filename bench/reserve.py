@@ -240,9 +240,10 @@ def _raw_socket(client: redis.Redis) -> Iterator[socket.socket]:
         connection.disconnect()
 
 
-def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int, until: float) -> int:
-    """One client: rounds of ``depth`` calls written at once, then their replies read, until
-    ``until``. ``users``: the first user, the step to the next, and whether every call is the
+def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int, seconds: float) -> float:
+    """One client's calls per second: rounds of ``depth`` calls written at once, then their
+    replies read, for ``seconds`` from its first call (its process's start and its connection
+    left out). ``users``: the first user, the step to the next, and whether every call is the
     first user's. The socket is the library's, once it has done the TLS handshake and AUTH, then
     used raw, so that the client's own cost (a library encoding each call in Python) is not what
     is measured; the reserves are the commands ``WholeStore.reserve`` sends, and SET is the
@@ -256,7 +257,8 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
     lines_per_reply = {"SET": 1, "SOLD_OUT": 8}.get(answer, 3)
     calls, user = 0, first_user
     with _raw_socket(client) as conn:
-        while time.monotonic() < until:
+        started = time.monotonic()
+        while time.monotonic() < started + seconds:
             batch = []
             for _ in range(depth):
                 who = first_user if same_user else user
@@ -273,7 +275,7 @@ def client_loop(url: str, answer: str, users: tuple[int, int, bool], depth: int,
                     raise RuntimeError(f"Valkey refused a call: {data[:200]!r}")
                 lines += data.count(b"\r\n")
             calls += depth
-    return calls
+        return calls / (time.monotonic() - started)
 
 
 def _engine_cpu_s(client: redis.Redis) -> float:
@@ -299,18 +301,15 @@ def measure(url: str, answer: str, args: argparse.Namespace) -> tuple[float, flo
             store.reserve(COUPON, 1 + process)
     client.config_resetstat()
     cpu_before = _engine_cpu_s(client)
-    until = time.monotonic() + args.seconds
     jobs = [
-        (url, answer, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, until)
+        (url, answer, (1 + process, args.processes, answer == "DUPLICATE"), args.depth, args.seconds)
         for process in range(args.processes)
     ]
-    started = time.monotonic()
     with multiprocessing.get_context("spawn").Pool(args.processes) as pool:
-        calls = sum(int(n) for n in pool.starmap(client_loop, jobs))
-    elapsed = time.monotonic() - started
-    engine_usec = (_engine_cpu_s(client) - cpu_before) * 1e6 / calls
+        rate = sum(pool.starmap(client_loop, jobs))
     stats = client.info("commandstats")["cmdstat_set" if answer == "SET" else "cmdstat_evalsha"]
-    return float(stats["usec_per_call"]), engine_usec, calls / elapsed
+    engine_usec = (_engine_cpu_s(client) - cpu_before) * 1e6 / int(stats["calls"])
+    return float(stats["usec_per_call"]), engine_usec, rate
 
 
 def ceiling(args: argparse.Namespace) -> None:
