@@ -15,11 +15,14 @@ import struct
 import sys
 import termios
 import time
+from collections.abc import Callable
 from fcntl import ioctl
 from pathlib import Path
+from typing import TypeVar
 
 COUPONS = Path(sys.executable).parent / "coupons"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Z0-9]|\r")
+T = TypeVar("T")
 SHOW_CURSOR, HIDE_CURSOR = "\x1b[?25h", "\x1b[?25l"
 READ = {"x86_64": "0", "aarch64": "63"}[platform.machine()]  # read(2)'s number, as /proc/PID/syscall gives it
 
@@ -41,11 +44,7 @@ class Terminal:
 
     def until(self, pattern: str, timeout_s: float = 60) -> str:
         """The screen's text up to the first match of ``pattern`` not yet consumed."""
-        deadline = time.monotonic() + timeout_s
-        while not (match := re.search(pattern, self.seen)):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"not on screen within {timeout_s} s: {pattern!r}; saw {self.seen[-2000:]!r}")
-            self._read(0.5)
+        match = self._awaited(lambda: re.search(pattern, self.seen), f"on screen: {pattern!r}", timeout_s, 0.5)
         shown, self.seen = self.seen[: match.end()], self.seen[match.end() :]
         return shown
 
@@ -54,11 +53,17 @@ class Terminal:
         /proc/PID/syscall). A Ctrl-C pressed as a prompt appears can otherwise land between
         Python's last check for signals and the read it then blocks in: the SIGINT is handled,
         but the KeyboardInterrupt waits for the read to return, which only another key does."""
+        syscall = Path(f"/proc/{self.pid}/syscall")
+        self._awaited(lambda: syscall.read_text().split()[:2] == [READ, "0x0"], "reading its terminal", timeout_s, 0.05)
+
+    def _awaited(self, found: Callable[[], T | None], what: str, timeout_s: float, poll_s: float) -> T:
+        """What ``found()`` returns once it is truthy, reading the screen meanwhile."""
         deadline = time.monotonic() + timeout_s
-        while Path(f"/proc/{self.pid}/syscall").read_text().split()[:2] != [READ, "0x0"]:
+        while not (result := found()):
             if time.monotonic() > deadline:
-                raise AssertionError(f"not reading its terminal within {timeout_s} s; saw {self.seen[-2000:]!r}")
-            self._read(0.05)
+                raise AssertionError(f"not {what} within {timeout_s} s; saw {self.seen[-2000:]!r}")
+            self._read(poll_s)
+        return result
 
     def press(self, keys: str) -> None:
         os.write(self.fd, keys.encode())
