@@ -240,11 +240,14 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
                   "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip
     outputs_file = STATE / "outputs.json"
     log = (STATE / "deploy.log").open("w")
-    bootstrap = ["bootstrap", f"aws://{LOCALSTACK_ACCOUNT}/{AWS['AWS_DEFAULT_REGION']}"]  # named: no synth needed
-    for command in (bootstrap, ["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file)]):
+    # the bootstrap names its environment and runs outside the app's folder: where a cdk.json
+    # names an app, the CLI synthesizes it first (about 10 s of CPU) though nothing needs it
+    bootstrap = (["bootstrap", f"aws://{LOCALSTACK_ACCOUNT}/{AWS['AWS_DEFAULT_REGION']}"], STATE)
+    deploy = (["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file), *context], ROOT)
+    for command, folder in (bootstrap, deploy):
         started = time.monotonic()
         done = subprocess.run(  # noqa: PLW1510 - the return code is checked below, to name the log
-            [str(cdklocal), *command, *context], cwd=ROOT, env=deploy_env, stdout=log, stderr=log
+            [str(cdklocal), *command], cwd=folder, env=deploy_env, stdout=log, stderr=log
         )
         if done.returncode:
             raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
