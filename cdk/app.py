@@ -13,7 +13,7 @@ import aws_cdk as cdk
 from cdk_nag import AwsSolutionsChecks
 
 from coupon_cdk.api_account import ApiGatewayAccountStack
-from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
+from coupon_cdk.config import CONTEXT_KEY, AwsEnvironment, CdkContextError, cdk_json_context, load
 from coupon_cdk.stack import CouponStack
 
 
@@ -30,11 +30,11 @@ def build(app: cdk.App) -> CouponStack:
         overrides,
         alarm_emails=app.node.try_get_context("alarmEmails"),
     )
-    env = None if config.is_local else target(app)
+    env = target(app) if isinstance(config, AwsEnvironment) else None
     stack = CouponStack(
         app, f"Coupons-{config.name}", config=config, env=env, description=f"Coupon issuing ({config.name})"
     )
-    if not config.is_local and not config.alarm_emails:
+    if isinstance(config, AwsEnvironment) and not config.alarm_emails:
         cdk.Annotations.of(stack).add_warning_v2(
             "coupon:alarms-reach-nobody",
             f"{config.name}'s alarms reach nobody: set {config.name}.alarmEmails in cdk.json or pass "

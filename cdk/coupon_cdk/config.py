@@ -3,7 +3,10 @@
 Read and validated in one place, by pydantic models (camelCase in ``cdk.json``, snake_case in
 the code): an unknown environment name fails with the list of known ones, and a missing,
 unknown or mistyped field names itself (``prod.api.rateLimit must be a non-negative integer``).
-Rules across fields, each a constraint of an AWS service, are checked after (:func:`_check`).
+An environment is one of two kinds: :class:`LocalEnvironment` (a ``local`` block: LocalStack and
+the embedded services) or :class:`AwsEnvironment` (the managed services' blocks, all required).
+Each rule, a constraint of an AWS service, is a field constraint or a validator of the block whose
+fields it reads.
 """
 
 from __future__ import annotations
@@ -20,13 +23,18 @@ from coupon_core.settings.http import ORIGIN
 
 CONTEXT_KEY = "coupon:environments"
 MAX_REPLICAS = 5  # ElastiCache: a replication group without cluster mode has up to 5 replicas
+MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
+POSTGRES_MIN_STORAGE_GB = 20  # https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html
 CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
 
 Count = Annotated[int, Strict(), Field(ge=0)]
+Positive = Annotated[int, Strict(), Field(ge=1)]
 Text = Annotated[str, Strict(), Field(min_length=1)]
 Flag = Annotated[bool, Strict()]
 # A web origin (scheme, host, port; no path) by the rule the functions' CORS_ORIGINS reads it with, or * (any page).
 Origin = Annotated[str, Strict(), Field(pattern=rf"^(\*|{ORIGIN.pattern})$")]
+SCHEDULE = r"^(at|cron|rate)\(.+\)$"  # an Application Auto Scaling schedule expression
+Schedule = Annotated[str, Strict(), Field(pattern=SCHEDULE)]
 
 
 def cdk_json_context() -> dict[str, Any]:
@@ -71,6 +79,20 @@ class ApiConfig(_Section):
     bot_control: Literal["off", "common", "targeted"] = "off"
     cors_origins: tuple[Origin, ...] = ()
 
+    @model_validator(mode="after")
+    def _rules_of_the_stage(self) -> Self:
+        if (self.user_id_source == "claims") != (self.public_auth == "cognito"):
+            raise ValueError("userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
+        if self.waf_requests_per_5_min_per_caller and self.user_id_source != "claims":
+            raise ValueError("wafRequestsPer5MinPerCaller counts a caller by its token: userIdSource 'claims' only")
+        if (self.waf_requests_per_5_min_per_caller or self.bot_control != "off") and not self.waf_requests_per_5_min:
+            raise ValueError("a per-caller rate and Bot Control are rules of the web ACL; set wafRequestsPer5Min")
+        if "*" in self.cors_origins and self.public_auth != "none":
+            raise ValueError(
+                "corsOrigins '*' lets any page call a route that takes a credential; name the shop's origins"
+            )
+        return self
+
 
 class CacheConfig(_Section):
     """``replicas``: a replication group's replicas beside its primary, each in another AZ.
@@ -112,7 +134,18 @@ class KafkaConfig(_Section):
     min_pollers: Count
     max_pollers: Count
     brokers_per_az: Count = 1
-    broker_storage_gb: Count = 100
+    broker_storage_gb: Positive = 100  # MSK's minimum per broker: 1 GiB
+
+    @model_validator(mode="after")
+    def _replicas_a_topic_can_have(self) -> Self:
+        if self.kind == "serverless" and self.replication_factor != MSK_SERVERLESS_REPLICATION:
+            raise ValueError(f"replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
+        if not 1 <= self.min_insync_replicas < self.replication_factor:
+            raise ValueError(
+                f"minInsyncReplicas must be at least 1 and below replicationFactor {self.replication_factor} "
+                f"(one replica may be down), got {self.min_insync_replicas}"
+            )
+        return self
 
 
 class DatabaseConfig(_Section):
@@ -123,7 +156,7 @@ class DatabaseConfig(_Section):
     multi_az: Flag
     backup_days: Count
     deletion_protection: Flag
-    storage_gb: Count = 100
+    storage_gb: Annotated[int, Strict(), Field(ge=POSTGRES_MIN_STORAGE_GB)] = 100
 
 
 class WarmupConfig(_Section):
@@ -131,9 +164,9 @@ class WarmupConfig(_Section):
     Scaling schedule expressions, ``at(2026-12-01T11:45:00)`` or ``cron(45 11 * * ? *)``, UTC):
     a sale's first users meet warm containers."""
 
-    starts: Text
-    ends: Text
-    provisioned: Count
+    starts: Schedule
+    ends: Schedule
+    provisioned: Positive
 
 
 class ConcurrencyConfig(_Section):
@@ -145,8 +178,16 @@ class ConcurrencyConfig(_Section):
     intake: Count
     coupons: Count
     dlq_handler: Count
-    dlq_mapping: Count
+    dlq_mapping: Annotated[int, Strict(), Field(ge=2)]  # the SQS mapping's MaximumConcurrency is 2 to 1000
     warmup: WarmupConfig | None = None
+
+    @model_validator(mode="after")
+    def _warms_what_it_reserves(self) -> Self:
+        if self.warmup and self.warmup.provisioned > self.intake:
+            raise ValueError(
+                f"warmup.provisioned must be 1 to the intake's {self.intake}, got {self.warmup.provisioned}"
+            )
+        return self
 
 
 class ProcessingLimitConfig(_Section):
@@ -168,10 +209,8 @@ class LocalConfig(_Section):
     kafka_tls: Literal["on", "off"] = "on"
 
 
-class EnvironmentConfig(_Section):
-    """One environment. ``endpoint_azs``: how many of its AZs hold the interface VPC endpoints
-    (all of them unless set); fewer cost less, and a function in another AZ reaches them across
-    AZs, so an outage of their AZ cuts every AWS API call of the environment."""
+class _Environment(_Section):
+    """What every environment has: its functions' sizes and schedules, its logs and its API."""
 
     name: Text
     reconcile_every_minutes: Count
@@ -179,31 +218,72 @@ class EnvironmentConfig(_Section):
     intake_memory_mb: Count
     worker_memory_mb: Count
     api: ApiConfig
-    availability_zones: Count = 2
-    endpoint_azs: Count | None = None
     removal_policy: Literal["destroy", "retain"] = "destroy"
+
+
+class LocalEnvironment(_Environment):
+    """The CDK app on LocalStack, its functions reaching the embedded services."""
+
+    local: LocalConfig
+
+
+class AwsEnvironment(_Environment):
+    """An AWS account's environment and the managed services it builds. ``endpoint_azs``: how
+    many of its AZs hold the interface VPC endpoints (all of them unless set); fewer cost less,
+    and a function in another AZ reaches them across AZs, so an outage of their AZ cuts every AWS
+    API call of the environment."""
+
+    concurrency: ConcurrencyConfig
+    processing_limit: ProcessingLimitConfig
+    cache: CacheConfig
+    kafka: KafkaConfig
+    database: DatabaseConfig
+    availability_zones: Annotated[int, Strict(), Field(ge=2, le=3)] = 2
+    endpoint_azs: Positive | None = None
     alarm_emails: tuple[Text, ...] = ()
     alarm_subscribers_required: Flag = False
-    concurrency: ConcurrencyConfig | None = None
-    processing_limit: ProcessingLimitConfig | None = None
-    cache: CacheConfig | None = None
-    kafka: KafkaConfig | None = None
-    database: DatabaseConfig | None = None
-    local: LocalConfig | None = None
-
-    @property
-    def is_local(self) -> bool:
-        return self.local is not None
 
     @property
     def brokers(self) -> int:
         """Provisioned MSK brokers: the same number in every AZ."""
-        return self.availability_zones * (self.kafka.brokers_per_az if self.kafka else 0)
+        return self.availability_zones * self.kafka.brokers_per_az
+
+    @model_validator(mode="after")
+    def _fits_its_azs_and_brokers(self) -> Self:
+        if self.api.public_auth == "none":
+            raise ValueError("api.publicAuth 'none' is for the local environment only; use 'iam' or 'cognito'")
+        azs = self.availability_zones
+        if self.endpoint_azs is not None and self.endpoint_azs > azs:
+            raise ValueError(f"endpointAzs must be 1 to availabilityZones {azs}, got {self.endpoint_azs}")
+        kafka = self.kafka
+        if kafka.kind == "provisioned" and kafka.replication_factor > self.brokers:
+            raise ValueError(
+                f"kafka.replicationFactor {kafka.replication_factor} exceeds the {self.brokers} brokers "
+                f"({azs} AZs x brokersPerAz {kafka.brokers_per_az})"
+            )
+        if self.cache.kind == "replication-group" and 1 + self.cache.replicas > azs:
+            raise ValueError(
+                f"cache.replicas: the primary and {self.cache.replicas} replicas each in an AZ of their own need "
+                f"{1 + self.cache.replicas} AZs, the environment has {azs}"
+            )
+        needed, most = iam_connections(self), iam_connections_taken(self)
+        if needed > most:
+            where, why = (
+                ("a serverless cluster", "MSK Serverless's quota") if kafka.kind == "serverless"
+                else ("a broker", f"MSK's {MSK_IAM_CONNECTIONS}, raised by a tenth at most")
+            )  # fmt: skip
+            raise ValueError(
+                f"concurrency.intake {self.concurrency.intake} could hold {needed} IAM connections to {where} with "
+                f"the other clients'; it takes {most} ({why}: docs/deploy.md, Sizing)"
+            )
+        return self
 
 
-def _known_fields(loc: tuple[Any, ...]) -> list[str]:
+EnvironmentConfig = LocalEnvironment | AwsEnvironment
+
+
+def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     """The camelCase fields of the block at ``loc`` (a path of aliases from the environment)."""
-    model: type[BaseModel] = EnvironmentConfig
     for alias in loc:
         field = next(f for f in model.model_fields.values() if f.alias == alias)
         model = next(arg for arg in (field.annotation, *get_args(field.annotation)) if _is_section(arg))
@@ -217,7 +297,6 @@ def _is_section(kind: object) -> bool:
 # What each kind of pydantic error says, in this file's words.
 _MEANINGS = {
     "int_type": "must be a non-negative integer",
-    "greater_than_equal": "must be a non-negative integer",
     "bool_type": "must be true or false",
     "string_type": "must be a non-empty string",
     "string_too_short": "must be a non-empty string",
@@ -225,18 +304,29 @@ _MEANINGS = {
     "model_type": "must be an object",
     "model_attributes_type": "must be an object",
 }
+_PATTERNS = {SCHEDULE: "must be at(...), cron(...) or rate(...)"}
 
 
-def _problem(name: str, error: Any) -> str:
+def _problem(name: str, model: type[BaseModel], error: Any) -> str:
     where = name + "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in error["loc"])
-    kind = error["type"]
+    kind, ctx = error["type"], error.get("ctx", {})
     if kind == "missing":
         return f"{where} is required"
     if kind == "extra_forbidden":
-        return f"{where} is not a known field; known: {_known_fields(error['loc'][:-1])}"
+        return f"{where} is not a known field; known: {_known_fields(model, error['loc'][:-1])}"
+    if kind == "value_error":  # a validator's rule, which names its fields
+        return f"{where}: {ctx['error']}"
     if kind == "literal_error":
-        return f"{where} must be one of {error['ctx']['expected']}, got {error['input']!r}"
-    return f"{where} {_MEANINGS.get(kind, error['msg'])}, got {error['input']!r}"
+        meaning = f"must be one of {ctx['expected']}"
+    elif kind == "greater_than_equal":
+        meaning = "must be a non-negative integer" if ctx["ge"] == 0 else f"must be at least {ctx['ge']}"
+    elif kind == "less_than_equal":
+        meaning = f"must be at most {ctx['le']}"
+    elif kind == "string_pattern_mismatch":
+        meaning = _PATTERNS.get(ctx["pattern"], error["msg"])
+    else:
+        meaning = _MEANINGS.get(kind, error["msg"])
+    return f"{where} {meaning}, got {error['input']!r}"
 
 
 def load(
@@ -247,12 +337,13 @@ def load(
     alarm_emails: str | None = None,
     deploying: bool = True,
 ) -> EnvironmentConfig:
-    """The configuration of environment ``name`` from the ``coupon:environments`` context.
+    """The configuration of environment ``name`` from the ``coupon:environments`` context: a
+    :class:`LocalEnvironment` if it has a ``local`` block, else an :class:`AwsEnvironment`.
 
     ``overrides`` replace fields of the ``local`` block (``make up`` passes the URLs of the
     services it started, as ``-c local:redisUrl=...`` and so on). ``alarm_emails`` (``-c
-    alarmEmails=a@example.com,b@example.com``, a deploy parameter) adds alarm subscribers to the
-    environment's own. ``deploying=False`` (``make plan``, which deploys nothing) leaves out
+    alarmEmails=a@example.com,b@example.com``, a deploy parameter) adds alarm subscribers to an
+    AWS environment's own. ``deploying=False`` (``make plan``, which deploys nothing) leaves out
     the rules of a deployment that do not bear on sizing: who receives the alarms.
     """
     if not isinstance(context, dict) or not context:
@@ -265,23 +356,25 @@ def load(
     if not isinstance(raw, dict):
         raise CdkContextError(f"{name} must be an object")
     raw = {**raw, "name": name}
+    model: type[LocalEnvironment | AwsEnvironment] = LocalEnvironment if "local" in raw else AwsEnvironment
     if overrides and isinstance(raw.get("local"), dict):
         raw["local"] = {**raw["local"], **overrides}
-    if alarm_emails:
-        raw["alarmEmails"] = list(dict.fromkeys([*raw.get("alarmEmails", []), *_emails(alarm_emails)]))
+    emails = _emails(alarm_emails) if alarm_emails else []
+    if emails and model is AwsEnvironment:
+        raw["alarmEmails"] = list(dict.fromkeys([*raw.get("alarmEmails", []), *emails]))
     try:
-        config = EnvironmentConfig.model_validate(raw, by_alias=True)
+        config = model.model_validate(raw, by_alias=True)
     except ValidationError as exc:
-        raise CdkContextError("; ".join(_problem(name, error) for error in exc.errors())) from None
-    aws_parts = (config.cache, config.kafka, config.database)
-    if config.is_local != all(part is None for part in aws_parts) or (not config.is_local and None in aws_parts):
-        raise CdkContextError(f"{name} needs either 'local' or all of 'cache', 'kafka' and 'database'")
-    _check(config, deploying=deploying)
+        raise CdkContextError("; ".join(_problem(name, model, error) for error in exc.errors())) from None
+    required = isinstance(config, AwsEnvironment) and config.alarm_subscribers_required and not config.alarm_emails
+    if deploying and required:
+        raise CdkContextError(
+            f"{name} sends its alarms to nobody: list who receives them in cdk.json ({name}.alarmEmails) "
+            "or pass them at deploy time: -c alarmEmails=oncall@example.com"
+        )
     return config
 
 
-MSK_SERVERLESS_REPLICATION = 3  # fixed by MSK Serverless
-POSTGRES_MIN_STORAGE_GB = 20  # https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html
 # The builder's builds at once: the intakes' asks for a missing state, one a second for each
 # coupon whose state is missing (the registry's claim), whatever the public traffic. The rebuild's
 # runs at once: the schedule's and an operator's reconcile, never the public's, so that no burst
@@ -309,12 +402,10 @@ INIT_CONNECTION_ATTEMPTS = 2
 DEPLOY_TIME_CLIENTS = 1
 
 
-def iam_connections(config: EnvironmentConfig, *, intake: int | None = None) -> int:
+def iam_connections(config: AwsEnvironment, *, intake: int | None = None) -> int:
     """The IAM connections one broker may hold at once, at worst: every intake environment (its
     reserved concurrency, or ``intake``) to the leader of a hot coupon's partition (one coupon is
     one partition: every container writes to the same broker), and every other client."""
-    assert config.concurrency is not None
-    assert config.kafka is not None
     others = (
         config.kafka.max_pollers + BUILDER_CONCURRENCY + REBUILD_CONCURRENCY + config.concurrency.dlq_handler
         + RELAY_CONCURRENCY + DEPLOY_TIME_CLIENTS
@@ -322,14 +413,13 @@ def iam_connections(config: EnvironmentConfig, *, intake: int | None = None) -> 
     return (config.concurrency.intake if intake is None else intake) * CONNECTIONS_PER_INTAKE + others
 
 
-def iam_connections_taken(config: EnvironmentConfig) -> int:
+def iam_connections_taken(config: AwsEnvironment) -> int:
     """The IAM connections the environment's brokers may be set to take: a serverless cluster its
     quota, a Standard broker MSK's default raised by a tenth at most."""
-    assert config.kafka is not None
     return MSK_IAM_CONNECTIONS if config.kafka.kind == "serverless" else MSK_IAM_CONNECTIONS_RAISED
 
 
-def iam_connection_limit(config: EnvironmentConfig) -> int | None:
+def iam_connection_limit(config: AwsEnvironment) -> int | None:
     """listener.name.client_iam.max.connections as the stack sets it on every broker: None (MSK's
     default, 3,000) while :func:`iam_connections` fits in it, else that count rounded up to a
     hundred. Refused at synth past :data:`MSK_IAM_CONNECTIONS_RAISED`, and on MSK Serverless."""
@@ -343,108 +433,3 @@ def _emails(listed: str) -> list[str]:
     if bad:
         raise CdkContextError(f"-c alarmEmails must be e-mail addresses, separated by commas; bad: {bad}")
     return emails
-
-
-def _check(config: EnvironmentConfig, *, deploying: bool) -> None:
-    """Rules across fields, each the constraint of a service (docs/deploy.md names the pages)."""
-    name, api = config.name, config.api
-    if deploying and config.alarm_subscribers_required and not config.alarm_emails:
-        raise CdkContextError(
-            f"{name} sends its alarms to nobody: list who receives them in cdk.json ({name}.alarmEmails) "
-            "or pass them at deploy time: -c alarmEmails=oncall@example.com"
-        )
-    if (api.user_id_source == "claims") != (api.public_auth == "cognito"):
-        raise CdkContextError(f"{name}.api: userIdSource 'claims' goes with publicAuth 'cognito', and only with it")
-    if api.waf_requests_per_5_min_per_caller and api.user_id_source != "claims":
-        raise CdkContextError(
-            f"{name}.api.wafRequestsPer5MinPerCaller counts a caller by its token: userIdSource 'claims' only"
-        )
-    if (api.waf_requests_per_5_min_per_caller or api.bot_control != "off") and not api.waf_requests_per_5_min:
-        raise CdkContextError(
-            f"{name}.api: a per-caller rate and Bot Control are rules of the web ACL; set wafRequestsPer5Min"
-        )
-    if "*" in api.cors_origins and api.public_auth != "none":
-        raise CdkContextError(
-            f"{name}.api.corsOrigins: '*' lets any page call a route that takes a credential; name the shop's origins"
-        )
-    if api.public_auth == "none" and not config.is_local:
-        raise CdkContextError(
-            f"{name}.api.publicAuth: 'none' is for the local environment only; use 'iam' or 'cognito'"
-        )
-    if config.is_local:
-        return
-    if not 2 <= config.availability_zones <= 3:
-        raise CdkContextError(f"{name}.availabilityZones must be 2 or 3, got {config.availability_zones}")
-    if config.concurrency is None:
-        raise CdkContextError(f"{name}.concurrency is required")
-    _check_concurrency(name, config.concurrency)
-    if config.endpoint_azs is not None and not 1 <= config.endpoint_azs <= config.availability_zones:
-        raise CdkContextError(
-            f"{name}.endpointAzs must be 1 to availabilityZones {config.availability_zones}, got {config.endpoint_azs}"
-        )
-    assert config.database is not None
-    if config.database.storage_gb < POSTGRES_MIN_STORAGE_GB:
-        raise CdkContextError(
-            f"{name}.database.storageGb must be at least {POSTGRES_MIN_STORAGE_GB} (RDS for PostgreSQL), "
-            f"got {config.database.storage_gb}"
-        )
-    assert config.kafka is not None
-    _check_kafka(config, config.kafka)
-    _check_connections(config)
-    cache = config.cache
-    if cache is not None and cache.kind == "replication-group" and 1 + cache.replicas > config.availability_zones:
-        raise CdkContextError(
-            f"{name}.cache.replicas: the primary and {cache.replicas} replicas each in an AZ of their own need "
-            f"{1 + cache.replicas} AZs, the environment has {config.availability_zones}"
-        )
-
-
-def _check_connections(config: EnvironmentConfig) -> None:
-    needed = iam_connections(config)
-    assert config.kafka is not None
-    assert config.concurrency is not None
-    serverless, most = config.kafka.kind == "serverless", iam_connections_taken(config)
-    if needed > most:
-        where, why = (
-            ("a serverless cluster", "MSK Serverless's quota") if serverless
-            else ("a broker", f"MSK's {MSK_IAM_CONNECTIONS}, raised by a tenth at most")
-        )  # fmt: skip
-        raise CdkContextError(
-            f"{config.name}.concurrency.intake {config.concurrency.intake} could hold {needed} IAM connections "
-            f"to {where} with the other clients'; it takes {most} ({why}: docs/deploy.md, Sizing)"
-        )
-
-
-def _check_concurrency(name: str, concurrency: ConcurrencyConfig) -> None:
-    if concurrency.dlq_mapping < 2:  # the SQS mapping's MaximumConcurrency is 2 to 1000
-        raise CdkContextError(f"{name}.concurrency.dlqMapping must be at least 2, got {concurrency.dlq_mapping}")
-    warmup = concurrency.warmup
-    if warmup is None:
-        return
-    if not 1 <= warmup.provisioned <= concurrency.intake:
-        raise CdkContextError(
-            f"{name}.concurrency.warmup.provisioned must be 1 to the intake's {concurrency.intake}, "
-            f"got {warmup.provisioned}"
-        )
-    for field, expression in (("starts", warmup.starts), ("ends", warmup.ends)):
-        if not re.fullmatch(r"(at|cron|rate)\(.+\)", expression):
-            raise CdkContextError(f"{name}.concurrency.warmup.{field} must be at(...), cron(...) or rate(...)")
-
-
-def _check_kafka(config: EnvironmentConfig, kafka: KafkaConfig) -> None:
-    name = config.name
-    if kafka.kind == "serverless":
-        if kafka.replication_factor != MSK_SERVERLESS_REPLICATION:
-            raise CdkContextError(f"{name}.kafka.replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
-    elif kafka.replication_factor > config.brokers:
-        raise CdkContextError(
-            f"{name}.kafka.replicationFactor {kafka.replication_factor} exceeds the {config.brokers} brokers "
-            f"({config.availability_zones} AZs x brokersPerAz {kafka.brokers_per_az})"
-        )
-    if kafka.kind == "provisioned" and kafka.broker_storage_gb < 1:  # MSK's minimum per broker: 1 GiB
-        raise CdkContextError(f"{name}.kafka.brokerStorageGb must be at least 1, got {kafka.broker_storage_gb}")
-    if not 1 <= kafka.min_insync_replicas < kafka.replication_factor:
-        raise CdkContextError(
-            f"{name}.kafka.minInsyncReplicas must be at least 1 and below replicationFactor "
-            f"{kafka.replication_factor} (one replica may be down), got {kafka.min_insync_replicas}"
-        )

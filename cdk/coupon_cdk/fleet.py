@@ -24,7 +24,9 @@ from coupon_cdk.config import (
     BUILDER_CONCURRENCY,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
+    AwsEnvironment,
     EnvironmentConfig,
+    LocalEnvironment,
     WarmupConfig,
 )
 from coupon_cdk.functions import Function, FunctionSpec, Placement
@@ -108,11 +110,12 @@ class Functions:
 
     @classmethod
     def build(cls, fleet: Fleet, *, config: EnvironmentConfig, dlq: sqs.IQueue) -> Functions:
-        sizing, kafka = config.concurrency, fleet.stores.kafka
+        aws = config if isinstance(config, AwsEnvironment) else None  # LocalStack reserves no concurrency
+        sizing, kafka = aws.concurrency if aws else None, fleet.stores.kafka
         topic_env = {**kafka, "KAFKA_TOPIC": TOPIC}
         in_flight_env = {"KAFKA_CONSUMER_GROUP": worker_group(config.name)}  # whose offsets mark the records in flight
         # a SUCCESS waits for the replicas cdk.json asks for (CacheConfig.wait_replicas)
-        wait_env = {"REDIS_WAIT_REPLICAS": str(config.cache.wait_replicas)} if config.cache else {}
+        wait_env = {"REDIS_WAIT_REPLICAS": str(aws.cache.wait_replicas)} if aws else {}
         caller_env = {
             "USER_ID_SOURCE": config.api.user_id_source,
             "USER_ID_CLAIM": config.api.user_id_claim,
@@ -120,8 +123,8 @@ class Functions:
         }
         spec = FunctionSpec
 
-        def on_aws(reserved: int) -> int | None:  # LocalStack reserves no concurrency
-            return None if config.is_local else reserved
+        def on_aws(reserved: int) -> int | None:
+            return reserved if aws else None
 
         # The function every user reaches holds no database credential and has no path to it: a
         # state it finds missing is built by the builder function, which it invokes.
@@ -141,8 +144,8 @@ class Functions:
                                   description="MSK batches to PostgreSQL", memory_mb=config.worker_memory_mb,
                                   timeout_s=120,
                                   # the MSK mapping runs at most one batch per partition at a time
-                                  reserved_concurrency=config.kafka.partitions if config.kafka else None),
-                             {"DLQ_URL": dlq.queue_url} | _write_limit_env(config), redis=True, database=True),
+                                  reserved_concurrency=aws.kafka.partitions if aws else None),
+                             {"DLQ_URL": dlq.queue_url} | _write_limit_env(aws), redis=True, database=True),
             dlq_handler=fleet.add(spec(name="dlq", handler="functions/worker/dlq.handler",
                                        description="release and record failed requests", memory_mb=512,
                                        timeout_s=DLQ_HANDLER_TIMEOUT_S,
@@ -221,12 +224,12 @@ class Functions:
 def shared(scope: Construct, config: EnvironmentConfig, environment: dict[str, str],
            log_retention: logs.RetentionDays) -> Shared:  # fmt: skip
     """The code, layers and common variables of the environment's functions."""
-    return Shared(function_code(local=config.is_local), Layers(scope, "Layers", local=config.is_local), environment,
-                  log_retention)  # fmt: skip
+    local = isinstance(config, LocalEnvironment)
+    return Shared(function_code(local=local), Layers(scope, "Layers", local=local), environment, log_retention)
 
 
-def _write_limit_env(config: EnvironmentConfig) -> dict[str, str]:
-    limit = config.processing_limit
-    if limit is None:
+def _write_limit_env(aws: AwsEnvironment | None) -> dict[str, str]:
+    if aws is None:
         return {}
+    limit = aws.processing_limit
     return {"WORKER_WRITES_PER_SECOND": str(limit.writes_per_second), "WORKER_WRITE_BURST": str(limit.burst)}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from aws_cdk import Stack
 from aws_cdk import aws_logs as logs
 
-from coupon_cdk.config import MSK_IAM_CONNECTIONS, EnvironmentConfig, iam_connection_limit
+from coupon_cdk.config import MSK_IAM_CONNECTIONS, AwsEnvironment, iam_connection_limit
 from coupon_cdk.fleet import Fleet, Functions, StoreAccess, worker_group
 from coupon_cdk.functions import Placement
 from coupon_cdk.monitoring import DataStores
@@ -26,10 +26,7 @@ class AwsParts:
     database: Database
 
     @classmethod
-    def build(cls, stack: Stack, config: EnvironmentConfig, retention: logs.RetentionDays) -> AwsParts:
-        assert config.cache is not None
-        assert config.kafka is not None
-        assert config.database is not None
+    def build(cls, stack: Stack, config: AwsEnvironment, retention: logs.RetentionDays) -> AwsParts:
         name = f"coupons-{config.name}"
         network = Network(
             stack,
@@ -87,9 +84,7 @@ class AwsParts:
         functions.relay.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
         functions.relay.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.events_topic_arn])
 
-    def stores(self, config: EnvironmentConfig) -> DataStores:
-        assert config.cache is not None
-        assert config.kafka is not None
+    def stores(self, config: AwsEnvironment) -> DataStores:
         return DataStores(
             database_instance=self.database.instance.instance_identifier,
             proxy=self.database.proxy_name,

@@ -9,7 +9,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
-from coupon_cdk.config import EnvironmentConfig, KafkaConfig, iam_connection_limit
+from coupon_cdk.config import AwsEnvironment, KafkaConfig, iam_connection_limit
 from coupon_cdk.fleet import Fleet, Functions, worker_group
 from coupon_cdk.functions import FunctionSpec
 from coupon_cdk.managed import AwsParts
@@ -21,13 +21,12 @@ MIGRATION_TIMEOUT_S = 300
 
 
 def topics_and_mapping(
-    scope: Construct, fleet: Fleet, functions: Functions, *, aws: AwsParts, config: EnvironmentConfig,
+    scope: Construct, fleet: Fleet, functions: Functions, *, aws: AwsParts, config: AwsEnvironment,
     queues: DeadLetterQueues,
 ) -> lambda_.CfnEventSourceMapping:  # fmt: skip
     """The topics, made at deploy time (and the brokers' IAM connection limit raised when the
     budget needs it), and the worker's MSK event source mapping."""
     kafka_config, kafka = config.kafka, aws.kafka
-    assert kafka_config is not None
     topic_maker = fleet.add(
         FunctionSpec(name="topic", handler="functions/topic/app.handler",
                      description="make the Kafka topics, limit the brokers' connections", memory_mb=256, timeout_s=120),

@@ -6,12 +6,13 @@ from typing import Any
 
 from aws_cdk import Aspects, CfnOutput, Stack
 from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk.aws_logs import RetentionDays
 from constructs import Construct
 
 from coupon_cdk.api import Api
-from coupon_cdk.config import EnvironmentConfig, LocalConfig
+from coupon_cdk.config import AwsEnvironment, EnvironmentConfig, LocalConfig, LocalEnvironment
 from coupon_cdk.edge import EDGE_HEADER, VIEWER_HEADER, SaleEdge
-from coupon_cdk.fleet import DLQ_HANDLER_TIMEOUT_S, Fleet, Functions, StoreAccess, shared
+from coupon_cdk.fleet import DLQ_HANDLER_TIMEOUT_S, Fleet, Functions, Shared, StoreAccess, shared
 from coupon_cdk.functions import Placement
 from coupon_cdk.managed import AwsParts
 from coupon_cdk.monitoring import Monitoring
@@ -36,45 +37,51 @@ class CouponStack(Stack):
         retention = log_retention(config.log_retention_days)
         namespace = f"CouponSystem-{config.name}"
         common = {"POWERTOOLS_METRICS_NAMESPACE": namespace, "LOG_LEVEL": "info"}
-        if config.local is not None:
+        if isinstance(config, LocalEnvironment):
             # No X-Ray on LocalStack's free edition: the SDK would only log every subsegment it drops.
             common["POWERTOOLS_TRACE_DISABLED"] = "true"
         code_and_layers = shared(self, config, common, retention)
         queues = DeadLetterQueues(self, "DeadLetters", handler_timeout_s=DLQ_HANDLER_TIMEOUT_S)
-        aws = AwsParts.build(self, config, retention) if config.local is None else None
-        access = aws.access() if aws is not None else _localstack_access(config.local)
-        fleet = Fleet(self, access, code_and_layers)
-        functions = Functions.build(fleet, config=config, dlq=queues.dlq)
-        functions.schedule(reconcile_every_minutes=config.reconcile_every_minutes)
-        sizing = config.concurrency
-        api = Api(
-            self,
-            "Api",
-            config=config.api,
-            stage=config.name,
-            intake=functions.intake_target(sizing.warmup if sizing else None),
-            coupons=functions.coupons.function,
-            log_retention=retention,
-            edge_validation=aws is not None,
-        )
-        if aws is None:
-            self._grant_local_secret(fleet, config.local)
-        else:
+        if isinstance(config, AwsEnvironment):
+            aws = AwsParts.build(self, config, retention)
+            fleet, functions, api = self._served(config, aws.access(), code_and_layers, queues, retention)
             self._aws_only(config, aws, fleet=fleet, functions=functions, queues=queues, api=api, namespace=namespace)
+        else:
+            fleet, functions, api = self._served(config, _localstack_access(config.local), code_and_layers, queues,
+                                                 retention)  # fmt: skip
+            self._grant_local_secret(fleet, config.local)
         accept(self, LAMBDA_BASIC_POLICY)  # CDK's own provider functions, see coupon_cdk/nag.py
         CfnOutput(self, "ApiUrl", value=api.rest_api.url)
         CfnOutput(self, "DlqUrl", value=queues.dlq.queue_url)
         # where the functions' metrics are, for the operators' live view (coupon_client/metrics.py)
         CfnOutput(self, "MetricsNamespace", value=namespace)
 
-    def _grant_local_secret(self, fleet: Fleet, local: LocalConfig | None) -> None:
+    def _served(self, config: EnvironmentConfig, access: StoreAccess, code_and_layers: Shared,
+                queues: DeadLetterQueues, retention: RetentionDays) -> tuple[Fleet, Functions, Api]:  # fmt: skip
+        """What both kinds of environment build: the functions, their schedules and the API."""
+        fleet = Fleet(self, access, code_and_layers)
+        functions = Functions.build(fleet, config=config, dlq=queues.dlq)
+        functions.schedule(reconcile_every_minutes=config.reconcile_every_minutes)
+        aws = config if isinstance(config, AwsEnvironment) else None
+        api = Api(
+            self,
+            "Api",
+            config=config.api,
+            stage=config.name,
+            intake=functions.intake_target(aws.concurrency.warmup if aws else None),
+            coupons=functions.coupons.function,
+            log_retention=retention,
+            edge_validation=aws is not None,
+        )
+        return fleet, functions, api
+
+    def _grant_local_secret(self, fleet: Fleet, local: LocalConfig) -> None:
         """On LocalStack the functions read the database's secret from its Secrets Manager, as on AWS."""
-        assert local is not None
         secret = secretsmanager.Secret.from_secret_complete_arn(self, "DatabaseSecret", local.database_secret_arn)
         for fn in fleet.database_users:
             secret.grant_read(fn.role)
 
-    def _aws_only(self, config: EnvironmentConfig, aws: AwsParts, *, fleet: Fleet, functions: Functions,
+    def _aws_only(self, config: AwsEnvironment, aws: AwsParts, *, fleet: Fleet, functions: Functions,
                   queues: DeadLetterQueues, api: Api, namespace: str) -> None:  # fmt: skip
         """What exists only on AWS: the stores' grants, the topics and the worker's mapping, the
         scheduled runs one at a time, the migration first, the edge cache, the web ACL and the alarms."""
@@ -112,11 +119,10 @@ class CouponStack(Stack):
         )
 
 
-def _localstack_access(local: LocalConfig | None) -> StoreAccess:
+def _localstack_access(local: LocalConfig) -> StoreAccess:
     """The local environment: functions outside any VPC that reach the embedded services on the
     host's loopback over TLS, the database through its secret as on AWS (docs/architecture.md,
     Fidelity, says where that differs from AWS)."""
-    assert local is not None
     return StoreAccess(
         placement=Placement(),
         redis={"REDIS_URL": local.redis_url},

@@ -20,6 +20,7 @@ from coupon_cdk.config import (
     INIT_CONNECTION_ATTEMPTS,
     REBUILD_CONCURRENCY,
     RELAY_CONCURRENCY,
+    AwsEnvironment,
     EnvironmentConfig,
     iam_connections,
     iam_connections_taken,
@@ -232,7 +233,7 @@ def plan(
     config: EnvironmentConfig, sale: PlannedSale, quotas: dict[str, Quota] = QUOTAS, measured: Measured = MEASURED
 ) -> Plan:
     """The sale's plan on environment ``config`` (an AWS one: dev, small, prod or your own)."""
-    if config.concurrency is None or config.kafka is None or config.cache is None or config.processing_limit is None:
+    if not isinstance(config, AwsEnvironment):
         raise SaleError(f"{config.name} is not an AWS environment: make plan needs its concurrency, kafka and cache")
     q = {key: quota.value for key, quota in quotas.items()}
     winners = sale.winners
@@ -395,13 +396,11 @@ def slot_seconds(sale: PlannedSale, containers: int, measured: Measured) -> list
     ]
 
 
-def reserved_concurrency(config: EnvironmentConfig) -> int:
+def reserved_concurrency(config: AwsEnvironment) -> int:
     """What the environment's functions reserve of the account's concurrency (stack.py sets it:
     the intake's, the coupons function's and the DLQ handler's from cdk.json, the worker one per
     partition, the builder's, the rebuild's and the relay's from coupon_cdk.config); an infra test
     holds it to the synthesized template."""
-    assert config.concurrency is not None
-    assert config.kafka is not None
     sizing = config.concurrency
     fixed = BUILDER_CONCURRENCY + REBUILD_CONCURRENCY + RELAY_CONCURRENCY
     return sizing.intake + sizing.coupons + config.kafka.partitions + sizing.dlq_handler + fixed
@@ -413,13 +412,12 @@ def _mixed(per_answer: dict[str, float], successes: float) -> float:
 
 
 def _slot(
-    config: EnvironmentConfig, peak_rps: int, quotas: dict[str, Quota], slot: list[SlotSecond], reserve_usec: float
+    config: AwsEnvironment, peak_rps: int, quotas: dict[str, Quota], slot: list[SlotSecond], reserve_usec: float
 ) -> Limit:
     """One coupon's slot: every key of a coupon carries its id as a hash tag, so one coupon is one
     slot, served by one engine thread however large the cache. Its busiest second counts, the
     memory of refusals included (:func:`slot_seconds`); on a node-based cache, the requests that
     reach the shard in it."""
-    assert config.cache is not None
     split = "split the stock over several coupons (each its own slot and, in cluster mode, shard)"
     busiest = max(second.with_memory for second in slot)
     if config.cache.kind == "serverless":
@@ -435,7 +433,7 @@ def _quota(quota: Quota, demand: float, action: str) -> Limit:
 
 
 def _notes(
-    config: EnvironmentConfig,
+    config: AwsEnvironment,
     sale: PlannedSale,
     winners: int,
     quotas: dict[str, Quota],
@@ -445,7 +443,6 @@ def _notes(
     polling: Polling | None,
 ) -> list[str]:
     cache = config.cache
-    assert cache is not None
     notes = [f"{sale.users * sale.clicks:,} requests in all ({sale.clicks} per user); {winners:,} winners"]
     if cache.wait_replicas:
         notes.append(

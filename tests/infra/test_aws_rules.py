@@ -137,8 +137,14 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
         ),
         ({"concurrency": {"dlqMapping": 1}}, "dlqMapping must be at least 2"),
         ({"endpointAzs": 4}, "endpointAzs must be 1 to availabilityZones 3, got 4"),
-        ({"endpointAzs": 0}, "endpointAzs must be 1 to availabilityZones 3, got 0"),
-        ({"database": {"storageGb": 19}}, "storageGb must be at least 20 .RDS for PostgreSQL., got 19"),
+        ({"endpointAzs": 0}, r"^prod\.endpointAzs must be at least 1, got 0$"),
+        ({"availabilityZones": 4}, r"^prod\.availabilityZones must be at most 3, got 4$"),
+        ({"database": {"storageGb": 19}}, r"^prod\.database\.storageGb must be at least 20, got 19$"),
+        (
+            {"api": {"publicAuth": "none", "userIdSource": "body", "wafRequestsPer5MinPerCaller": 0}},
+            r"^prod: api\.publicAuth 'none' is for the local environment only",
+        ),
+        ({"local": {"redisUrl": "rediss://x"}}, r"prod\.cache is not a known field"),
         ({"kafka": {"brokerStorageGb": 0}}, "brokerStorageGb must be at least 1, got 0"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
         ({"api": {"wafRequestsPer5Min": 0}}, "a per-caller rate and Bot Control are rules of the web ACL"),
@@ -165,7 +171,7 @@ def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
     environments = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
     for key, value in change.items():
         target = environments["prod"]
-        target[key] = {**target[key], **value} if isinstance(value, dict) else value
+        target[key] = {**target.get(key, {}), **value} if isinstance(value, dict) else value
     with pytest.raises(CdkContextError, match=message):
         load(environments, "prod", alarm_emails=OFFLINE_ALARM_EMAILS)
 

@@ -210,8 +210,12 @@ def _exists(text: str) -> bool:
 
 
 def _environment_key_exists(text: str) -> bool:
-    """``kafka.brokerStorageGb``: a key of an environment in cdk.json, as coupon_cdk.config reads it."""
-    model: Any = EnvironmentConfig
+    """``kafka.brokerStorageGb``: a key of an environment of either kind in cdk.json, as
+    coupon_cdk.config reads it."""
+    return any(_is_key_of(kind, text) for kind in get_args(EnvironmentConfig))
+
+
+def _is_key_of(model: Any, text: str) -> bool:
     for alias in text.split("."):
         fields = {field.alias: field for field in getattr(model, "model_fields", {}).values()}
         if alias not in fields:
