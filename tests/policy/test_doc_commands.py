@@ -3,6 +3,10 @@ each is run here in its dry form, with nothing on ``PYTHONPATH`` (the virtual en
 the import roots, as ``make venv`` writes them): a make target with ``make -n``, a module with
 ``--help``, the ``coupons`` command with ``--help``, pytest with ``--collect-only``. A command of
 another tool (git, the AWS CLI, psql) is listed in ``OTHER_TOOLS`` with why it is not run.
+
+The modules and the ``coupons`` command run in the virtual environment's interpreter, each in a
+child forked from one that has imported the libraries they share (tests/forked.py), as
+``runpy`` and the installed console script's entry point run them.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tests.forked import environment_without, run_forked
 from tests.policy.documents import DOCUMENTS, ROOT, markdown_lines
 
 BIN = Path(sys.executable).parent
@@ -110,16 +115,37 @@ def test_the_documents_give_commands():
     assert {"make", "python", "coupons"} <= programs, programs
 
 
-def _failure(dry: tuple[str, ...], where: list[str]) -> str | None:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+_SHARED = ("boto3", "botocore.session", "sqlalchemy.orm", "redis.asyncio", "kafka", "pydantic", "typer")
+_MODULE = "import runpy, sys\nsys.argv = {argv!r}\nrunpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
+_COUPONS = (  # as its console script runs it: the working folder not on sys.path
+    "import sys\nfrom importlib.metadata import entry_points\nsys.argv = {argv!r}\nsys.path.remove('')\n"
+    "entry_points(group='console_scripts', name='coupons')['coupons'].load()()"
+)
+
+
+def _program(dry: tuple[str, ...]) -> str | None:
+    """The dry form as a Python program, for one in the virtual environment's interpreter."""
+    if dry[0] == str(BIN / "python"):  # python -m MODULE ... --help
+        return _MODULE.format(argv=[dry[2], *dry[3:]], module=dry[2])
+    if dry[0] == str(BIN / "coupons"):
+        return _COUPONS.format(argv=["coupons", *dry[1:]])
+    return None
+
+
+def _failure(dry: tuple[str, ...], where: list[str], env: dict[str, str]) -> str | None:
     done = subprocess.run(list(dry), cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False)
-    if done.returncode == 0:
-        return None
-    return f"{where}: {shlex.join(dry)}\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
+    return None if done.returncode == 0 else f"{where}: {shlex.join(dry)}\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}"
 
 
 def test_each_command_runs_as_written():
-    """Every dry form at once, as many at a time as the machine has cores (each is a process)."""
+    """The Python programs forked from one interpreter; make and pytest, each a process, as many
+    at a time as the machine has cores."""
+    env = environment_without(["PYTHONPATH"])
+    programs = {dry: program for dry in DRY if (program := _program(dry)) is not None}
+    ran = run_forked(list(programs.values()), shared=_SHARED, env=env, cwd=ROOT)
+    failures = [f"{DRY[dry]}: {shlex.join(dry)}\n{run.output[-3000:]}"
+                for dry, run in zip(programs, ran, strict=True) if run.code != 0]  # fmt: skip
+    others = [dry for dry in DRY if dry not in programs]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        failures = [failure for failure in pool.map(_failure, DRY, DRY.values()) if failure]
+        failures += [failure for failure in pool.map(lambda dry: _failure(dry, DRY[dry], env), others) if failure]
     assert not failures, "\n\n".join(failures)

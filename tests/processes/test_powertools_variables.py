@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.forked import environment_without, run_forked
 
 HANDLERS = {  # function -> (module, handler, an event it takes without servers)
     "intake": ("functions.intake.app", "handler", {"httpMethod": "POST", "path": "/coupon-issues", "body": "{}"}),
@@ -28,61 +30,38 @@ HANDLERS = {  # function -> (module, handler, an event it takes without servers)
     "migrate": ("functions.migrate.app", "handler", {}),
     "topic": ("functions.topic.app", "handler", {"RequestType": "Create"}),
 }
-# One interpreter imports the libraries the handlers share and forks a child per run; each child
-# sets its run's variables before the first import of Powertools or of ours, so every Logger and
-# decorator is made with them, as in a fresh container (a fresh interpreter per run cost 18 x 2.5 s
-# of imports).
+# The handlers' shared libraries are imported once (tests/forked.py); each run's child sets its
+# variables before the first import of Powertools or of ours, so every Logger and decorator is
+# made with them, as in a fresh container.
 _SHARED = ("boto3", "botocore.session", "sqlalchemy.orm", "pg8000", "redis.asyncio", "kafka", "pydantic",
            "aws_xray_sdk.core")  # fmt: skip
-_FORK = """
+_INVOKE = """
 import contextlib, importlib, io, json, os, sys
-for library in sys.argv[1].split(","):
-    importlib.import_module(library)
 assert not [name for name in sys.modules if name.split(".")[0] in ("aws_lambda_powertools", "coupon_core")]
-children = []
-for run in json.loads(sys.argv[2]):
-    read, write = os.pipe()
-    if pid := os.fork():
-        os.close(write)
-        children.append((pid, read))
-        continue
-    os.close(read)
-    os.environ.update(run["variables"])
-    from coupon_core.observability import logger
-    from local.testkit.lambda_events import InProcessContext
-    handler = getattr(importlib.import_module(run["module"]), run["handler"])
-    logged = io.StringIO()
-    logger.registered_handler.setStream(logged)
-    with contextlib.suppress(Exception):
-        handler(run["event"], InProcessContext())
-    lines = [json.loads(line) for line in logged.getvalue().splitlines() if line.startswith("{")]
-    with os.fdopen(write, "w") as out:
-        json.dump({"lines": lines, "level": logger.log_level}, out)
-    os._exit(0)
-results = []
-for pid, read in children:
-    with os.fdopen(read) as out:
-        results.append(json.loads(out.read()))
-    assert os.waitpid(pid, 0)[1] == 0
-print(json.dumps(results))
+os.environ.update({variables!r})
+from coupon_core.observability import logger
+from local.testkit.lambda_events import InProcessContext
+handler = getattr(importlib.import_module({module!r}), {handler!r})
+logged = io.StringIO()
+logger.registered_handler.setStream(logged)
+with contextlib.suppress(Exception):
+    handler({event!r}, InProcessContext())
+lines = [json.loads(line) for line in logged.getvalue().splitlines() if line.startswith("{{")]
+print(json.dumps({{"lines": lines, "level": logger.log_level}}))
 """
 
 
 def invoked(runs: list[tuple[str, dict[str, str]]]) -> list[dict[str, Any]]:
     """What each ``(function, variables)`` run's handler logged, and its logger's level."""
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("POWERTOOLS_")}
-    environment["PYTHONPATH"] = os.pathsep.join(sys.path)
-    forks = [
-        {"module": HANDLERS[function][0], "handler": HANDLERS[function][1], "event": HANDLERS[function][2],
-         "variables": {"POWERTOOLS_METRICS_NAMESPACE": "Probe", **variables}}
+    programs = [
+        _INVOKE.format(module=HANDLERS[function][0], handler=HANDLERS[function][1], event=HANDLERS[function][2],
+                       variables={"POWERTOOLS_METRICS_NAMESPACE": "Probe", **variables})
         for function, variables in runs
     ]  # fmt: skip
-    run = subprocess.run(
-        [sys.executable, "-c", _FORK, ",".join(_SHARED), json.dumps(forks)],
-        capture_output=True, text=True, check=False, env=environment,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stderr
-    return json.loads(run.stdout.splitlines()[-1])
+    environment = environment_without(["POWERTOOLS_"]) | {"PYTHONPATH": os.pathsep.join(sys.path)}
+    ran = run_forked(programs, shared=_SHARED, env=environment, cwd=Path.cwd())
+    assert all(run.code == 0 for run in ran), [run.output for run in ran]
+    return [json.loads(run.output.splitlines()[-1]) for run in ran]
 
 
 SAMPLED = {
