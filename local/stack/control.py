@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import boto3
 from botocore.config import Config
@@ -238,21 +238,40 @@ def _deploy(env: dict[str, str], database_secret_arn: str) -> dict[str, str]:
     ]  # fmt: skip
     deploy_env = {**os.environ, **AWS, "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
                   "CDK_DISABLE_CLI_TELEMETRY": "true"}  # fmt: skip
-    outputs_file = STATE / "outputs.json"
-    log = (STATE / "deploy.log").open("w")
-    # the bootstrap names its environment and runs outside the app's folder: where a cdk.json
-    # names an app, the CLI synthesizes it first (about 10 s of CPU) though nothing needs it
-    bootstrap = (["bootstrap", f"aws://{LOCALSTACK_ACCOUNT}/{AWS['AWS_DEFAULT_REGION']}"], STATE)
-    deploy = (["deploy", "--require-approval", "never", "--outputs-file", str(outputs_file), *context], ROOT)
-    for command, folder in (bootstrap, deploy):
-        started = time.monotonic()
-        done = subprocess.run(  # noqa: PLW1510 - the return code is checked below, to name the log
-            [str(cdklocal), *command], cwd=folder, env=deploy_env, stdout=log, stderr=log
-        )
-        if done.returncode:
-            raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
-        print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
+    outputs_file, assembly = STATE / "outputs.json", ROOT / "cdk.out"
+    # The app is synthesized (cdk synth; it needs no endpoint) while the environment is
+    # bootstrapped, and the deploy takes the assembly as it is. The bootstrap names its
+    # environment and runs outside the app's folder: where a cdk.json names an app, the CLI
+    # synthesizes it first (about 10 s of CPU) though nothing needs it.
+    started = time.monotonic()
+    with (STATE / "synth.log").open("w") as synth_log, (STATE / "deploy.log").open("w") as log:
+        synth = subprocess.Popen(
+            [str(cdklocal.with_name("cdk")), "synth", "--quiet", "--output", str(assembly), *context],
+            cwd=ROOT, env=deploy_env, stdout=synth_log, stderr=synth_log,
+        )  # fmt: skip
+        bootstrap = ["bootstrap", f"aws://{LOCALSTACK_ACCOUNT}/{AWS['AWS_DEFAULT_REGION']}"]
+        try:
+            _cdklocal(cdklocal, bootstrap, STATE, deploy_env, log)
+        except BaseException:
+            synth.kill()
+            synth.wait()
+            raise
+        if synth.wait():
+            raise ServiceError(f"cdk synth failed; see {STATE / 'synth.log'}")
+        print(f"cdk synth, beside the bootstrap: {time.monotonic() - started:.0f} s")
+        deploy = ["deploy", "--app", str(assembly), "--require-approval", "never", "--outputs-file", str(outputs_file)]
+        _cdklocal(cdklocal, deploy, ROOT, deploy_env, log)
     return _outputs(json.loads(outputs_file.read_text()).get(STACK, {}))
+
+
+def _cdklocal(cdklocal: Path, command: list[str], folder: Path, env: dict[str, str], log: IO[str]) -> None:
+    started = time.monotonic()
+    done = subprocess.run(  # noqa: PLW1510 - the return code is checked below, to name the log
+        [str(cdklocal), *command], cwd=folder, env=env, stdout=log, stderr=log
+    )
+    if done.returncode:
+        raise ServiceError(f"cdklocal {command[0]} failed; see {STATE / 'deploy.log'}")
+    print(f"cdklocal {command[0]}: {time.monotonic() - started:.0f} s")
 
 
 def _outputs(written: dict[str, str], sleep: Callable[[float], None] = time.sleep) -> dict[str, str]:
