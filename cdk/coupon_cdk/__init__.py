@@ -2,7 +2,8 @@
 
 config.py        cdk.json's environments, validated (pydantic)
 stack.py         CouponStack: the constructs below, wired, for a local or an AWS environment
-fleet.py         the seven functions of every environment, their wiring and schedules
+fleet.py         what every function is made with: code, layers, common variables, the stores' access
+lambdas/         the seven functions, one module each (spec, variables, Kafka grants, trigger), wired
 managed.py       an AWS environment's managed services, and what each function is granted of them
 pipeline.py      what only AWS runs: the topics and the worker's mapping, the migration, failed runs
 functions.py     a Lambda function with a role of its own (least privilege)

@@ -9,8 +9,9 @@ from aws_cdk import Stack
 from aws_cdk import aws_logs as logs
 
 from coupon_cdk.config import MSK_IAM_CONNECTIONS, AwsEnvironment, iam_connection_limit
-from coupon_cdk.fleet import Fleet, Functions, StoreAccess, worker_group
+from coupon_cdk.fleet import Fleet, StoreAccess, worker_group
 from coupon_cdk.functions import Placement
+from coupon_cdk.lambdas import Functions
 from coupon_cdk.monitoring import DataStores
 from coupon_cdk.network import Network
 from coupon_cdk.stores import Cache, Database, Kafka
@@ -54,35 +55,12 @@ class AwsParts:
 
     def grant(self, fleet: Fleet, functions: Functions, *, environment: str) -> None:
         """Each function reads the database secret if it uses the database, connects to the cache
-        if it uses Redis, and gets what its Kafka requests need (MSK's IAM access control, "common
-        use cases")."""
+        if it uses Redis, and gets what its Kafka requests need (each function's module says)."""
         for fn in fleet.database_users:
             self.database.secret.grant_read(fn.role)
         for fn in fleet.redis_users:
             self.cache.grant_connect(fn.role)
-        kafka = self.kafka
-        cluster, topic = [kafka.cluster_arn], [kafka.topic_arn]
-        group = [kafka.group_arn_prefix + worker_group(environment)]
-        # The intake's producer is idempotent (kafka-python's default with acks=all): InitProducerId
-        # needs WriteDataIdempotently on the cluster, which WriteData on the topic does not imply.
-        functions.intake.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
-        functions.intake.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], topic)
-        for in_flight_reader in (functions.builder, functions.rebuild):  # the records after the worker's offsets
-            in_flight_reader.allow(["kafka-cluster:Connect"], cluster)
-            in_flight_reader.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
-            in_flight_reader.allow(["kafka-cluster:DescribeGroup"], group)
-        functions.dlq_handler.allow(["kafka-cluster:Connect"], cluster)
-        functions.dlq_handler.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
-        # The MSK event source mapping uses the worker's role: AWSLambdaMSKExecutionRole's actions
-        # (the ENI actions come with every function in the VPC), then the consumer's own.
-        worker = functions.worker
-        worker.allow(["kafka:DescribeClusterV2", "kafka:GetBootstrapBrokers"], cluster)
-        worker.allow(["ec2:DescribeVpcs", "ec2:DescribeSecurityGroups"], ["*"])
-        worker.allow(["kafka-cluster:Connect", "kafka-cluster:DescribeClusterDynamicConfiguration"], cluster)
-        worker.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:ReadData"], topic)
-        worker.allow(["kafka-cluster:AlterGroup", "kafka-cluster:DescribeGroup"], group)
-        functions.relay.allow(["kafka-cluster:Connect", "kafka-cluster:WriteDataIdempotently"], cluster)
-        functions.relay.allow(["kafka-cluster:DescribeTopic", "kafka-cluster:WriteData"], [kafka.events_topic_arn])
+        functions.grant_kafka(self.kafka, group=self.kafka.group_arn_prefix + worker_group(environment))
 
     def stores(self, config: AwsEnvironment) -> DataStores:
         return DataStores(

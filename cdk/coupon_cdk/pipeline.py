@@ -9,9 +9,10 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_destinations as destinations
 from constructs import Construct
 
-from coupon_cdk.config import AwsEnvironment, KafkaConfig, iam_connection_limit
-from coupon_cdk.fleet import Fleet, Functions, worker_group
+from coupon_cdk.config import AwsEnvironment, iam_connection_limit
+from coupon_cdk.fleet import Fleet, worker_group
 from coupon_cdk.functions import FunctionSpec
+from coupon_cdk.lambdas import Functions, worker
 from coupon_cdk.managed import AwsParts
 from coupon_cdk.queues import DeadLetterQueues
 from coupon_cdk.stores import EVENTS_TOPIC, TOPIC
@@ -39,8 +40,8 @@ def topics_and_mapping(
                    replication_factor=replicas)
         for name in (TOPIC, EVENTS_TOPIC)
     )  # fmt: skip
-    mapping = _worker_mapping(scope, functions, kafka_config, cluster_arn=kafka.cluster_arn, queues=queues,
-                              group=worker_group(config.name))  # fmt: skip
+    mapping = worker.mapping(scope, functions.worker, kafka_config, cluster_arn=kafka.cluster_arn,
+                             dlq_arn=queues.dlq.queue_arn, group=worker_group(config.name))  # fmt: skip
     mapping.node.add_dependency(functions.worker.role, issue_topic)
     functions.intake.node.add_dependency(issue_topic)
     limit = iam_connection_limit(config)
@@ -48,34 +49,6 @@ def topics_and_mapping(
         functions.intake.node.add_dependency(topics.limit_iam_connections("IamConnectionLimit", limit=limit))
     functions.relay.node.add_dependency(events_topic)
     return mapping
-
-
-def _worker_mapping(scope: Construct, functions: Functions, kafka: KafkaConfig, *, cluster_arn: str,
-                    queues: DeadLetterQueues, group: str) -> lambda_.CfnEventSourceMapping:  # fmt: skip
-    return lambda_.CfnEventSourceMapping(
-        scope,
-        "WorkerMapping",
-        function_name=functions.worker.function.function_name,
-        event_source_arn=cluster_arn,
-        topics=[TOPIC],
-        starting_position="TRIM_HORIZON",
-        batch_size=kafka.batch_size,
-        maximum_batching_window_in_seconds=kafka.batching_window_s,
-        function_response_types=["ReportBatchItemFailures"],
-        maximum_retry_attempts=kafka.max_retry_attempts,
-        provisioned_poller_config=lambda_.CfnEventSourceMapping.ProvisionedPollerConfigProperty(
-            minimum_pollers=kafka.min_pollers, maximum_pollers=kafka.max_pollers
-        ),
-        amazon_managed_kafka_event_source_config=lambda_.CfnEventSourceMapping.AmazonManagedKafkaEventSourceConfigProperty(
-            consumer_group_id=group
-        ),
-        destination_config=lambda_.CfnEventSourceMapping.DestinationConfigProperty(
-            on_failure=lambda_.CfnEventSourceMapping.OnFailureProperty(destination=queues.dlq.queue_arn)
-        ),
-        metrics_config=lambda_.CfnEventSourceMapping.MetricsConfigProperty(
-            metrics=["EventCount", "ErrorCount", "KafkaMetrics"]
-        ),
-    )
 
 
 def one_scheduled_run_at_a_time(

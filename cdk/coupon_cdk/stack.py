@@ -12,8 +12,10 @@ from constructs import Construct
 from coupon_cdk.api import Api
 from coupon_cdk.config import AwsEnvironment, EnvironmentConfig, LocalConfig, LocalEnvironment
 from coupon_cdk.edge import EDGE_HEADER, VIEWER_HEADER, SaleEdge
-from coupon_cdk.fleet import DLQ_HANDLER_TIMEOUT_S, Fleet, Functions, Shared, StoreAccess, shared
+from coupon_cdk.fleet import Fleet, Shared, StoreAccess, shared
 from coupon_cdk.functions import Placement
+from coupon_cdk.lambdas import Functions, intake
+from coupon_cdk.lambdas.dlq import DLQ_HANDLER_TIMEOUT_S
 from coupon_cdk.managed import AwsParts
 from coupon_cdk.monitoring import Monitoring
 from coupon_cdk.nag import LAMBDA_BASIC_POLICY, accept
@@ -60,7 +62,7 @@ class CouponStack(Stack):
                 queues: DeadLetterQueues, retention: RetentionDays) -> tuple[Fleet, Functions, Api]:  # fmt: skip
         """What both kinds of environment build: the functions, their schedules and the API."""
         fleet = Fleet(self, access, code_and_layers)
-        functions = Functions.build(fleet, config=config, dlq=queues.dlq)
+        functions = Functions.build(fleet, config=config, dlq_queue=queues.dlq)
         functions.schedule(reconcile_every_minutes=config.reconcile_every_minutes)
         aws = config if isinstance(config, AwsEnvironment) else None
         api = Api(
@@ -68,7 +70,7 @@ class CouponStack(Stack):
             "Api",
             config=config.api,
             stage=config.name,
-            intake=functions.intake_target(aws.concurrency.warmup if aws else None),
+            intake=intake.target(fleet, functions.intake, aws.concurrency.warmup if aws else None),
             coupons=functions.coupons.function,
             log_retention=retention,
             edge_validation=aws is not None,
