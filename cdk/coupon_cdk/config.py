@@ -134,12 +134,14 @@ class KafkaConfig(_Section):
     min_pollers: Count
     max_pollers: Count
     brokers_per_az: Count = 1
-    broker_storage_gb: Positive = 100  # MSK's minimum per broker: 1 GiB
+    broker_storage_gb: Count = 100
 
     @model_validator(mode="after")
     def _replicas_a_topic_can_have(self) -> Self:
         if self.kind == "serverless" and self.replication_factor != MSK_SERVERLESS_REPLICATION:
             raise ValueError(f"replicationFactor is {MSK_SERVERLESS_REPLICATION} on MSK Serverless")
+        if self.kind == "provisioned" and self.broker_storage_gb < 1:  # MSK's minimum per broker: 1 GiB
+            raise ValueError(f"brokerStorageGb must be at least 1, got {self.broker_storage_gb}")
         if not 1 <= self.min_insync_replicas < self.replication_factor:
             raise ValueError(
                 f"minInsyncReplicas must be at least 1 and below replicationFactor {self.replication_factor} "
@@ -234,7 +236,7 @@ class AwsEnvironment(_Environment):
     API call of the environment."""
 
     concurrency: ConcurrencyConfig
-    processing_limit: ProcessingLimitConfig
+    processing_limit: ProcessingLimitConfig | None = None  # None: the worker writes as fast as it can
     cache: CacheConfig
     kafka: KafkaConfig
     database: DatabaseConfig
@@ -338,7 +340,8 @@ def load(
     deploying: bool = True,
 ) -> EnvironmentConfig:
     """The configuration of environment ``name`` from the ``coupon:environments`` context: a
-    :class:`LocalEnvironment` if it has a ``local`` block, else an :class:`AwsEnvironment`.
+    :class:`LocalEnvironment` if it has a ``local`` block and none of an AWS environment's
+    managed services, else an :class:`AwsEnvironment` (which names a stray ``local`` block).
 
     ``overrides`` replace fields of the ``local`` block (``make up`` passes the URLs of the
     services it started, as ``-c local:redisUrl=...`` and so on). ``alarm_emails`` (``-c
@@ -356,12 +359,16 @@ def load(
     if not isinstance(raw, dict):
         raise CdkContextError(f"{name} must be an object")
     raw = {**raw, "name": name}
-    model: type[LocalEnvironment | AwsEnvironment] = LocalEnvironment if "local" in raw else AwsEnvironment
+    managed = {"cache", "kafka", "database"} & raw.keys()
+    model: type[LocalEnvironment | AwsEnvironment] = (
+        LocalEnvironment if "local" in raw and not managed else AwsEnvironment
+    )
     if overrides and isinstance(raw.get("local"), dict):
         raw["local"] = {**raw["local"], **overrides}
     emails = _emails(alarm_emails) if alarm_emails else []
-    if emails and model is AwsEnvironment:
-        raw["alarmEmails"] = list(dict.fromkeys([*raw.get("alarmEmails", []), *emails]))
+    listed = raw.get("alarmEmails", [])
+    if emails and model is AwsEnvironment and isinstance(listed, list):  # else the model names what is wrong
+        raw["alarmEmails"] = list(dict.fromkeys([*listed, *emails]))
     try:
         config = model.model_validate(raw, by_alias=True)
     except ValidationError as exc:

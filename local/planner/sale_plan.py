@@ -235,6 +235,8 @@ def plan(
     """The sale's plan on environment ``config`` (an AWS one: dev, small, prod or your own)."""
     if not isinstance(config, AwsEnvironment):
         raise SaleError(f"{config.name} is not an AWS environment: make plan needs its concurrency, kafka and cache")
+    if config.processing_limit is None:
+        raise SaleError(f"{config.name} has no processingLimit: make plan times the workers' writes by it")
     q = {key: quota.value for key, quota in quotas.items()}
     winners = sale.winners
     successes_first_second = min(winners, sale.peak_rps)

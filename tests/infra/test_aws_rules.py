@@ -144,7 +144,7 @@ def test_small_runs_two_t3_brokers_and_each_interface_endpoint_in_one_az(small, 
             {"api": {"publicAuth": "none", "userIdSource": "body", "wafRequestsPer5MinPerCaller": 0}},
             r"^prod: api\.publicAuth 'none' is for the local environment only",
         ),
-        ({"local": {"redisUrl": "rediss://x"}}, r"prod\.cache is not a known field"),
+        ({"local": {"redisUrl": "rediss://x"}}, r"^prod\.local is not a known field"),
         ({"kafka": {"brokerStorageGb": 0}}, "brokerStorageGb must be at least 1, got 0"),
         ({"api": {"publicAuth": "none"}}, "userIdSource 'claims' goes with publicAuth 'cognito'"),
         ({"api": {"wafRequestsPer5Min": 0}}, "a per-caller rate and Bot Control are rules of the web ACL"),
@@ -173,6 +173,20 @@ def test_a_configuration_aws_would_refuse_is_refused_at_synth(change, message):
         target = environments["prod"]
         target[key] = {**target.get(key, {}), **value} if isinstance(value, dict) else value
     with pytest.raises(CdkContextError, match=message):
+        load(environments, "prod", alarm_emails=OFFLINE_ALARM_EMAILS)
+
+
+def test_an_aws_environment_may_leave_the_write_limit_out_and_serverless_brokers_their_storage():
+    """Without processingLimit the worker writes as fast as it can; MSK Serverless has no broker
+    storage to size. A list of alarm subscribers that is not a list is named, with -c or without."""
+    environments = copy.deepcopy(cdk_json_context()[CONTEXT_KEY])
+    del environments["prod"]["processingLimit"]
+    environments["dev"]["kafka"]["brokerStorageGb"] = 0
+    assert load(environments, "prod", alarm_emails=OFFLINE_ALARM_EMAILS).processing_limit is None
+    assert environments["dev"]["kafka"]["kind"] == "serverless"
+    assert load(environments, "dev").kafka.broker_storage_gb == 0
+    environments["prod"]["alarmEmails"] = None
+    with pytest.raises(CdkContextError, match=r"^prod\.alarmEmails must be a list, got None$"):
         load(environments, "prod", alarm_emails=OFFLINE_ALARM_EMAILS)
 
 

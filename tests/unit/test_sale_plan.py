@@ -277,3 +277,10 @@ def test_without_cors_origins_there_is_no_preflight():
 def test_preflights_are_warm_or_cold():
     with pytest.raises(SaleError, match="preflights=lukewarm: warm"):
         PlannedSale.parse("copies=5 users=30 peak=10/s preflights=lukewarm")
+
+
+def test_an_environment_without_a_write_limit_is_refused_with_what_the_plan_needs():
+    raw = copy.deepcopy(ENVIRONMENTS)
+    del raw["prod"]["processingLimit"]
+    with pytest.raises(SaleError, match="prod has no processingLimit: make plan times the workers' writes by it"):
+        plan(load(raw, "prod", deploying=False), PlannedSale.parse("copies=1 users=1 peak=1"), QUOTAS, FIGURES)

@@ -22,9 +22,9 @@ def add(fleet: Fleet, config: EnvironmentConfig, aws: AwsEnvironment | None, dlq
 
 
 def _write_limit(aws: AwsEnvironment | None) -> dict[str, str]:
-    if aws is None:
+    limit = aws.processing_limit if aws else None
+    if limit is None:
         return {}
-    limit = aws.processing_limit
     return {"WORKER_WRITES_PER_SECOND": str(limit.writes_per_second), "WORKER_WRITE_BURST": str(limit.burst)}
 
 
