@@ -44,6 +44,11 @@ class Counted:
         self.result = results[0]
         self.invocations = lambda_service.invocations[invoked:]  # (function, event) each
 
+    def per_second(self, trips: int) -> int:
+        """``trips`` for each second the action took, whole or begun: the most a memory that is
+        refreshed once a second asks for (a busy machine's 300 requests can take more than one)."""
+        return trips * (1 + int(self.seconds))
+
 
 @pytest.fixture
 def known(pipeline) -> int:
@@ -68,8 +73,7 @@ def test_one_unknown_id_asked_again_and_again_costs_no_invoke_and_nearly_no_roun
 
     assert statuses(counted.result) == {(404, "COUPON_NOT_FOUND")}
     assert counted.invocations == []
-    assert counted.round_trips / REQUESTS <= 0.02  # reserve and the registry, once a second
-    assert counted.round_trips == 2
+    assert 2 <= counted.round_trips <= counted.per_second(2)  # reserve and the registry, once a second
 
 
 def test_a_new_unknown_id_each_time_costs_no_invoke(known, lambda_service, redis_client):
@@ -87,7 +91,7 @@ def test_a_coupon_ended_last_week_and_never_asked_costs_no_invoke(known, lambda_
 
     assert statuses(counted.result) == {(409, "ENDED")}
     assert counted.invocations == []
-    assert 2 <= counted.round_trips <= 2 * (1 + int(counted.seconds))  # reserve and the registry, once a second
+    assert 2 <= counted.round_trips <= counted.per_second(2)  # reserve and the registry, once a second
 
 
 def test_a_holders_clicks_after_the_first_are_answered_from_memory(known, lambda_service, redis_client):
