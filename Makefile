@@ -81,12 +81,11 @@ lock: $(UV)
 # AWS calls), processes (fresh interpreters, a terminal, the package built), policy (the repository's
 # own rules: documents, budgets, layers), services (the real embedded Valkey, PostgreSQL and Kafka
 # broker), infra (the synthesized stacks), integration (through the API Gateway URL on LocalStack).
-# make test runs them all on one worker more than the cores this process may use (a third of the
-# suite's time is spent waiting on servers; docs/benchmarks.md, The suite's time): the integration
-# and the infra tier each whole on one, every other test on whichever is free (tests/conftest.py);
-# WORKERS=0 runs them in this process. A worker that dies is not replaced: its replacement would
-# find the stack up and leave it running.
-WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 2) + 1 )))
+# make test runs them all on one worker per core this process may use: the integration and the infra
+# tier each whole on one, every other test on whichever is free (tests/conftest.py); WORKERS=0 runs
+# them in this process. A worker that dies is not replaced: its replacement would find the stack up
+# and leave it running. One worker more than the cores is faster but not yet sound: docs/benchmarks.md.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 test: venv chromium lint $(CDK)
 	$(BIN)/pytest -m "not sale" --numprocesses=$(WORKERS) --max-worker-restart=0 --durations=25
 
