@@ -44,7 +44,7 @@ class Shared:
 
 @dataclass
 class Fleet:
-    """The functions of one environment, made by :meth:`build`; ``redis_users`` and
+    """The functions of one environment, each made by :meth:`add`; ``redis_users`` and
     ``database_users`` are those given each store, which the stack grants."""
 
     scope: Construct

@@ -12,7 +12,7 @@ from constructs import Construct
 from coupon_cdk.config import AwsEnvironment, iam_connection_limit
 from coupon_cdk.fleet import Fleet, worker_group
 from coupon_cdk.functions import FunctionSpec
-from coupon_cdk.lambdas import Functions, worker
+from coupon_cdk.lambdas import Functions, common, worker
 from coupon_cdk.managed import AwsParts
 from coupon_cdk.queues import DeadLetterQueues
 from coupon_cdk.stores import EVENTS_TOPIC, TOPIC
@@ -31,7 +31,7 @@ def topics_and_mapping(
     topic_maker = fleet.add(
         FunctionSpec(name="topic", handler="functions/topic/app.handler",
                      description="make the Kafka topics, limit the brokers' connections", memory_mb=256, timeout_s=120),
-        {**fleet.stores.kafka, "KAFKA_TOPIC": TOPIC},
+        common.topic(fleet),
     )  # fmt: skip
     topics = KafkaTopics(scope, "KafkaTopics", handler=topic_maker, cluster_arn=kafka.cluster_arn)
     replicas = CLUSTER_DEFAULT if kafka_config.kind == "serverless" else kafka_config.replication_factor

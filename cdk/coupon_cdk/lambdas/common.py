@@ -1,5 +1,5 @@
-"""What several functions have alike: the issue topic's variables, the caller's identity, the
-worker's consumer group, and the reads of the records in flight."""
+"""What several functions have alike: a topic's variables, the caller's identity, the worker's
+consumer group, and the reads of the records in flight."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from coupon_cdk.functions import Function
 from coupon_cdk.stores import TOPIC, Kafka
 
 
-def topic(fleet: Fleet) -> dict[str, str]:
-    """The brokers and the issue topic."""
-    return {**fleet.stores.kafka, "KAFKA_TOPIC": TOPIC}
+def topic(fleet: Fleet, name: str = TOPIC) -> dict[str, str]:
+    """The brokers and the topic ``name`` (the issue topic unless named)."""
+    return {**fleet.stores.kafka, "KAFKA_TOPIC": name}
 
 
 def caller(config: EnvironmentConfig) -> dict[str, str]:

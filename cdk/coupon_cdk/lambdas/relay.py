@@ -11,6 +11,7 @@ from constructs import Construct
 from coupon_cdk.config import RELAY_CONCURRENCY, AwsEnvironment
 from coupon_cdk.fleet import Fleet
 from coupon_cdk.functions import Function, FunctionSpec
+from coupon_cdk.lambdas import common
 from coupon_cdk.stores import EVENTS_TOPIC, Kafka
 
 
@@ -18,7 +19,7 @@ def add(fleet: Fleet, aws: AwsEnvironment | None) -> Function:
     spec = FunctionSpec(name="relay", handler="functions/relay/app.handler",
                         description="publish the outbox to coupon.events.v1", memory_mb=512, timeout_s=120,
                         reserved_concurrency=RELAY_CONCURRENCY if aws else None)  # fmt: skip
-    return fleet.add(spec, {**fleet.stores.kafka, "KAFKA_TOPIC": EVENTS_TOPIC}, database=True)
+    return fleet.add(spec, common.topic(fleet, EVENTS_TOPIC), database=True)
 
 
 def grant(fn: Function, kafka: Kafka) -> None:
