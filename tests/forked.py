@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# What the functions, the coupons command and the tools share, and cost most to import.
+LIBRARIES = ("boto3", "botocore.session", "sqlalchemy.orm", "redis.asyncio", "kafka", "pydantic")
 _PARENT = """
 import importlib, json, os, sys, traceback
 for name in filter(None, sys.argv[1].split(",")):

@@ -19,7 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from tests.forked import environment_without, run_forked
+from tests.forked import LIBRARIES, environment_without, run_forked
 from tests.policy.documents import DOCUMENTS, ROOT, markdown_lines
 
 BIN = Path(sys.executable).parent
@@ -115,7 +115,7 @@ def test_the_documents_give_commands():
     assert {"make", "python", "coupons"} <= programs, programs
 
 
-_SHARED = ("boto3", "botocore.session", "sqlalchemy.orm", "redis.asyncio", "kafka", "pydantic", "typer")
+_SHARED = (*LIBRARIES, "typer")
 _MODULE = "import runpy, sys\nsys.argv = {argv!r}\nrunpy.run_module({module!r}, run_name='__main__', alter_sys=True)"
 _COUPONS = (  # as its console script runs it: the working folder not on sys.path
     "import sys\nfrom importlib.metadata import entry_points\nsys.argv = {argv!r}\nsys.path.remove('')\n"

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.forked import environment_without, run_forked
+from tests.forked import LIBRARIES, environment_without, run_forked
 
 HANDLERS = {  # function -> (module, handler, an event it takes without servers)
     "intake": ("functions.intake.app", "handler", {"httpMethod": "POST", "path": "/coupon-issues", "body": "{}"}),
@@ -33,8 +33,7 @@ HANDLERS = {  # function -> (module, handler, an event it takes without servers)
 # The handlers' shared libraries are imported once (tests/forked.py); each run's child sets its
 # variables before the first import of Powertools or of ours, so every Logger and decorator is
 # made with them, as in a fresh container.
-_SHARED = ("boto3", "botocore.session", "sqlalchemy.orm", "pg8000", "redis.asyncio", "kafka", "pydantic",
-           "aws_xray_sdk.core")  # fmt: skip
+_SHARED = (*LIBRARIES, "pg8000", "aws_xray_sdk.core")
 _INVOKE = """
 import contextlib, importlib, io, json, os, sys
 assert not [name for name in sys.modules if name.split(".")[0] in ("aws_lambda_powertools", "coupon_core")]
