@@ -34,9 +34,9 @@ from bench.intake import call, emit, quiet_intake_servers
 from bench.intake_forked import Containers
 from local.testkit.lambda_events import api_event
 from local.testkit.redis_monitor import issue_requests_load, monitored
-from lua_redis import holders
 from lua_redis.client import connect
 from lua_redis.keys import holders_key, reserved_key
+from lua_redis.store import build_filter, size_bits
 
 VARIANTS = {"without the memory": "0", "with the memory": "1000"}
 Clicks = list[tuple[int, int]]  # (user, container)
@@ -116,8 +116,8 @@ def filter_against_alternatives(client: redis.Redis, copies: int = 100_000) -> N
     members = [str(user) for user in range(1, copies + 1)]
     for start in range(0, copies, 10_000):
         client.zadd(reserved_key(coupon_id), dict.fromkeys(members[start : start + 10000], 1))
-    bits = holders.size_bits(copies)
-    client.set(holders_key(coupon_id), holders.build(members, bits))
+    bits = size_bits(copies)
+    client.set(holders_key(coupon_id), build_filter(members, bits))
     raw = redis.Redis.from_url(os.environ["REDIS_URL"])  # bytes, as the store reads the filter
     raw.ping()  # connected before anything is timed
     rows = []

@@ -59,8 +59,8 @@ from local.stack.valkey import start_valkey
 from local.testkit.flash_sale import LoadPlan, LoadResult, Reserver, ReserverFactory, lua_reserver, run_load
 from local.testkit.stores import WholeStore
 from lua_redis.client import connect, register
-from lua_redis.keys import holders_key, idempotency_key, issue_lock_name, meta_key, requests_key, reserved_key
-from lua_redis.lock import held_lock
+from lua_redis.keys import holders_key, idempotency_key, meta_key, requests_key, reserved_key
+from lua_redis.lock import held_lock, issue_lock_name
 
 # alternatives: the versions measured against reserve.lua
 

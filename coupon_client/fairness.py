@@ -1,6 +1,6 @@
 """First come, first served, measured: one entry per click, a give-back apart from an inversion.
 
-Every answer of ``POST /coupon-issues`` writes one metrics line (``coupon_core.observability``,
+Every answer of ``POST /coupon-issues`` writes one metrics line (``functions/intake/app.py``,
 ``count_issue``): the coupon, the outcome, ``arrivedAt`` (API Gateway's ``requestTimeEpoch``),
 ``decidedAt`` (this answer's time: Redis' ``TIME`` for a decision ``reserve.lua`` made, the
 container's clock for an answer from its memory), ``requestId`` (derived from the

@@ -1,7 +1,7 @@
 """What the live view reads beside the API: the intake's answers and latency, the worker's lag
 and the dead letters waiting, from what the functions and the stack already publish.
 
-- The intake writes one embedded-metric line per answer (``coupon_core/observability.py``, ``count_issue``):
+- The intake writes one embedded-metric line per answer (``functions/intake/app.py``, ``count_issue``):
   a count per outcome (``IssueSuccess``, ``IssueSoldOut``, ...) and ``IssueLatency``, under the
   ``service`` dimension, in the stack's namespace (its ``MetricsNamespace`` output). Those are
   one-minute metrics of every coupon together: the view shows the last minute that has data, per

@@ -2,8 +2,8 @@
 success, in the one JSON shape of ``functions/http_api/answers.py``.
 
 Routes raise :class:`~functions.http_api.answers.RequestRefusedError`; the handlers registered by
-:func:`register` answer it, every ``UnavailableError`` (``answers.answer_to``, as the
-intake does), Powertools' validation errors (``answers.problems``, as the intake describes its
+:func:`register` answer it, every ``UnavailableError`` (:func:`answer_to`: a 503 with
+``Retry-After``, never a bare 500), Powertools' validation errors (``answers.problems``, as the intake describes its
 own) and unknown routes, each from its entry in ``answers.REFUSALS``.
 """
 
@@ -12,14 +12,27 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
 
+from coupon_core.errors import UnavailableError
+from coupon_core.observability import logger
 from functions.coupons.routes.responses import as_response
-from functions.http_api.answers import ANSWERED, Answered, answer_to, problems, refusal
+from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
+
+Answered = RequestRefusedError | UnavailableError
+
+
+def answer_to(exc: Answered) -> Answer:
+    """The answer to an exception a route raised: a refusal says why, a server outage is a 503
+    with ``Retry-After``. Anything else is a bug and stays an exception."""
+    if isinstance(exc, RequestRefusedError):
+        return exc.answer
+    logger.warning("a server is unavailable", extra={"detail": str(exc)})
+    return refusal("UNAVAILABLE")
 
 
 def register(app: APIGatewayRestResolver) -> None:
     """Install the API's error answers on ``app``."""
 
-    @app.exception_handler(list(ANSWERED))
+    @app.exception_handler([RequestRefusedError, UnavailableError])
     def _answered(exc: Answered) -> Response:
         return as_response(answer_to(exc))
 

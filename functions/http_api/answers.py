@@ -11,8 +11,6 @@ The vocabulary, used the same way in both HTTP functions:
   :func:`refusal` makes the answer, and :class:`RequestRefusedError` carries one from where it is
   found (a route, the caller, the request's parsing) to where it is answered. A domain outcome
   without its answer fails at import (:func:`answered`), not on the request that meets it.
-- :func:`answer_to` is the answer to what a route raises: a refusal says why, a server outage is
-  a 503 with ``Retry-After`` (never a bare 500).
 
 Every answer has ``status``; a refusal adds ``error``, which says what was wrong. Response models
 in ``schemas.py`` document these bodies, and a test checks the bodies against them.
@@ -28,8 +26,6 @@ from http import HTTPStatus
 from typing import Any
 
 from coupon_core.domain.reservations import IssueOutcome
-from coupon_core.errors import UnavailableError
-from coupon_core.observability import logger
 
 RETRY_AFTER_S = "1"
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -155,16 +151,3 @@ class RequestRefusedError(Exception):
     def __init__(self, outcome: str, **facts: object) -> None:
         self.answer = refusal(outcome, **facts)
         super().__init__(self.answer.body["error"])
-
-
-Answered = RequestRefusedError | UnavailableError
-ANSWERED = (RequestRefusedError, UnavailableError)
-
-
-def answer_to(exc: Answered) -> Answer:
-    """The answer to an exception a route raised: a refusal says why, a server outage is a 503
-    with ``Retry-After``. Anything else is a bug and stays an exception."""
-    if isinstance(exc, RequestRefusedError):
-        return exc.answer
-    logger.warning("a server is unavailable", extra={"detail": str(exc)})
-    return refusal("UNAVAILABLE")

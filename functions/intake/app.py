@@ -5,7 +5,7 @@ Nearly every request of a flash sale is this one, hundreds of thousands of times
 the handler is plain: a body declared as anything but JSON is refused (``request.refused``), the
 request is read and validated (``request.issue_request``), the caller names the user
 (``request.Caller``), the domain issues (``IssueService.issue``, once), the answer is counted
-(``observability.count_issue``), and the outcome is mapped to its answer in the API's one format:
+(:func:`count_issue`, by ``observability``'s names), and the outcome is mapped to its answer in the API's one format:
 a success to its body, anything else to its refusal (``answers.REFUSALS``). It is not on
 Powertools' resolver: a single route needs no router, and the answers are the coupons
 function's (``functions/http_api``).
@@ -23,6 +23,7 @@ from http import HTTPStatus
 from typing import Any
 
 from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent, event_source
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -32,11 +33,11 @@ from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.observability import logger, metrics
 from functions.http_api import request
-from functions.http_api.answers import ANSWERED, Answer, answer_to, refusal
+from functions.http_api.answers import Answer, RequestRefusedError, refusal
 from functions.intake import dependencies
 
 DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
-_NOTHING_DONE = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE, IssueOutcome.STATE_MISSING}
+_NOTHING_DONE = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True)
@@ -53,8 +54,8 @@ def _respond(event: APIGatewayProxyEvent) -> Answer:
         parts = dependencies.wiring()
         user_id = request.caller_of(event, parts.settings.caller).user_id(issue.userId)
         return answer_issue(parts.service, issue.couponId, user_id, idempotency_key, request.arrived_at(event))
-    except ANSWERED as exc:
-        return answer_to(exc)
+    except RequestRefusedError as refused:
+        return refused.answer
 
 
 def answer_issue(
@@ -66,11 +67,40 @@ def answer_issue(
     result = service.issue(coupon_id, user_id, idempotency_key)
     latency_ms = (time.perf_counter() - started) * 1000
     decided_at = result.decided_at if result.decided_at is not None else time.time_ns() // 1_000_000
-    observability.count_issue(result, latency_ms, coupon_id, arrived_at, decided_at)
+    count_issue(result, latency_ms, coupon_id, arrived_at, decided_at)
     # No user id in the logs: the request id names the request, and the database maps it to its
     # user for whoever may see that (coupon_issues.request_id, coupon_issue_failures.request_id).
     logger.append_keys(couponId=coupon_id, requestId=str(result.record.request_id) if result.record else None)
     return _mapped(result, coupon_id, user_id)
+
+
+def count_issue(
+    result: IssueResult, latency_ms: float, coupon_id: int, arrived_at: int | None, decided_at: int
+) -> None:
+    """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
+    failed release; and beside them, as the line's properties, the coupon, the outcome, the
+    request's arrival at API Gateway (``arrived_at``, epoch ms on its clock; None: the event has
+    none), ``decided_at`` (epoch ms), the request id that joins a click's attempts, and the
+    time of the earlier decision an answer repeats (``replays``). Never the user or the key.
+    Flushed as one line when the handler returns."""
+    metrics.add_metric(name=observability.ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
+    flags = {
+        observability.ISSUE_COUNT_OF[result.outcome]: True,
+        observability.FROM_MEMORY: result.remembered,
+        observability.MEMORY_REFRESH: result.learned,
+        observability.RELEASE_FAILED: result.release_failed,
+    }
+    for name in (name for name, flag in flags.items() if flag):
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
+    properties: dict[str, object] = {"couponId": coupon_id, "outcome": result.outcome.value, "decidedAt": decided_at}
+    if arrived_at is not None:
+        properties["arrivedAt"] = arrived_at
+    if result.request_id is not None:
+        properties["requestId"] = str(result.request_id)
+    if result.replays is not None:
+        properties["replays"] = result.replays
+    for key, value in properties.items():
+        metrics.add_metadata(key=key, value=value)
 
 
 def _mapped(result: IssueResult, coupon_id: int, user_id: int) -> Answer:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 
 import redis
 
-from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.kafka.publisher import IssuePublisher
 from coupon_core.adapters.lambda_rebuild import BuilderInvoker
 from coupon_core.domain.issuing import AnswerMemory, IssueService
@@ -43,9 +42,9 @@ def wiring() -> Wiring:
     issuing, store = settings.issuing, IssueStore(client)
     service = IssueService(
         store,
-        publisher,
-        BuilderInvoker(settings.builder_function.name),
-        registry=store,
+        publisher.publish,
+        BuilderInvoker(settings.builder_function.name).build,
+        lookup=store.lookup,
         memory=AnswerMemory(issuing.memory_ms) if issuing.memory_ms else None,
         wait_replicas=issuing.wait_replicas,
         wait_timeout_ms=issuing.wait_timeout_ms,
@@ -59,14 +58,12 @@ def open_connections() -> None:
     Called while a Lambda container initialises: the first request then finds them open instead
     of paying for them. An unreachable server must not stop the container from starting: such a
     failure is logged and the first request connects (or reports a wrong variable) as it would
-    have anyway. A kafka-python without the internals the publisher reads does stop it, loudly.
+    have anyway.
     """
     try:
         parts = wiring()
         parts.client.ping()
         parts.publisher.connect()
-    except KafkaInternalsChangedError:
-        raise
     except Exception:  # logged; the request path connects again, and reports what is wrong
         logger.warning("could not connect while initialising; the first request will", exc_info=True)
 

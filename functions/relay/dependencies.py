@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from coupon_core.adapters.kafka.event_publisher import EventPublisher
 from coupon_core.adapters.postgres.engine import make_engine
 from coupon_core.adapters.postgres.lifecycle import SqlIssueLifecycle
-from coupon_core.adapters.postgres.outbox import SqlOutbox
+from coupon_core.adapters.postgres.outbox_relay import SqlOutbox
 from coupon_core.settings.relay import RelaySettings
 
 

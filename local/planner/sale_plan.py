@@ -28,7 +28,7 @@ from coupon_cdk.config import (
 from coupon_core.domain.availability import AVAILABILITY_MS
 from local.planner.prices import PRICES
 from local.planner.quotas import QUOTAS, Quota
-from lua_redis.holders import size_bits
+from lua_redis.store import size_bits
 
 LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
 ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)

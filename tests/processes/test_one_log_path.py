@@ -25,7 +25,8 @@ from tests.unit.domain import fakes
 def handler(event, context):
     store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, 1_000)])
     never_acknowledged = fakes.Publisher(fails=PublishUnconfirmedError)
-    return {"outcome": IssueService(store, never_acknowledged, None, registry=fakes.Registry()).issue(7, 1).outcome}
+    service = IssueService(store, never_acknowledged.publish, fakes.Builder().build, lookup=fakes.Registry().lookup)
+    return {"outcome": service.issue(7, 1).outcome}
 
 handler({"id": "request-42"}, InProcessContext())
 """

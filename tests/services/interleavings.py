@@ -54,10 +54,11 @@ from sqlalchemy import Engine, text
 
 from coupon_client.api_client import Reply
 from coupon_core.adapters.kafka.publisher import IssuePublisher
+from coupon_core.backend_errors import StateLostError
 from coupon_core.domain.issuing import MEMORY_MS
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.reconcile import Holders
-from coupon_core.errors import PublishUnconfirmedError, StateLostError
+from coupon_core.errors import PublishUnconfirmedError
 from functions.coupons import dependencies as coupons_dependencies
 from functions.intake import dependencies as intake_dependencies
 from functions.rebuild import dependencies as rebuild_dependencies
@@ -69,6 +70,7 @@ from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from local.testkit.stores import WholeStore
 from lua_redis import keys
+from lua_redis.store import rebuild_key
 from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import SCHEDULE_EVENT, Pipeline, rebuild
@@ -259,7 +261,7 @@ class Interleavings(RuleBasedStateMachine):
     @rule()
     def the_rebuild_gates_wait_passes(self) -> None:
         """Time passes: the produces under way at the loss have ended (none is, between two steps)."""
-        gate = keys.rebuild_key(self.coupon)
+        gate = rebuild_key(self.coupon)
         if self.world.redis.exists(gate):
             self.world.redis.set(gate, 1, keepttl=True)
 

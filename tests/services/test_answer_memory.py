@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from functions.intake import dependencies as intake_dependencies
-from lua_redis.keys import rebuild_key
+from lua_redis.store import rebuild_key
 from tests.clock import Clock
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.support import command_calls

@@ -10,9 +10,9 @@ import pytest
 
 from coupon_core.domain.reservations import IssueOutcome
 from local.testkit.redis_monitor import issue_requests_load, monitored
-from lua_redis import holders
 from lua_redis.issue_store import NO_EDGE_MS
 from lua_redis.keys import holders_key, idempotency_key, meta_key, reserved_key
+from lua_redis.store import build_filter, size_bits
 from tests.services.support import HOUR_MS, command_calls, install, open_coupon
 
 
@@ -31,8 +31,8 @@ def test_the_scripts_set_the_bits_python_computes(store, redis_client):
     store.reserve(1, 7)
     store.reserve(1, 8, idempotency_key="key-of-8")
 
-    bits = holders.size_bits(50)
-    assert _bytes(redis_client, 1) == holders.build(["7", "8", "key-of-8"], bits)
+    bits = size_bits(50)
+    assert _bytes(redis_client, 1) == build_filter(["7", "8", "key-of-8"], bits)
     assert redis_client.hget(meta_key(1), "holdersAdded") == "3"
 
 
@@ -139,7 +139,7 @@ def test_a_rebuilt_state_has_a_filter_of_its_holders_and_the_keys_still_known(st
     assert report.installed
     assert redis_client.hget(meta_key(1), "holdersEpoch") not in (None, epoch)
     assert redis_client.hgetall(idempotency_key(1)) == {"first": "1"}
-    expected = holders.build(["1", "2", "9", "first"], holders.size_bits(3))
+    expected = build_filter(["1", "2", "9", "first"], size_bits(3))
     assert _bytes(redis_client, 1) == expected
     refused = store.reserve(1, 4)
     assert refused.holders is not None

@@ -13,11 +13,9 @@ from pathlib import Path
 
 import pytest
 import redis
-from kafka.producer.sender import Sender
 from sqlalchemy import text
 
 from coupon_cdk.config import CONNECTIONS_PER_INTAKE, INIT_CONNECTION_ATTEMPTS
-from coupon_core.adapters.kafka.producer_internals import KafkaInternalsChangedError
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from functions.intake.dependencies import open_connections, reset, wiring
 from local.stack.processes import Service, free_port, url_port, with_port
@@ -30,7 +28,8 @@ from local.testkit.kafka_topics import create_topic, read_all
 from local.testkit.stores import WholeStore
 from local.testkit.tables import row_counts
 from lua_redis.client import connect
-from lua_redis.keys import build_claim_key, rebuild_key, reserved_key
+from lua_redis.keys import build_claim_key, reserved_key
+from lua_redis.store import rebuild_key
 from tests.services.intake_support import call, create_coupon, issue
 from tests.services.pipeline_support import build, rebuild
 from tests.services.support import open_coupon
@@ -457,16 +456,6 @@ def test_the_wait_covers_the_reservation_whatever_connection_asks_and_never_one_
         connect(primary.url).zrem(reserved_key(5), "1")  # the primary lost it (as a failover would)
         assert asking.wait_for_replicas(5, 1, held.reserved_at, 1, 100) == 0
         assert connect(primary.url).wait(1, 100) == 1  # where a bare WAIT would have said replicated
-
-
-def test_a_container_on_a_kafka_python_without_the_publishers_internals_fails_its_init(topic, monkeypatch):
-    """Unlike a server out of reach (logged; the first request connects), a kafka-python release
-    that lacks a private attribute the publisher reads stops INIT, naming it."""
-    monkeypatch.delattr(Sender, "add_topic")
-    reset()
-
-    with pytest.raises(KafkaInternalsChangedError, match=r"_sender\.add_topic"):
-        open_connections()
 
 
 def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per_broker(

@@ -8,7 +8,7 @@ answers (``functions/http_api/answers.py``), observability, the domain service
 reservation store with its Lua (``lua_redis/issue_store.py``) and its key names
 (``lua_redis/keys.py``), the Redis client whose connection renews itself
 (``lua_redis/client.py``), the one mapping of a driver's errors (``errors.py``), the publisher
-and the kafka-python internals it needs (``producer_internals.py``)."""
+and the kafka-python internals it needs (``publisher.PRODUCER_PATHS``)."""
 
 from __future__ import annotations
 

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
-from coupon_core.errors import LockUnavailableError, StateUnavailableError
+from coupon_core.backend_errors import LockUnavailableError
+from coupon_core.errors import StateUnavailableError
 from lua_redis.client import connect
-from lua_redis.keys import issue_lock_name
-from lua_redis.lock import held_lock
+from lua_redis.lock import held_lock, issue_lock_name
 from tests.services.support import command_calls
 
 NAME = issue_lock_name(1)

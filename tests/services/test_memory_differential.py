@@ -127,7 +127,9 @@ class Sales(RuleBasedStateMachine):
             store, registry = WholeStore(client), RedisCouponRegistry(client)
             memory = AnswerMemory(clock=self.clock) if self.memory else None
             builder = RebuildFromTheSale(store, registry, self.sale)
-            self.containers.append(IssueService(store, Published(), builder, registry=store, memory=memory))
+            self.containers.append(
+                IssueService(store, Published().publish, builder.build, lookup=store.lookup, memory=memory)
+            )
         self.remembered = 0
 
     def teardown(self) -> None:

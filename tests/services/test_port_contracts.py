@@ -16,8 +16,9 @@ from collections.abc import Mapping
 
 import pytest
 
+from coupon_core.backend_errors import LockUnavailableError
 from coupon_core.domain.reservations import MissingState
-from coupon_core.errors import LockUnavailableError, StateUnavailableError
+from coupon_core.errors import StateUnavailableError
 from lua_redis.client import connect
 from lua_redis.issue_store import IssueStore
 from lua_redis.lock import RedisCouponLocks

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import text
 
-from coupon_core.errors import UnknownCouponsError
+from coupon_core.backend_errors import UnknownCouponsError
 from functions.rebuild import build as builder_app
 from functions.rebuild.event_parsing import InvalidRebuildEventError
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load

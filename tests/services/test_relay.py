@@ -15,7 +15,7 @@ import pytest
 from coupon_core.adapters.kafka.event_publisher import EventPublisher
 from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
-from coupon_core.adapters.postgres.outbox import SqlOutbox
+from coupon_core.adapters.postgres.outbox_relay import SqlOutbox
 from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.outbox_relay import CouponEvent, relay
 from coupon_core.domain.records import IssueRecord

@@ -137,10 +137,6 @@ def test_bad_ids_are_refused_before_redis(store, redis_client, bad):
     redis_client.config_resetstat()
 
     with pytest.raises(InvalidInputError, match="userId"):
-        store.reserve(1, bad)
-    with pytest.raises(InvalidInputError, match="couponId"):
-        store.reserve(bad, 1)
-    with pytest.raises(InvalidInputError, match="userId"):
         store.release(1, bad, 1)
 
     assert command_calls(redis_client) == {}

@@ -10,7 +10,8 @@ import pytest
 from kafka import KafkaAdminClient
 
 from coupon_core.adapters.kafka.topics import CLUSTER_DEFAULT, TopicChange, TopicSpec, ensure_topic
-from coupon_core.errors import ConfigError, TopicShrinkError, UnavailableError
+from coupon_core.backend_errors import TopicShrinkError
+from coupon_core.errors import ConfigError, UnavailableError
 from coupon_core.settings import KafkaSettings
 from functions.topic.app import handler
 from local.testkit.kafka_topics import client_options, kafka_settings

@@ -33,8 +33,7 @@ from local.stack.postgres import start_postgres
 from local.testkit.kafka_topics import client_options, create_topic
 from local.testkit.lambda_events import InProcessContext, sqs_event
 from lua_redis.client import connect
-from lua_redis.keys import issue_lock_name
-from lua_redis.lock import RedisCouponLocks, held_lock
+from lua_redis.lock import RedisCouponLocks, held_lock, issue_lock_name
 from tests.services.worker_support import (
     Batch,
     coupon_counts,

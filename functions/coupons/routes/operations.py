@@ -12,10 +12,10 @@ from aws_lambda_powertools.event_handler import Depends, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
+from coupon_core.backend_errors import InvalidChangeError
 from coupon_core.domain.coupons import Coupon
 from coupon_core.domain.operations import AdminCatalog, CouponAdmin, CouponChanges, IssueEntry, OnDemandReconcile
 from coupon_core.domain.ports import Reservations
-from coupon_core.errors import InvalidChangeError
 from coupon_core.observability import logger
 from functions.coupons.dependencies import catalog, coupon_admin, on_demand_reconcile, reservations
 from functions.coupons.routes.coupons import coupon_body

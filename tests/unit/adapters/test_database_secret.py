@@ -9,7 +9,7 @@ import boto3
 import pytest
 
 from coupon_core.adapters.postgres.engine import engine_for_url, url_from_secret
-from coupon_core.errors import SecretContentsError
+from coupon_core.backend_errors import SecretContentsError
 
 
 @pytest.fixture

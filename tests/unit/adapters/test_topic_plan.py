@@ -3,7 +3,7 @@
 import pytest
 
 from coupon_core.adapters.kafka.topics import TopicChange, TopicSpec, plan
-from coupon_core.errors import TopicShrinkError
+from coupon_core.backend_errors import TopicShrinkError
 
 SPEC = TopicSpec("coupon.issue.v1", 6, 3)
 

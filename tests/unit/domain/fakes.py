@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from coupon_core.backend_errors import DatabaseUnavailableError, LockUnavailableError
 from coupon_core.domain.coupons import Coupon, CouponState, IssuedUsers, ReconcileChanges
 from coupon_core.domain.dead_letters import OffsetRange, Rejection
 from coupon_core.domain.delivery import Delivered, Position
@@ -20,7 +21,7 @@ from coupon_core.domain.in_flight import InFlight
 from coupon_core.domain.ledger import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueRecord, to_millis
 from coupon_core.domain.reservations import MissingState, ReleaseOutcome, Reservation
-from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, PublishError, StateUnavailableError
+from coupon_core.errors import PublishError, StateUnavailableError
 
 
 @dataclass

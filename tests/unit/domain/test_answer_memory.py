@@ -33,9 +33,9 @@ def service(
     store = fakes.Reservations(answers)
     issuing = IssueService(
         store,
-        publisher or fakes.Publisher(),
-        fakes.Builder(),
-        registry=fakes.Registry(),
+        (publisher or fakes.Publisher()).publish,
+        fakes.Builder().build,
+        lookup=fakes.Registry().lookup,
         memory=AnswerMemory(clock=clock, **memory),
     )
     return issuing, store
@@ -85,7 +85,11 @@ def test_the_second_counts_from_when_the_reserve_was_sent():
 
     store.reserve = reserve  # type: ignore[method-assign]
     issuing = IssueService(
-        store, fakes.Publisher(), fakes.Builder(), registry=fakes.Registry(), memory=AnswerMemory(clock=clock)
+        store,
+        fakes.Publisher().publish,
+        fakes.Builder().build,
+        lookup=fakes.Registry().lookup,
+        memory=AnswerMemory(clock=clock),
     )
     issuing.issue(3, 1)
     clock.now += 0.6
@@ -161,7 +165,7 @@ def test_each_coupon_has_its_own_memory_and_the_oldest_is_forgotten_past_the_bou
 
 def test_without_a_memory_every_request_asks_redis():
     store = fakes.Reservations([Reservation(IssueOutcome.CLOSED, stands_ms=LONG)] * 2)
-    issuing = IssueService(store, fakes.Publisher(), fakes.Builder(), registry=fakes.Registry())
+    issuing = IssueService(store, fakes.Publisher().publish, fakes.Builder().build, lookup=fakes.Registry().lookup)
 
     assert [issuing.issue(3, 1).remembered, issuing.issue(3, 2).remembered] == [False, False]
     assert len(store.reserves) == 2
@@ -270,7 +274,11 @@ def test_what_the_registry_says_of_a_coupon_without_a_state_is_remembered_for_a_
     store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
     registry = fakes.Registry(MissingState(outcome.value))
     issuing = IssueService(
-        store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
+        store,
+        fakes.Publisher().publish,
+        fakes.Builder().build,
+        lookup=registry.lookup,
+        memory=AnswerMemory(clock=clock),
     )
 
     answers = [issuing.issue(3, user) for user in range(1, 301)]
@@ -289,9 +297,9 @@ def test_coupons_without_a_state_are_kept_apart_and_push_out_no_sales_refusal():
     store.answers += [Reservation(IssueOutcome.STATE_MISSING)] * 20
     issuing = IssueService(
         store,
-        fakes.Publisher(),
-        fakes.Builder(),
-        registry=fakes.Registry(MissingState.COUPON_NOT_FOUND),
+        fakes.Publisher().publish,
+        fakes.Builder().build,
+        lookup=fakes.Registry(MissingState.COUPON_NOT_FOUND).lookup,
         memory=AnswerMemory(clock=clock, coupons=2, absent=4),
     )
 
@@ -308,7 +316,11 @@ def test_a_build_another_caller_asked_for_is_unavailable_and_not_remembered():
     store = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)] * 2)
     registry = fakes.Registry(MissingState.BUILDING)
     issuing = IssueService(
-        store, fakes.Publisher(), fakes.Builder(), registry=registry, memory=AnswerMemory(clock=clock)
+        store,
+        fakes.Publisher().publish,
+        fakes.Builder().build,
+        lookup=registry.lookup,
+        memory=AnswerMemory(clock=clock),
     )
 
     results = [issuing.issue(3, 1), issuing.issue(3, 1)]

@@ -9,6 +9,7 @@ import boto3
 import pytest
 
 from coupon_core.adapters.sqs_dlq import SqsDeadLetterQueue
+from coupon_core.backend_errors import UnreadableDeadLetterError
 from coupon_core.domain.dead_letters import (
     OffsetRange,
     OnFailureLetter,
@@ -18,7 +19,6 @@ from coupon_core.domain.dead_letters import (
 )
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.records import IssueRecord
-from coupon_core.errors import UnreadableDeadLetterError
 
 MESSAGE = IssueRecord(3, 7, uuid.UUID("00000000-0000-4000-8000-000000000009"), 1_700_000_000_123)
 WHERE = Position("coupon.issue.v1", 2, 41)

@@ -7,13 +7,13 @@ import uuid
 
 import pytest
 
+from coupon_core.backend_errors import LockUnavailableError, UnreadableDeadLetterError
 from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import FailureRecorder
 from coupon_core.domain.ledger import FailureOutcome
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import ReleaseOutcome
-from coupon_core.errors import LockUnavailableError, UnreadableDeadLetterError
 from tests.unit.domain import fakes
 
 TOPIC = "coupon.issue.v1"

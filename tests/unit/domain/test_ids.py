@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from coupon_core.domain.records import MAX_BIGINT, validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.errors import InvalidInputError
 
 

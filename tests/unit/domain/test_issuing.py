@@ -45,7 +45,7 @@ def service(
         skew_ms=5_000,
         produce_bound_ms=2_000,
     )
-    return IssueService(store, publisher or fakes.Publisher(), builder, registry=registry)
+    return IssueService(store, (publisher or fakes.Publisher()).publish, builder.build, lookup=registry.lookup)
 
 
 def test_a_success_publishes_the_reservation_with_its_time():
@@ -185,7 +185,7 @@ def test_a_coupon_without_a_state_the_registry_answers_for_asks_no_builder(answe
     store, builder = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Builder()
     registry = fakes.Registry(answer)
 
-    result = IssueService(store, fakes.Publisher(), builder, registry=registry).issue(3, 7)
+    result = IssueService(store, fakes.Publisher().publish, builder.build, lookup=registry.lookup).issue(3, 7)
 
     assert result.outcome is outcome
     assert (registry.lookups, builder.asked, store.reserves) == ([3], [], [(3, 7)])
@@ -193,7 +193,7 @@ def test_a_coupon_without_a_state_the_registry_answers_for_asks_no_builder(answe
 
 def test_the_registry_is_asked_only_for_a_coupon_without_a_state():
     store, registry = fakes.Reservations([Reservation(IssueOutcome.SOLD_OUT)]), fakes.Registry()
-    IssueService(store, fakes.Publisher(), fakes.Builder(), registry=registry).issue(3, 7)
+    IssueService(store, fakes.Publisher().publish, fakes.Builder().build, lookup=registry.lookup).issue(3, 7)
     assert registry.lookups == []
 
 
@@ -210,7 +210,7 @@ def test_a_build_completes_a_registry_that_lost_its_coupons_and_registers_the_co
         retention_ms=3_600_000, skew_ms=5_000, produce_bound_ms=2_000,
     )  # fmt: skip
 
-    result = IssueService(store, fakes.Publisher(), reconciler, registry=registry).issue(3, 7)
+    result = IssueService(store, fakes.Publisher().publish, reconciler.build, lookup=registry.lookup).issue(3, 7)
 
     assert result.outcome is IssueOutcome.SUCCESS
     assert (registry.complete, registry.loads) == (True, 1)
@@ -227,7 +227,9 @@ class _Unreachable:
 
 def test_a_missing_state_whose_builder_is_unreachable_is_unavailable_and_reserves_nothing():
     store, publisher = fakes.Reservations([Reservation(IssueOutcome.STATE_MISSING)]), fakes.Publisher()
-    result = IssueService(store, publisher, _Unreachable(), registry=fakes.Registry(entries={3: LIVE})).issue(3, 7)
+    result = IssueService(
+        store, publisher.publish, _Unreachable().build, lookup=fakes.Registry(entries={3: LIVE}).lookup
+    ).issue(3, 7)
     assert (result.outcome, result.detail) == (
         IssueOutcome.UNAVAILABLE,
         "rebuild function unreachable: TooManyRequestsException",

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from coupon_core.backend_errors import MalformedRecordError
 from coupon_core.domain.delivery import decode_record
 from coupon_core.domain.records import MAX_BIGINT, IssueRecord
-from coupon_core.errors import MalformedRecordError
 
 ids = st.integers(min_value=1, max_value=MAX_BIGINT)
 

@@ -1,4 +1,5 @@
-"""Key names: every key of one coupon hashes to one cluster slot."""
+"""Key names (``keys.py`` and the modules that name their own): every key of one coupon hashes to
+one cluster slot."""
 
 from __future__ import annotations
 
@@ -8,14 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from coupon_core.domain.records import MAX_BIGINT
-from lua_redis.keys import (
-    issue_lock_name,
-    meta_key,
-    requests_key,
-    reserved_key,
-    staging_key,
-    state_lock_name,
-)
+from lua_redis.keys import meta_key, requests_key, reserved_key
+from lua_redis.lock import issue_lock_name, state_lock_name
+from lua_redis.store import rebuild_key, staging_key
 
 
 def hash_tag(key: str) -> str:
@@ -31,6 +27,7 @@ def test_all_keys_of_a_coupon_share_its_hash_tag(coupon_id):
         meta_key(coupon_id),
         requests_key(coupon_id),
         staging_key(coupon_id, "t"),
+        rebuild_key(coupon_id),
         "lock:" + state_lock_name(coupon_id),
         "lock-signal:" + issue_lock_name(coupon_id),
     ]

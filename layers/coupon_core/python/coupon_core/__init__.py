@@ -4,6 +4,7 @@
     adapters/           the ports on PostgreSQL, Kafka, SQS and Lambda (Redis is the lua_redis layer)
     settings/           every environment variable, read once and validated (one module per function)
     errors.py           every exception, in one hierarchy, and the one mapping of a driver's errors
+    backend_errors.py   the exceptions only the functions behind the intake raise (errors.py's tree)
     observability.py    the one Logger and Metrics
     tracing.py          the X-Ray tracer, for the functions whose cold start can afford it
     untrusted_json.py   JSON from outside, parsed without crashing

@@ -1,30 +1,32 @@
-"""Every exception of the system, in one place, and the one way a driver's errors become them.
+"""Every exception of the system, in one tree, and the one way a driver's errors become them.
 
     CouponError
     ├── InvalidInputError            an id or a time is malformed; raised before any store is
     │                                touched (ValueError)
     ├── ConfigError                  a configuration variable is missing or malformed, or ...
-    │   ├── SecretContentsError      ... the database secret lacks the fields the functions read
+    │   ├── SecretContentsError  *   ... the database secret lacks the fields the functions read
     │   ├── NoCredentialsError       ... IAM authentication finds no AWS credentials to sign with
-    │   └── TopicShrinkError         ... a topic was asked for fewer partitions than it has
-    ├── MalformedRecordError         a Kafka record's value is not a valid issue record (ValueError)
-    ├── UnreadableDeadLetterError    a DLQ message that is neither a rejection letter nor an
+    │   └── TopicShrinkError     *   ... a topic was asked for fewer partitions than it has
+    ├── MalformedRecordError     *   a Kafka record's value is not a valid issue record (ValueError)
+    ├── UnreadableDeadLetterError *  a DLQ message that is neither a rejection letter nor an
     │                                on-failure letter, or is incomplete (ValueError)
-    ├── UnknownCouponsError          an on-demand reconcile named coupons that do not exist (ValueError)
-    ├── InvalidChangeError           an operator's change would break a rule of the coupon (the
+    ├── UnknownCouponsError      *   an on-demand reconcile named coupons that do not exist (ValueError)
+    ├── InvalidChangeError       *   an operator's change would break a rule of the coupon (the
     │                                window's order, the maximum stock); nothing changed
-    ├── StateLostError               a coupon's state was lost mid-sale and may not be rebuilt yet
-    ├── StockMismatchError           the guarded decrement found less stock than the locked row
+    ├── StateLostError           *   a coupon's state was lost mid-sale and may not be rebuilt yet
+    ├── StockMismatchError       *   the guarded decrement found less stock than the locked row
     │                                said; the transaction is undone
     └── UnavailableError             a server did not answer as it should; worth retrying later
-        ├── DatabaseUnavailableError PostgreSQL unreachable, or it refused the transaction
+        ├── DatabaseUnavailableError * PostgreSQL unreachable, or it refused the transaction
         ├── StateUnavailableError    Redis unreachable, too slow, or full (``noeviction``)
-        ├── LockUnavailableError     a coupon lock was still held by another owner when the wait ran out
+        ├── LockUnavailableError *   a coupon lock was still held by another owner when the wait ran out
         ├── PublishError             Kafka did not acknowledge a record
         │   ├── NotPublishedError    ... and it never left the producer: it is not in the log
         │   └── PublishUnconfirmedError  ... after it was sent (and once more): it may be in the log
-        └── ReadBackError            records could not be read back from Kafka by offset
+        └── ReadBackError        *   records could not be read back from Kafka by offset
 
+The classes marked * are in ``coupon_core.backend_errors``: only the functions behind the intake raise
+them, and the intake, which imports this module, imports none of them.
 A handler answers every outage (503 with ``Retry-After``) by catching ``UnavailableError``.
 Adapters turn their driver's errors into these with :class:`Reraise` (a ``with`` block or a
 decorator, or its ``causes`` and ``mapped``), the one way errors are
@@ -51,56 +53,16 @@ class ConfigError(CouponError):
     names it), or what a variable points at (the subclasses). Nothing works until it is fixed."""
 
 
-class SecretContentsError(ConfigError):
-    """The database secret's value is not the JSON object of connection fields the functions read."""
-
-
 class NoCredentialsError(ConfigError):
     """No AWS credentials where IAM authentication needs them to sign a token."""
-
-
-class TopicShrinkError(ConfigError):
-    """A topic was asked for fewer partitions than it has: Kafka's partitions only grow."""
-
-
-class MalformedRecordError(CouponError, ValueError):
-    """A Kafka record's value is not a valid version-1 issue record; the text says what is wrong."""
-
-
-class UnreadableDeadLetterError(CouponError, ValueError):
-    """A DLQ message that is neither a rejection letter nor an on-failure letter, or is incomplete."""
-
-
-class UnknownCouponsError(CouponError, ValueError):
-    """An on-demand reconcile named coupons that do not exist; nothing was changed."""
-
-
-class InvalidChangeError(CouponError):
-    """An operator's change would break a rule of the coupon; nothing changed. The text says which."""
-
-
-class StateLostError(CouponError):
-    """A coupon's state was lost mid-sale and may not be rebuilt yet: produces may be under way."""
-
-
-class StockMismatchError(CouponError):
-    """The guarded decrement found less stock than the locked row said: the transaction is undone."""
 
 
 class UnavailableError(CouponError):
     """A server did not answer as it should; the same call may succeed later."""
 
 
-class DatabaseUnavailableError(UnavailableError):
-    """The database could not be reached or refused the transaction."""
-
-
 class StateUnavailableError(UnavailableError):
     """Redis could not be reached, did not answer in time, or is full; the original error is ``__cause__``."""
-
-
-class LockUnavailableError(UnavailableError):
-    """A coupon lock was still held by someone else when the wait ran out."""
 
 
 class PublishError(UnavailableError):
@@ -113,10 +75,6 @@ class NotPublishedError(PublishError):
 
 class PublishUnconfirmedError(PublishError):
     """The record was sent but its acknowledgement never came, even for a resend: it may be in the log."""
-
-
-class ReadBackError(UnavailableError):
-    """Records could not be read back from Kafka by offset (broker down, range gone or too large)."""
 
 
 class Reraise(ContextDecorator):

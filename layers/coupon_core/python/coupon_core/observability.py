@@ -9,10 +9,10 @@
   ``inject_lambda_context(clear_state=True)``.
 - **Metrics**: one Powertools ``Metrics``, flushed by each handler's ``log_metrics``; every
   metric named after an outcome is named by :func:`metric_name`. The intake counts each answer
-  of ``POST /coupon-issues`` (:func:`count_issue`): its outcome (``IssueSuccess``,
-  ``IssueSoldOut``, ...), its latency (``IssueLatency``, ms), a reservation left held after a
-  failed publish (``ReleaseFailed``), an answer from the container's memory
-  (``IssueFromMemory``) and a refresh of it (``IssueMemoryRefresh``); alarms and dashboards read
+  of ``POST /coupon-issues`` (``functions/intake/app.py``, ``count_issue``) by the names below:
+  its outcome (``IssueSuccess``, ``IssueSoldOut``, ...), its latency (``IssueLatency``, ms), a
+  reservation left held after a failed publish (``ReleaseFailed``), an answer from the
+  container's memory (``IssueFromMemory``) and a refresh of it (``IssueMemoryRefresh``); alarms and dashboards read
   these, and ``make plan`` takes its round trips from ``IssueLatency``. The same line carries
   what the measure of arrival order reads (``coupon_client.fairness``): the coupon, the outcome,
   the request's arrival at API Gateway and when its answer was decided, the request id that
@@ -26,12 +26,9 @@ POWERTOOLS_METRICS_NAMESPACE; Powertools reads them itself.
 from __future__ import annotations
 
 import logging
-import uuid
-from typing import Protocol
 
 from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
-from aws_lambda_powertools.metrics import MetricUnit
 
 from coupon_core.domain.reservations import IssueOutcome
 
@@ -54,51 +51,3 @@ RELEASE_FAILED = "ReleaseFailed"
 FROM_MEMORY = "IssueFromMemory"  # a refusal answered from the container's memory, not Redis
 MEMORY_REFRESH = "IssueMemoryRefresh"  # Redis' refusal kept in the memory (its refresh)
 ISSUE_COUNT_OF = {outcome: metric_name("Issue", outcome) for outcome in IssueOutcome}
-
-
-class CountedAnswer(Protocol):
-    """What :func:`count_issue` reads of an answer (the intake's ``IssueResult``): named here, so
-    that counting imports nothing of the intake's service, and every function that counts does
-    not carry it."""
-
-    @property
-    def outcome(self) -> IssueOutcome: ...
-    @property
-    def remembered(self) -> bool: ...
-    @property
-    def learned(self) -> bool: ...
-    @property
-    def release_failed(self) -> bool: ...
-    @property
-    def request_id(self) -> uuid.UUID | None: ...
-    @property
-    def replays(self) -> int | None: ...
-
-
-def count_issue(
-    result: CountedAnswer, latency_ms: float, coupon_id: int, arrived_at: int | None, decided_at: int
-) -> None:
-    """Count one answer: its latency, its outcome, an answer from the memory, a refresh of it, a
-    failed release; and beside them, as the line's properties, the coupon, the outcome, the
-    request's arrival at API Gateway (``arrived_at``, epoch ms on its clock; None: the event has
-    none), ``decided_at`` (epoch ms), the request id that joins a click's attempts, and the
-    time of the earlier decision an answer repeats (``replays``). Never the user or the key.
-    Flushed as one line when the handler returns."""
-    metrics.add_metric(name=ISSUE_LATENCY, unit=MetricUnit.Milliseconds, value=latency_ms)
-    flags = {
-        ISSUE_COUNT_OF[result.outcome]: True,
-        FROM_MEMORY: result.remembered,
-        MEMORY_REFRESH: result.learned,
-        RELEASE_FAILED: result.release_failed,
-    }
-    for name in (name for name, flag in flags.items() if flag):
-        metrics.add_metric(name=name, unit=MetricUnit.Count, value=1)
-    properties: dict[str, object] = {"couponId": coupon_id, "outcome": result.outcome.value, "decidedAt": decided_at}
-    if arrived_at is not None:
-        properties["arrivedAt"] = arrived_at
-    if result.request_id is not None:
-        properties["requestId"] = str(result.request_id)
-    if result.replays is not None:
-        properties["replays"] = result.replays
-    for key, value in properties.items():
-        metrics.add_metadata(key=key, value=value)

@@ -24,5 +24,5 @@ no further than the reservation path.
                     names nothing
     lock.py         per-coupon locks: owner token, lease, safe release, a wait that does not spin
     limit.py        the processing limit: database writes per second, in one Redis bucket
-    keys.py         the key names
+    keys.py         the key names the intake's scripts touch (the others' beside their one user)
 """

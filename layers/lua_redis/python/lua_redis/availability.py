@@ -8,7 +8,7 @@ from __future__ import annotations
 import redis
 
 from coupon_core.domain.availability import NoSale, Sale, Unread
-from coupon_core.domain.records import validate_id
+from coupon_core.domain.ids import validate_id
 from lua_redis import keys
 from lua_redis.client import redis_unavailable, register
 

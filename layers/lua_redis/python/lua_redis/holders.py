@@ -16,40 +16,21 @@ slot for every container; a read per request is the round trip the memory exists
 The same hash on both sides: ``reserve.lua`` and the reconcile's script that adds holders set
 the bits with ``holders.lua``, from the SHA-1 of the member's text (five 32-bit words, each modulo the size);
 :func:`positions` is its Python twin, and a test holds the two to the same bits on real Valkey.
+A filter is sized and built whole by the state's install (``store.size_bits``, ``store.build_filter``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterable
 
-BITS_PER_COPY = 24  # a user and a key per copy: 12 bits a member, 5 hashes, ~0.5 % false positives
-MIN_BITS = 1024
 HASHES = 5  # SHA-1's five 32-bit words
 _WORDS = struct.Struct(f">{HASHES}I")
-
-
-def size_bits(total: int) -> int:
-    """The filter's size for a coupon of ``total`` copies, in bits (a whole number of bytes).
-
-    A top-up past it only raises the false positives (more round trips), never an answer."""
-    return max(MIN_BITS, -(-total * BITS_PER_COPY // 8) * 8)
 
 
 def positions(member: str, bits: int) -> tuple[int, ...]:
     """The bits ``member`` sets in a filter of ``bits`` bits (``holders.lua``'s twin)."""
     return tuple(word % bits for word in _WORDS.unpack(hashlib.sha1(member.encode()).digest()))
-
-
-def build(members: Iterable[str], bits: int) -> bytes:
-    """A filter of ``bits`` bits holding ``members``, laid out as Redis' SETBIT lays out a
-    string (bit 0 is the first byte's most significant bit)."""
-    data = bytearray(bits // 8)
-    for member in members:
-        for position in positions(member, bits):
-            data[position >> 3] |= 0x80 >> (position & 7)
-    return bytes(data)
 
 
 class BloomHoldersFilter:

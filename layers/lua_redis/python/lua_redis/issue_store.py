@@ -13,7 +13,6 @@ from typing import Any
 import redis
 from redis.client import NEVER_DECODE
 
-from coupon_core.domain.records import validate_id, validate_millis
 from coupon_core.domain.reservations import IssueOutcome, MissingState, ReleaseOutcome, Reservation
 from lua_redis import holders, keys
 from lua_redis.client import redis_unavailable, register
@@ -44,8 +43,10 @@ _AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
 class IssueStore:
     """A coupon's reservations as the intake uses them (the ``issuing`` module's ports).
 
-    Every method validates its arguments before it touches Redis, and raises
-    :class:`StateUnavailableError` when Redis cannot be reached.
+    Its arguments come checked (ids by the request's model, ``functions/http_api/request.py``;
+    times from Redis' own ``TIME``; counts and bounds from validated settings), so it does not
+    check them again. Every method raises :class:`StateUnavailableError` when Redis cannot be
+    reached.
     """
 
     def __init__(self, client: redis.Redis) -> None:
@@ -71,8 +72,6 @@ class IssueStore:
         SOLD_OUT comes with the coupon's holders' filter, read again (one GET more) only when
         the script reports a version this store has not read.
         """
-        validate_id("couponId", coupon_id)
-        validate_id("userId", user_id)
         coupon_keys = [
             keys.reserved_key(coupon_id),
             keys.meta_key(coupon_id),
@@ -123,8 +122,7 @@ class IssueStore:
     @redis_unavailable
     def release(self, coupon_id: int, user_id: int, reserved_at: int) -> ReleaseOutcome:
         """Release a reservation only if it is the one made at ``reserved_at`` (fenced)."""
-        validate_id("couponId", coupon_id)
-        args = [validate_id("userId", user_id), validate_millis("reservedAt", reserved_at)]
+        args = [user_id, reserved_at]
         (code,) = self._release(keys=[keys.reserved_key(coupon_id), keys.requests_key(coupon_id)], args=args)
         return ReleaseOutcome(code)
 
@@ -137,10 +135,7 @@ class IssueStore:
         WAIT counts a write of its own connection that follows the reservation (``confirm.lua``
         says why), whatever connection made the reservation.
         """
-        validate_id("couponId", coupon_id)
-        args = [validate_id("userId", user_id), validate_millis("reservedAt", reserved_at)]
-        validate_id("replicas", replicas)
-        validate_id("timeoutMs", timeout_ms)
+        args = [user_id, reserved_at]
         with self._client.pipeline(transaction=False) as pipe:
             self._confirm(keys=[keys.reserved_key(coupon_id), keys.replicated_key(coupon_id)], args=args, client=pipe)
             pipe.wait(replicas, timeout_ms)
@@ -152,7 +147,5 @@ class IssueStore:
         """What the registry of coupons says of a coupon whose state reserve found missing: BUILD
         to one caller per ``claim_ms`` (the claim), BUILDING to the others, or COUPON_NOT_FOUND
         or ENDED without a build (``registry_lookup.lua``)."""
-        validate_id("couponId", coupon_id)
-        validate_id("claimMs", claim_ms)
         code = self._lookup(keys=[keys.registry_key(), keys.build_claim_key(coupon_id)], args=[coupon_id, claim_ms])
         return LOOKUP_CODES[int(code)]

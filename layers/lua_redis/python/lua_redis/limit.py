@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import redis
 
 from coupon_core.errors import InvalidInputError
-from lua_redis import keys
 from lua_redis.client import redis_unavailable, register
+
+WRITE_LIMIT_KEY = "limit:db-writes"  # the token bucket of database writes: one for the environment
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,7 @@ class RedisWriteLimit:
             raise InvalidInputError(f"writes must be at least 1, got {writes}")
         wait_ms = int(
             self._take_writes(
-                keys=[keys.write_limit_key()],
+                keys=[WRITE_LIMIT_KEY],
                 args=[self._rate.per_second, self._rate.burst, writes, max(0, int(max_wait_s * 1000))],
             )
         )

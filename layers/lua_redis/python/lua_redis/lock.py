@@ -18,10 +18,9 @@ from contextlib import AbstractContextManager, contextmanager
 import redis
 import redis_lock
 
-from coupon_core.domain.records import validate_id
-from coupon_core.errors import LockUnavailableError
+from coupon_core.backend_errors import LockUnavailableError
+from coupon_core.domain.ids import validate_id
 from lua_redis.client import redis_unavailable
-from lua_redis.keys import issue_lock_name, state_lock_name
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +50,16 @@ def held_lock(client: redis.Redis, name: str, *, lease_s: int, wait_s: int) -> I
             logger.warning("lease of lock %s ran out before its release", name)
         except (redis.ConnectionError, redis.TimeoutError):
             logger.warning("could not release lock %s; its lease will expire", name, exc_info=True)
+
+
+def state_lock_name(coupon_id: int) -> str:
+    """Lock held while a coupon's state is built or reconciled (key ``lock:coupon-state:{id}``)."""
+    return f"coupon-state:{{{coupon_id}}}"
+
+
+def issue_lock_name(coupon_id: int) -> str:
+    """Lock held by the worker while it persists a coupon's records (key ``lock:coupon-issue:{id}``)."""
+    return f"coupon-issue:{{{coupon_id}}}"
 
 
 class RedisCouponLocks:

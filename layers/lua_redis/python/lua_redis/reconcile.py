@@ -12,12 +12,12 @@ from collections.abc import Mapping
 import redis
 
 from coupon_core.domain.coupons import CouponState, ReconcileChanges
-from coupon_core.domain.records import validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
 from coupon_core.domain.reservations import ReleaseOutcome
 from coupon_core.errors import InvalidInputError
 from lua_redis import keys
 from lua_redis.client import redis_unavailable, register
-from lua_redis.store import SENTINEL, ReservationStore, chunked, flattened, reservation_pairs
+from lua_redis.store import SENTINEL, ReservationStore, chunked, flattened, rebuild_key, reservation_pairs
 
 
 class ReconcileStore(ReservationStore):
@@ -34,7 +34,7 @@ class ReconcileStore(ReservationStore):
         """Milliseconds before a lost state may be rebuilt; the first call starts a wait of ``wait_ms``."""
         validate_id("couponId", coupon_id)
         validate_millis("waitMs", wait_ms)
-        return int(self._rebuild_gate(keys=[keys.rebuild_key(coupon_id)], args=[wait_ms]))
+        return int(self._rebuild_gate(keys=[rebuild_key(coupon_id)], args=[wait_ms]))
 
     @redis_unavailable
     def reconcile(

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 import redis
 
-from coupon_core.domain.records import validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
 from lua_redis import keys
 from lua_redis.client import redis_unavailable, register
 from lua_redis.store import chunked, flattened

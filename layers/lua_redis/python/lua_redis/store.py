@@ -13,13 +13,47 @@ from itertools import islice
 import redis
 
 from coupon_core.domain.coupons import CouponState
-from coupon_core.domain.records import validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
 from coupon_core.domain.reservations import ReleaseOutcome
 from lua_redis import holders, keys
 from lua_redis.client import redis_unavailable, register
 
 STAGING_TTL_MS = 10 * 60 * 1000  # a staging set left by a crashed rebuild disappears by itself
+BITS_PER_COPY = 24  # a user and a key per copy: 12 bits a member, 5 hashes, ~0.5 % false positives
+MIN_BITS = 1024
 SENTINEL = "0"  # member of the set (score 0) and field of the requests hash: their loss shows
+
+
+def rebuild_key(coupon_id: int) -> str:
+    """The server time from which a lost state may be rebuilt (``rebuild_gate.lua``, ``install.lua``)."""
+    return f"{keys.coupon_tag(coupon_id)}:rebuild"
+
+
+def staging_key(coupon_id: int, token: str) -> str:
+    """Temporary set a state is built in before it is swapped in."""
+    return f"{keys.coupon_tag(coupon_id)}:staging:{token}"
+
+
+def staging_holders_key(coupon_id: int, token: str) -> str:
+    """Temporary filter of the same holders, swapped in with the set."""
+    return f"{staging_key(coupon_id, token)}:holders"
+
+
+def size_bits(total: int) -> int:
+    """The filter's size for a coupon of ``total`` copies, in bits (a whole number of bytes).
+
+    A top-up past it only raises the false positives (more round trips), never an answer."""
+    return max(MIN_BITS, -(-total * BITS_PER_COPY // 8) * 8)
+
+
+def build_filter(members: Iterable[str], bits: int) -> bytes:
+    """A filter of ``bits`` bits holding ``members``, laid out as Redis' SETBIT lays out a
+    string (bit 0 is the first byte's most significant bit)."""
+    data = bytearray(bits // 8)
+    for member in members:
+        for position in holders.positions(member, bits):
+            data[position >> 3] |= 0x80 >> (position & 7)
+    return bytes(data)
 
 
 def chunked[Pair: tuple[int, int] | tuple[int, str]](items: Sequence[Pair], size: int) -> Iterator[list[Pair]]:
@@ -136,8 +170,8 @@ class ReservationStore:
         """:meth:`install` with ``holder_pairs`` checked already."""
         coupon_id = state.coupon_id
         token = uuid.uuid4().hex
-        staging, staging_filter = keys.staging_key(coupon_id, token), keys.staging_holders_key(coupon_id, token)
-        bits = holders.size_bits(state.total)
+        staging, staging_filter = staging_key(coupon_id, token), staging_holders_key(coupon_id, token)
+        bits = size_bits(state.total)
         for chunk in chunked(holder_pairs or [], self._chunk_size):
             pipe = self._client.pipeline(transaction=False)
             pipe.zadd(staging, {str(user): at for user, at in chunk})
@@ -148,14 +182,14 @@ class ReservationStore:
                 key for key, _ in self._client.hscan_iter(keys.idempotency_key(coupon_id), count=self._chunk_size)
             )
             members = [*(str(user) for user, _ in holder_pairs), *used_keys]
-            self._client.set(staging_filter, holders.build(members, bits), px=STAGING_TTL_MS)
+            self._client.set(staging_filter, build_filter(members, bits), px=STAGING_TTL_MS)
         installed = self._install_script(
             keys=[
                 keys.meta_key(coupon_id),
                 keys.reserved_key(coupon_id),
                 staging,
                 keys.requests_key(coupon_id),
-                keys.rebuild_key(coupon_id),
+                rebuild_key(coupon_id),
                 keys.holders_key(coupon_id),
                 staging_filter,
             ],

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from coupon_core.backend_errors import DatabaseUnavailableError, LockUnavailableError
 from coupon_core.domain.lifecycle import CopyOutcome
 from coupon_core.domain.reservations import IssueOutcome
-from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError, UnavailableError
+from coupon_core.errors import StateUnavailableError, UnavailableError
+from functions.coupons.error_handlers import answer_to
 from functions.http_api.answers import (
     REFUSALS,
     RETRY_AFTER_S,
     Answer,
     RequestRefusedError,
-    answer_to,
     answered,
     problems,
     refusal,

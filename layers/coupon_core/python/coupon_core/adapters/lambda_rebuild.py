@@ -62,7 +62,7 @@ class FunctionInvoker:
 
 
 class BuilderInvoker(FunctionInvoker):
-    """The builder function (``BUILDER_FUNCTION``): the intake's ``StateBuilder``."""
+    """The builder function (``BUILDER_FUNCTION``): the intake's ``IssueService`` calls its ``build``."""
 
     variable, role = "BUILDER_FUNCTION", "builder"
 

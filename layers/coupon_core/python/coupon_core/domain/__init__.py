@@ -7,6 +7,7 @@ protocols (ports), which the adapters implement: those several jobs share in
     reservations.py   the values of the reservation store: IssueOutcome (the one outcome), a coupon's state, ...
     coupons.py        coupons and issued users as plain values, and the rules of a change
     records.py        the ids' and times' limits and conversions, and the Kafka record of an accepted request
+    ids.py            ids and times checked where no HTTP model checked them
     delivery.py       a record as read back: its position, its decoded message
     in_flight.py      what a run of records holds in flight: accepted, not yet persisted
     dead_letters.py   the DLQ's messages: rejection letters and on-failure letters

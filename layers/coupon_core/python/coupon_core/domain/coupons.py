@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from coupon_core.domain.records import to_millis, validate_id, validate_millis
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.records import to_millis
 from coupon_core.errors import InvalidInputError
 
 

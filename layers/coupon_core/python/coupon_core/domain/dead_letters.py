@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from coupon_core import untrusted_json
+from coupon_core.backend_errors import UnreadableDeadLetterError
 from coupon_core.domain.delivery import Delivered, Position, record_from_fields
 from coupon_core.domain.records import IssueRecord
-from coupon_core.errors import UnreadableDeadLetterError
 
 REJECTED_KIND = "coupon.issue.rejected"
 MALFORMED_KIND = "coupon.issue.malformed"

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from coupon_core import untrusted_json
-from coupon_core.domain.records import VERSION, IssueRecord, validate_id, validate_millis
-from coupon_core.errors import InvalidInputError, MalformedRecordError
+from coupon_core.backend_errors import MalformedRecordError
+from coupon_core.domain.ids import validate_id, validate_millis
+from coupon_core.domain.records import VERSION, IssueRecord
+from coupon_core.errors import InvalidInputError
 
 FIELDS = ("couponId", "userId", "requestId", "reservedAt")
 

@@ -1,10 +1,10 @@
 """Issuing a coupon to a user: reserve in Redis, publish to Kafka, release if that fails.
 
 The domain of the intake function, free of Lambda and HTTP types. A coupon reserve finds
-without a state is looked up in the registry of coupons (:class:`CouponRegistry`): an id that
+without a state is looked up in the registry of coupons (``lookup``): an id that
 names nothing is COUPON_NOT_FOUND and a coupon whose state has expired ENDED, without the
-database; any other has its state built by a :class:`StateBuilder`
-(the builder function, asked synchronously: ``reconcile.Reconciler``) by one caller a second,
+database; any other has its state built (``build``: the builder function, asked synchronously,
+runs ``reconcile.Reconciler``'s) by one caller a second,
 then the reserve is tried once more. SUCCESS means "reserved and durably queued": the worker
 persists the record later. A publish that fails before the record left the producer is
 UNAVAILABLE and releases the reservation; one whose acknowledgement never came, even for a
@@ -58,30 +58,6 @@ class IssueReservations(Protocol):
     def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
         """How many replicas have that reservation (0: the primary lost it), within ``timeout_ms``."""
         ...
-
-
-class CouponRegistry(Protocol):
-    """The registry of coupons in Redis, asked about a coupon whose state reserve found missing
-    (``lua_redis.issue_store.IssueStore.lookup``); raises ``StateUnavailableError``."""
-
-    def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
-        """BUILD to one caller per ``claim_ms`` (it has the state built), BUILDING to the others;
-        COUPON_NOT_FOUND or ENDED for a coupon whose state no build would make."""
-        ...
-
-
-class StateBuilder(Protocol):
-    """Builds a coupon's missing state (the builder function, ``adapters.lambda_rebuild``, runs
-    ``reconcile.Reconciler``'s ``build``): READY, BUILDING, COUPON_NOT_FOUND or ENDED. Raises
-    ``UnavailableError`` when it cannot."""
-
-    def build(self, coupon_id: int) -> MissingState: ...
-
-
-class Publisher(Protocol):
-    """Puts an accepted request on Kafka and waits for the ack; raises ``PublishError``."""
-
-    def publish(self, record: IssueRecord) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -228,23 +204,29 @@ class IssueService:
     def __init__(
         self,
         store: IssueReservations,
-        publisher: Publisher,
-        builder: StateBuilder,
+        publish: Callable[[IssueRecord], None],
+        build: Callable[[int], MissingState],
         *,
-        registry: CouponRegistry,
+        lookup: Callable[[int, int], MissingState],
         memory: AnswerMemory | None = None,
         wait_replicas: int = 0,
         wait_timeout_ms: int = 100,
     ) -> None:
-        """``registry`` tells a coupon reserve finds without a state from an id that names nothing.
+        """``publish`` puts an accepted request's record on Kafka and waits for the ack (raises
+        ``PublishError``: ``adapters.kafka.publisher``). ``lookup(coupon_id, claim_ms)`` asks the
+        registry of coupons about a coupon reserve found without a state
+        (``lua_redis.issue_store.IssueStore.lookup``): BUILD to one caller per ``claim_ms``, who
+        then calls ``build(coupon_id)`` (the builder function, ``adapters.lambda_rebuild``: READY,
+        BUILDING, COUPON_NOT_FOUND or ENDED; raises ``UnavailableError``), BUILDING to the others,
+        COUPON_NOT_FOUND or ENDED for a coupon no build would make.
         ``memory``: answer what stands from it (``None``: every request asks Redis).
         ``wait_replicas`` > 0: a reservation is answered SUCCESS only once that many Redis
         replicas have it (``WAIT``), so that an asynchronous failover cannot lose it; otherwise
         it is released and the request is UNAVAILABLE. One round trip more per SUCCESS."""
         self._store = store
-        self._publisher = publisher
-        self._builder = builder
-        self._registry = registry
+        self._publish = publish
+        self._build = build
+        self._lookup = lookup
         self.memory = memory
         self._wait_replicas = wait_replicas
         self._wait_timeout_ms = wait_timeout_ms
@@ -280,7 +262,7 @@ class IssueService:
         if outcome is not IssueOutcome.SUCCESS or reserved_at is None:
             return IssueResult(outcome, learned=learned, decided_at=decided_at, request_id=request_id)
         replays = reserved_at if decided_at is not None and reserved_at < decided_at else None  # a SUCCESS again
-        published = self._publish(IssueRecord(coupon_id, user_id, request_id, reserved_at), again=replays is not None)
+        published = self._queue(IssueRecord(coupon_id, user_id, request_id, reserved_at), again=replays is not None)
         result = replace(published, decided_at=decided_at, replays=replays, request_id=request_id)
         if memory is not None and result.outcome is IssueOutcome.SUCCESS and result.record is not None:
             memory.acknowledged(result.record, key, reservation.stands_ms, asked_at)
@@ -289,9 +271,9 @@ class IssueService:
     def _without_state(self, coupon_id: int, asked_at: float) -> IssueResult | None:
         """The answer for a coupon reserve found without a state, from the registry or from its
         build; None once the state is built (the caller reserves again)."""
-        answer = self._registry.lookup(coupon_id, BUILD_CLAIM_MS)
+        answer = self._lookup(coupon_id, BUILD_CLAIM_MS)
         if answer is MissingState.BUILD:
-            answer = self._builder.build(coupon_id)
+            answer = self._build(coupon_id)
         if answer is MissingState.READY:
             return None
         if answer is MissingState.BUILDING:
@@ -302,7 +284,7 @@ class IssueService:
         self.memory.learn_absent(coupon_id, outcome, asked_at)
         return IssueResult(outcome, learned=True)
 
-    def _publish(self, record: IssueRecord, *, again: bool) -> IssueResult:
+    def _queue(self, record: IssueRecord, *, again: bool) -> IssueResult:
         """Put a reserved copy's record on Kafka (after the replicas have it, if asked to).
 
         ``again``: Redis answered an earlier request's reservation again (a keyed resend), whose
@@ -312,7 +294,7 @@ class IssueService:
             detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
             return self._not_published(record, detail, again=again)
         try:
-            self._publisher.publish(record)
+            self._publish(record)
         except NotPublishedError as exc:  # this produce is known not to be in Kafka
             return self._not_published(record, str(exc), again=again)
         except PublishUnconfirmedError as exc:  # maybe in Kafka: releasing could make a SUCCESS into a lie

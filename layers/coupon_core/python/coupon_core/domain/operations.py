@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from coupon_core.backend_errors import InvalidChangeError
 from coupon_core.domain.coupons import Coupon, Validity
 from coupon_core.domain.ports import CouponCatalog
-from coupon_core.errors import InvalidChangeError
 
 if TYPE_CHECKING:  # in annotations only
     from coupon_core.domain.state_sync import StateSync

@@ -50,7 +50,7 @@ class CouponEvent:
 
 
 class Outbox(Protocol):
-    """The outbox table (``coupon_core.adapters.postgres.outbox.SqlOutbox``)."""
+    """The outbox table (``coupon_core.adapters.postgres.outbox_relay.SqlOutbox``)."""
 
     def relay_batch(self, limit: int, publish: Publish) -> int | None:
         """Hand the oldest ``limit`` unpublished events to ``publish``, in order, and mark them

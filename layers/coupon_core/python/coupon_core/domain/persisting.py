@@ -18,11 +18,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from coupon_core.backend_errors import DatabaseUnavailableError, LockUnavailableError
 from coupon_core.domain.dead_letters import Rejection
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.ledger import GroupOutcome, IssueLedger
 from coupon_core.domain.ports import CouponLocks
-from coupon_core.errors import DatabaseUnavailableError, LockUnavailableError, StateUnavailableError
+from coupon_core.errors import StateUnavailableError
 
 logger = logging.getLogger(__name__)
 

@@ -76,7 +76,7 @@ class CouponRegistry(Protocol):
     """Every coupon's id and when its Redis state expires, kept in Redis beside the states
     (``lua_redis.registry.RedisCouponRegistry``), so that the intake tells a coupon whose state is
     missing from an id that names nothing, or a coupon long ended, without the database (its
-    lookup: ``issuing.CouponRegistry``). Complete once a load has put every coupon of the
+    lookup: ``lua_redis.issue_store.IssueStore.lookup``). Complete once a load has put every coupon of the
     database in it; until then an unknown id may be a coupon.
 
     Raises ``StateUnavailableError`` when Redis cannot be reached.

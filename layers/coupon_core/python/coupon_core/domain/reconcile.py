@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
 
+from coupon_core.backend_errors import ReadBackError, StateLostError, UnknownCouponsError
 from coupon_core.domain.in_flight import InFlight, InFlightReader
 from coupon_core.domain.ports import (
     STATE_LOCK_LEASE_S,
@@ -49,7 +50,6 @@ from coupon_core.domain.ports import (
     Reservations,
 )
 from coupon_core.domain.reservations import MissingState
-from coupon_core.errors import ReadBackError, StateLostError, UnknownCouponsError
 
 if TYPE_CHECKING:  # in annotations only
     from collections.abc import Mapping
@@ -148,7 +148,7 @@ class Reconciler:
 
     def build(self, coupon_id: int) -> MissingState:
         """Build the state reserve found missing, from the coupon's holders (the intake's port,
-        ``issuing.StateBuilder``, reached through the builder function).
+        ``IssueService``'s ``build``, reached through the builder function).
 
         Missing means cold (a coupon's first request) or lost (a flush, an eviction, a failover
         that dropped a key: reserve sees the loss of any one key). Either way the state is built

@@ -2,9 +2,9 @@
 
 **The integers.** Ids are positive integers below 2**63 (a PostgreSQL BIGINT), times are epoch
 milliseconds. They are checked before any store is called, so that bad input never changes state
-(invariant I5); the HTTP models bound their ids by the same limit (:data:`MAX_BIGINT`). Epoch
-milliseconds (Redis, Kafka) and aware datetimes (PostgreSQL, the API) convert exactly, with
-integer arithmetic (:func:`to_millis`, :func:`from_millis`).
+(invariant I5): by the HTTP models, which bound their ids by :data:`MAX_BIGINT`, and by
+``coupon_core.domain.ids`` everywhere else. Epoch milliseconds (Redis, Kafka) and aware datetimes (PostgreSQL,
+the API) convert exactly, with integer arithmetic (:func:`to_millis`, :func:`from_millis`).
 
 **The record** (``IssueRecord``): its key and value, as the intake produces it. Where a record
 sits, how a reader receives it and decodes it are in ``delivery.py``. The wire format is in docs/design.md
@@ -21,21 +21,9 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from coupon_core.errors import InvalidInputError
-
 MAX_BIGINT = 2**63 - 1
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 VERSION = 1
-
-
-def _validate_int(name: str, value: object, low: int) -> int:
-    # bool is an int subclass but never a meaningful id; numeric strings and floats are refused
-    # too: callers parse their own wire formats and hand over real integers.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidInputError(f"{name} must be an integer, got {type(value).__name__}")
-    if not low <= value <= MAX_BIGINT:
-        raise InvalidInputError(f"{name} must be between {low} and {MAX_BIGINT}, got {value}")
-    return value
 
 
 def to_millis(moment: datetime) -> int:
@@ -46,16 +34,6 @@ def to_millis(moment: datetime) -> int:
 
 def from_millis(millis: int) -> datetime:
     return EPOCH + timedelta(milliseconds=millis)
-
-
-def validate_id(name: str, value: object) -> int:
-    """Return ``value`` if it is a positive integer below 2**63, else raise naming ``name``."""
-    return _validate_int(name, value, 1)
-
-
-def validate_millis(name: str, value: object) -> int:
-    """Return ``value`` if it is a non-negative integer of epoch milliseconds."""
-    return _validate_int(name, value, 0)
 
 
 @dataclass(frozen=True)

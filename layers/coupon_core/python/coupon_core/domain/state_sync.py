@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from coupon_core.backend_errors import LockUnavailableError
 from coupon_core.domain.ports import (
     STATE_LOCK_LEASE_S,
     STATE_LOCK_WAIT_S,
@@ -20,7 +21,7 @@ from coupon_core.domain.ports import (
     CouponRegistry,
     Reservations,
 )
-from coupon_core.errors import LockUnavailableError, StateUnavailableError
+from coupon_core.errors import StateUnavailableError
 
 if TYPE_CHECKING:
     from coupon_core.domain.coupons import Coupon

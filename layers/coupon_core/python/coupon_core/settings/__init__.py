@@ -9,10 +9,11 @@ add about 90 ms to the intake's cold start. A missing or
 malformed variable raises ``ConfigError`` naming it, on one line, at the first use of the
 settings. docs/design.md lists every variable.
 
-This module holds the validators of each kind of variable and the one mapping of a validation
-error to ``ConfigError`` (:func:`config_error`), :class:`FunctionSettings` and the parts the
-intake shares with others (Redis, Kafka, the produce's bounds); ``http`` the parts both HTTP
-functions read (the caller, CORS); ``backend``
+A field's constraints are pydantic's own (``ge``/``le``, ``pattern``, a ``Literal`` of its
+choices). This module holds what pydantic has no word for (a choice read in any case, a URL's
+scheme and host), the one mapping of a validation error to ``ConfigError`` (:func:`config_error`),
+:class:`FunctionSettings` and the parts the intake shares with others (Redis, Kafka, the
+produce's bounds); ``http`` the parts both HTTP functions read (the caller, CORS); ``backend``
 the parts only the functions behind it read (the database, the retention, the worker group, the
 read-back); each function's own parts and settings are in its module (``intake``, ``coupons``,
 ``worker``, ``rebuild``, ``relay``), so that a cold start imports and builds only what it reads.
@@ -39,13 +40,22 @@ from pydantic import (
 
 from coupon_core.errors import ConfigError
 
-# The kinds of variable the settings read, as pydantic validators, and the one mapping of a
-# validation error to ConfigError. A field is named by its variable
-# (``Field(validation_alias="REDIS_URL")``); a validator here raises its problem without the
-# variable's name ("must be an integer; got 'x'"), and :func:`config_error` puts the name first,
+# A field is named by its variable (``Field(validation_alias="REDIS_URL")``) and constrained by
+# pydantic's means; :func:`config_error` says what a broken constraint, or a validator's problem
+# (said without the variable's name: "must be a URL ..."), means, with the variable's name first,
 # from the error's location. A check that spans variables (a model validator) names them itself.
 
 Environ = Mapping[str, str]
+
+# What a broken constraint means, from the error's type, with its ``ctx`` and ``input``.
+_SAYS = {
+    "missing": "is required and not set",
+    "int_parsing": "must be an integer; got {input!r}",
+    "greater_than_equal": "must be at least {ge}; got {input}",
+    "less_than_equal": "must be at most {le}; got {input}",
+    "literal_error": "must be one of {expected}; got {input!r}",
+    "string_pattern_mismatch": "must match {pattern}; got {input!r}",
+}
 
 
 def present(environ: Environ) -> dict[str, str]:
@@ -59,36 +69,18 @@ def config_error(error: ValidationError) -> ConfigError:
     problem = error.errors(include_url=False)[0]
     where = str(problem["loc"][-1]) if problem["loc"] else ""
     variable = where if where.isupper() else ""
-    said = str(problem["msg"]).removeprefix("Value error, ")
-    if problem["type"] == "missing":
-        said = "is required and not set"
-    elif problem["type"] == "int_parsing":
-        said = f"must be an integer; got {problem['input']!r}"
+    said = _SAYS.get(problem["type"], "{msg}").format(**problem, **problem.get("ctx", {}))
+    said = said.removeprefix("Value error, ")  # a validator's ValueError, said as it is
     return ConfigError(f"{variable} {said}" if variable else said)
 
 
-def between(low: int, high: int) -> Callable[[int], int]:
-    def check(value: int) -> int:
-        if not low <= value <= high:
-            raise ValueError(f"must be between {low} and {high}; got {value}")
-        return value
-
-    return check
-
-
-def one_of(*choices: str) -> Any:
-    """A before-validator: the value, lower-cased, must be one of ``choices``."""
-
-    def check(value: object) -> str:
-        chosen = str(value).lower()
-        if chosen not in choices:
-            raise ValueError(f"must be one of {', '.join(choices)}; got {chosen!r}")
-        return chosen
-
-    return BeforeValidator(check)
+# A choice is read in any case: ``KAFKA_AUTH=IAM`` is ``iam``.
+Lower = BeforeValidator(lambda value: str(value).lower())
 
 
 def url_of(*schemes: str) -> Callable[[str], str]:
+    """The check that a URL has one of ``schemes`` and a host (the value itself is kept: a ``str``)."""
+
     def check(value: str) -> str:
         parts = urlsplit(value)
         if parts.scheme not in schemes or not parts.hostname:
@@ -98,31 +90,22 @@ def url_of(*schemes: str) -> Callable[[str], str]:
     return check
 
 
-def matching(pattern: str, what: str) -> Callable[[str], str]:
-    compiled = re.compile(pattern)
-
-    def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise ValueError(f"must be {what}; got {value!r}")
-        return value
-
-    return check
-
-
-FUNCTION_NAME = matching(r"[A-Za-z0-9_:.-]{1,140}", "a Lambda function name or ARN")
+FUNCTION_NAME = r"^[A-Za-z0-9_:.-]{1,140}$"  # a Lambda function's name or ARN
 
 
 KafkaAuth = Literal["none", "iam"]
 RedisAuth = Literal["none", "iam"]
 CacheKind = Literal["serverless", "replication-group"]
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
 
 _ELASTICACHE_NAME = re.compile(r"[a-z][a-z0-9-]{0,39}")  # a cache's or a user's id
 REGION = AliasChoices("AWS_REGION", "AWS_DEFAULT_REGION")  # as the SDKs read it
 
 
 class Settings(BaseModel):
-    """Settings read from the environment, frozen. Built when first read (``defer_build``), so
-    that importing the settings costs a cold start next to nothing."""
+    """Settings read from the environment, frozen: a function's, or a part of them (the variables
+    it reads, each field named by its variable). Built when first read (``defer_build``), so that
+    importing the settings costs a cold start next to nothing."""
 
     model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
@@ -136,22 +119,16 @@ class Settings(BaseModel):
             raise config_error(exc) from None
 
 
-class Part(Settings):
-    """A part of a function's settings: the variables it reads, each field named by its variable."""
-
-
-class RedisSettings(Part):
+class RedisSettings(Settings):
     """The cache's URL and how to authenticate: ``none`` (a local server), or ``iam``:
     ElastiCache IAM authentication as ``user`` (an IAM-enabled ElastiCache user, whose name is its
     id) to the cache ``cache_name`` of ``cache_kind``, over TLS, with tokens signed in ``region``."""
 
     url: Annotated[str, Field(validation_alias="REDIS_URL"), AfterValidator(url_of("redis", "rediss"))]
-    auth: Annotated[RedisAuth, Field(validation_alias="REDIS_AUTH"), one_of("none", "iam")] = "none"
+    auth: Annotated[RedisAuth, Field(validation_alias="REDIS_AUTH"), Lower] = "none"
     user: Annotated[str | None, Field(validation_alias="REDIS_USER")] = None
     cache_name: Annotated[str | None, Field(validation_alias="REDIS_CACHE_NAME")] = None
-    cache_kind: Annotated[
-        CacheKind | None, Field(validation_alias="REDIS_CACHE_KIND"), one_of("serverless", "replication-group")
-    ] = None
+    cache_kind: Annotated[CacheKind | None, Field(validation_alias="REDIS_CACHE_KIND"), Lower] = None
     region: Annotated[str | None, Field(validation_alias=REGION)] = None
 
     @model_validator(mode="before")
@@ -186,7 +163,7 @@ def _servers(value: object) -> tuple[str, ...]:
     return servers
 
 
-class KafkaSettings(Part):
+class KafkaSettings(Settings):
     """The brokers, the topic, and how to reach them: ``auth`` ``iam`` (MSK IAM over SASL, which
     needs TLS) or ``none``; ``tls`` (KAFKA_TLS, on by default with IAM, off without) verifies the
     brokers' certificates against the platform's trust store."""
@@ -194,14 +171,10 @@ class KafkaSettings(Part):
     bootstrap_servers: Annotated[
         tuple[str, ...], Field(validation_alias="KAFKA_BOOTSTRAP_SERVERS"), BeforeValidator(_servers)
     ]
-    topic: Annotated[
-        str,
-        Field(validation_alias="KAFKA_TOPIC"),
-        AfterValidator(matching(r"[A-Za-z0-9._-]{1,249}", "a valid Kafka topic name")),
-    ]
-    auth: Annotated[KafkaAuth, Field(validation_alias="KAFKA_AUTH"), one_of("none", "iam")] = "none"
+    topic: Annotated[str, Field(validation_alias="KAFKA_TOPIC", pattern=r"^[A-Za-z0-9._-]{1,249}$")]
+    auth: Annotated[KafkaAuth, Field(validation_alias="KAFKA_AUTH"), Lower] = "none"
     region: Annotated[str | None, Field(validation_alias=REGION)] = None
-    tls_asked: Annotated[Literal["on", "off"] | None, Field(validation_alias="KAFKA_TLS"), one_of("on", "off")] = None
+    tls_asked: Annotated[Literal["on", "off"] | None, Field(validation_alias="KAFKA_TLS"), Lower] = None
 
     @property
     def tls(self) -> bool:
@@ -216,17 +189,15 @@ class KafkaSettings(Part):
         return self
 
 
-class ObservabilitySettings(Part):
+class ObservabilitySettings(Settings):
     """Checked here, read by Powertools itself (Logger, Metrics) from the same variables."""
 
     service_name: Annotated[str, Field(validation_alias="POWERTOOLS_SERVICE_NAME")]
     metrics_namespace: Annotated[str, Field(validation_alias="POWERTOOLS_METRICS_NAMESPACE")]
-    log_level: Annotated[
-        str, Field(validation_alias="LOG_LEVEL"), one_of("debug", "info", "warning", "error", "critical")
-    ] = "info"
+    log_level: Annotated[LogLevel, Field(validation_alias="LOG_LEVEL"), Lower] = "info"
 
 
-class ProduceBounds(Part):
+class ProduceBounds(Settings):
     """KAFKA_PRODUCE_TIMEOUT_MS and RECONCILE_SKEW_MS, which must agree wherever either is read.
 
     Reconcile takes a reservation older than the skew whose record is in neither Kafka nor the
@@ -234,12 +205,8 @@ class ProduceBounds(Part):
     longer than the skew (a send and its resend) could still land after that release.
     """
 
-    produce_timeout_ms: Annotated[
-        int, Field(validation_alias="KAFKA_PRODUCE_TIMEOUT_MS"), AfterValidator(between(100, 60_000))
-    ] = 3_000
-    skew_ms: Annotated[int, Field(validation_alias="RECONCILE_SKEW_MS"), AfterValidator(between(1_000, 3_600_000))] = (
-        15_000
-    )
+    produce_timeout_ms: Annotated[int, Field(validation_alias="KAFKA_PRODUCE_TIMEOUT_MS", ge=100, le=60_000)] = 3_000
+    skew_ms: Annotated[int, Field(validation_alias="RECONCILE_SKEW_MS", ge=1_000, le=3_600_000)] = 15_000
 
     @model_validator(mode="after")
     def _a_send_and_its_resend_fit_the_skew(self) -> Self:

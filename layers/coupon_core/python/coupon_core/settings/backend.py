@@ -7,14 +7,14 @@ import re
 from typing import Annotated, Self
 from urllib.parse import parse_qs, urlsplit
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 
-from coupon_core.settings import Part, between, matching, url_of
+from coupon_core.settings import Settings, url_of
 
 HOUR_MS = 3_600_000
 
 
-class DatabaseSettings(Part):
+class DatabaseSettings(Settings):
     """Either a URL (tests, tools) or a Secrets Manager secret (AWS, and the functions on
     LocalStack), exactly one of them.
 
@@ -49,32 +49,24 @@ class DatabaseSettings(Part):
         return self
 
 
-class RetentionSettings(Part):
+class RetentionSettings(Settings):
     """How long a coupon's Redis keys outlive its window; every function that writes them must agree."""
 
-    state_hours: Annotated[
-        int, Field(validation_alias="STATE_RETENTION_HOURS"), AfterValidator(between(1, 24 * 366))
-    ] = 24 * 7
+    state_hours: Annotated[int, Field(validation_alias="STATE_RETENTION_HOURS", ge=1, le=24 * 366)] = 24 * 7
 
     @property
     def state_ms(self) -> int:
         return self.state_hours * HOUR_MS
 
 
-class ConsumerGroupSettings(Part):
+class ConsumerGroupSettings(Settings):
     """The worker's consumer group, whose committed offsets tell which records are in flight."""
 
-    group: Annotated[
-        str,
-        Field(validation_alias="KAFKA_CONSUMER_GROUP"),
-        AfterValidator(matching(r"[A-Za-z0-9._-]{1,255}", "a consumer group name")),
-    ]
+    group: Annotated[str, Field(validation_alias="KAFKA_CONSUMER_GROUP", pattern=r"^[A-Za-z0-9._-]{1,255}$")]
 
 
-class ReadBackSettings(Part):
+class ReadBackSettings(Settings):
     """Bounds on reading an on-failure letter's offset ranges back from Kafka."""
 
-    max_records: Annotated[
-        int, Field(validation_alias="READ_BACK_MAX_RECORDS"), AfterValidator(between(1, 100_000))
-    ] = 10_000
-    timeout_s: Annotated[int, Field(validation_alias="READ_BACK_TIMEOUT_S"), AfterValidator(between(1, 600))] = 20
+    max_records: Annotated[int, Field(validation_alias="READ_BACK_MAX_RECORDS", ge=1, le=100_000)] = 10_000
+    timeout_s: Annotated[int, Field(validation_alias="READ_BACK_TIMEOUT_S", ge=1, le=600)] = 20

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import AfterValidator, Field
+from pydantic import Field
 
-from coupon_core.settings import FUNCTION_NAME, FunctionSettings, Part, RedisSettings
+from coupon_core.settings import FUNCTION_NAME, FunctionSettings, RedisSettings, Settings
 from coupon_core.settings.backend import DatabaseSettings, RetentionSettings
 from coupon_core.settings.http import CallerSettings
 
 
-class RebuildFunctionSettings(Part):
+class RebuildFunctionSettings(Settings):
     """The rebuild function the reconcile route invokes (REBUILD_FUNCTION, a Lambda function name
     or ARN). Unset, the route answers 503."""
 
-    name: Annotated[str | None, Field(validation_alias="REBUILD_FUNCTION"), AfterValidator(FUNCTION_NAME)] = None
+    name: Annotated[str | None, Field(validation_alias="REBUILD_FUNCTION", pattern=FUNCTION_NAME)] = None
 
 
 class CouponsSettings(FunctionSettings):

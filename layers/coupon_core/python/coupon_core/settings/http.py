@@ -6,24 +6,22 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BeforeValidator, Field
+from pydantic import BeforeValidator, Field
 
-from coupon_core.settings import Part, matching, one_of
+from coupon_core.settings import Lower, Settings
 
 UserIdSource = Literal["body", "claims"]
 
 
-class CallerSettings(Part):
+class CallerSettings(Settings):
     """Where the user id comes from: the body (``USER_ID_SOURCE=body``), or the token's
     ``USER_ID_CLAIM`` (default ``custom:user_id``, an immutable Cognito attribute set when the user
     is created: Cognito's own ``sub`` is a UUID, not the numeric id the API works with)."""
 
-    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), one_of("body", "claims")] = "body"
-    user_id_claim: Annotated[
-        str,
-        Field(validation_alias="USER_ID_CLAIM"),
-        AfterValidator(matching(r"[A-Za-z0-9_:.-]{1,128}", "a claim name (letters, digits, _ : . -)")),
-    ] = "custom:user_id"
+    user_id_source: Annotated[UserIdSource, Field(validation_alias="USER_ID_SOURCE"), Lower] = "body"
+    user_id_claim: Annotated[str, Field(validation_alias="USER_ID_CLAIM", pattern=r"^[A-Za-z0-9_:.-]{1,128}$")] = (
+        "custom:user_id"
+    )
 
 
 ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:\d{1,5})?")  # a web origin: scheme, host, port, no path
@@ -37,7 +35,7 @@ def _origins(value: object) -> tuple[str, ...]:
     return origins
 
 
-class CorsSettings(Part):
+class CorsSettings(Settings):
     """The web pages that may read the HTTP functions' answers (CORS_ORIGINS: origins such as
     ``https://shop.example.com``, comma-separated; ``*`` for any page, where the public routes
     take no credential). Unset, no answer carries CORS headers: no browser page reads them."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Self
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import Field, model_validator
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, ProduceBounds, RedisSettings, between
+from coupon_core.settings import FunctionSettings, KafkaSettings, ProduceBounds, RedisSettings
 from coupon_core.settings.backend import (
     HOUR_MS,
     ConsumerGroupSettings,
@@ -21,12 +21,8 @@ class ReconcileSettings(ProduceBounds, RetentionSettings):
     """Which coupons the schedule reconciles, and how old a stray reservation must be to be
     released (the skew, which a produce and its resend must fit)."""
 
-    lookback_hours: Annotated[
-        int, Field(validation_alias="RECONCILE_LOOKBACK_HOURS"), AfterValidator(between(0, 24 * 366))
-    ] = 24
-    lookahead_minutes: Annotated[
-        int, Field(validation_alias="RECONCILE_LOOKAHEAD_MINUTES"), AfterValidator(between(0, 7 * 24 * 60))
-    ] = 60
+    lookback_hours: Annotated[int, Field(validation_alias="RECONCILE_LOOKBACK_HOURS", ge=0, le=24 * 366)] = 24
+    lookahead_minutes: Annotated[int, Field(validation_alias="RECONCILE_LOOKAHEAD_MINUTES", ge=0, le=7 * 24 * 60)] = 60
 
     @model_validator(mode="after")
     def _looks_back_within_the_retention(self) -> Self:

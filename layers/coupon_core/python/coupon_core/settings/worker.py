@@ -7,20 +7,20 @@ from typing import Annotated, Self
 
 from pydantic import AfterValidator, Field, model_validator
 
-from coupon_core.settings import FunctionSettings, KafkaSettings, Part, RedisSettings, between, url_of
+from coupon_core.settings import FunctionSettings, KafkaSettings, RedisSettings, Settings, url_of
 from coupon_core.settings.backend import DatabaseSettings, ReadBackSettings
 
 
-class DlqSettings(Part):
+class DlqSettings(Settings):
     """The SQS DLQ the worker sends its rejection letters to."""
 
     url: Annotated[str, Field(validation_alias="DLQ_URL"), AfterValidator(url_of("https", "http"))]
 
 
-class WorkerLockSettings(Part):
+class WorkerLockSettings(Settings):
     """The worker's per-coupon issue lock: its lease, and how long to wait for it (at most the lease)."""
 
-    lease_s: Annotated[int, Field(validation_alias="WORKER_LOCK_LEASE_S"), AfterValidator(between(1, 900))] = 30
+    lease_s: Annotated[int, Field(validation_alias="WORKER_LOCK_LEASE_S", ge=1, le=900)] = 30
     wait_s: Annotated[int, Field(validation_alias="WORKER_LOCK_WAIT_S")] = 5
 
     @model_validator(mode="after")
@@ -30,18 +30,14 @@ class WorkerLockSettings(Part):
         return self
 
 
-class WriteLimitSettings(Part):
+class WriteLimitSettings(Settings):
     """The processing limit (docs/design.md, Processing limit): database writes per second across
     every worker (0: none), the burst it allows (by default one second's writes), and how long one
     batch may wait for it."""
 
-    per_second: Annotated[
-        int, Field(validation_alias="WORKER_WRITES_PER_SECOND"), AfterValidator(between(0, 1_000_000))
-    ] = 0
-    burst_asked: Annotated[
-        int | None, Field(validation_alias="WORKER_WRITE_BURST"), AfterValidator(between(1, 10_000_000))
-    ] = None
-    wait_s: Annotated[int, Field(validation_alias="WORKER_WRITE_WAIT_S"), AfterValidator(between(1, 600))] = 60
+    per_second: Annotated[int, Field(validation_alias="WORKER_WRITES_PER_SECOND", ge=0, le=1_000_000)] = 0
+    burst_asked: Annotated[int | None, Field(validation_alias="WORKER_WRITE_BURST", ge=1, le=10_000_000)] = None
+    wait_s: Annotated[int, Field(validation_alias="WORKER_WRITE_WAIT_S", ge=1, le=600)] = 60
 
     @property
     def burst(self) -> int:

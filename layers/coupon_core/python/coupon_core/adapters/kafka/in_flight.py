@@ -8,9 +8,10 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.errors import KafkaError
 
 from coupon_core.adapters.kafka.connection import connection_config
+from coupon_core.backend_errors import ReadBackError
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.in_flight import InFlight
-from coupon_core.errors import ReadBackError, Reraise
+from coupon_core.errors import Reraise
 from coupon_core.settings import KafkaSettings
 
 

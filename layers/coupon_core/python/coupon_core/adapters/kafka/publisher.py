@@ -13,6 +13,13 @@ IAM connections per broker) sent nothing, so the request is released and answere
 producer is kept, its backoff with it. Sending at once instead left records that never left the
 producer counted as possibly sent (reservations held without a record until reconcile), and
 replaced producers, whose new connections fed the storm (docs/benchmarks.md, The first seconds).
+
+kafka-python has no public call to ask whether a producer holds a connection to a partition's
+leader without sending to it, or to wait for an idempotent producer's id: :func:`leader_connected`
+and :func:`await_producer_id` read its private attributes (:data:`PRODUCER_PATHS`), and no other
+module of the project does. The version is pinned (pyproject.toml, :data:`KAFKA_PYTHON_VERSION`),
+and a unit test fails, naming the path, when the pinned release lacks one. There is no fallback:
+the 503 answer relies on "nothing is sent without a connection to the leader".
 """
 
 from __future__ import annotations
@@ -23,10 +30,9 @@ import threading
 import time
 from typing import Any
 
-from kafka import KafkaProducer
+from kafka import KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 
-from coupon_core.adapters.kafka import producer_internals as internals
 from coupon_core.adapters.kafka.connection import connection_config
 from coupon_core.domain.records import IssueRecord
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError, Reraise
@@ -57,6 +63,48 @@ def producer_config(settings: KafkaSettings, timeout_ms: int) -> dict[str, Any]:
 
 
 CONNECTION_POLL_S = (0.005, 0.02)  # how often a waiting attempt looks again, jittered
+KAFKA_PYTHON_VERSION = "3.0.12"  # the release the private paths below were read from; pyproject.toml pins it
+PRODUCER_PATHS = (  # what the two functions below read, from a KafkaProducer
+    "_metadata.partitions_for_topic",
+    "_metadata.leader_for_partition",
+    "_metadata.request_update",
+    "_partition",
+    "_sender.add_topic",
+    "_sender.wakeup",
+    "_sender._client.connected",
+    "_sender._client.maybe_connect",
+    "_sender._client._net.call_soon_threadsafe",
+    "_transaction_manager.has_producer_id",
+)
+
+
+def await_producer_id(producer: KafkaProducer, *, deadline: float) -> None:
+    """An idempotent producer's I/O thread asks the broker for its producer id as it starts and
+    sends nothing before it has one; wait for it."""
+    manager = producer._transaction_manager
+    while not manager.has_producer_id() and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+def leader_connected(producer: KafkaProducer, topic: str, key: bytes) -> bool:
+    """Whether the producer holds a connection to the leader of the partition ``key`` goes to;
+    if not, its I/O thread is asked for one (the topic's metadata, or a connection to the leader
+    it knows, which waits out the connection's backoff)."""
+    metadata, sender = producer._metadata, producer._sender
+    leader = None
+    if metadata.partitions_for_topic(topic):
+        partition = producer._partition(topic, None, None, None, key, b"")
+        leader = metadata.leader_for_partition(TopicPartition(topic, partition))
+    client = sender._client
+    if leader is None or leader == -1:  # what send() asks for, without blocking on it
+        sender.add_topic(topic)
+        metadata.request_update()
+        sender.wakeup()
+        return False
+    if client.connected(leader):
+        return True
+    client._net.call_soon_threadsafe(lambda: client.maybe_connect(leader))
+    return False
 
 
 class IssuePublisher:
@@ -96,7 +144,7 @@ class IssuePublisher:
         deadline = time.monotonic() + self._timeout_ms / 1000
         try:
             producer = self._get_producer()
-            while not internals.leader_connected(producer, self._settings.topic, record.key):
+            while not leader_connected(producer, self._settings.topic, record.key):
                 if time.monotonic() >= deadline:
                     raise NotPublishedError(
                         "no connection to the partition's leader within the timeout: nothing was sent"
@@ -121,7 +169,7 @@ class IssuePublisher:
         with _not_sent:
             producer = self._get_producer()
             producer.partitions_for(self._settings.topic)
-            internals.await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
+            await_producer_id(producer, deadline=time.monotonic() + self._timeout_ms / 1000)
 
     def close(self) -> None:
         self._discard_producer()
@@ -129,13 +177,7 @@ class IssuePublisher:
     def _get_producer(self) -> KafkaProducer:
         with self._lock:
             if self._producer is None:
-                producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
-                try:
-                    internals.check_producer(producer)
-                except internals.KafkaInternalsChangedError:
-                    producer.close(timeout=0)
-                    raise
-                self._producer = producer
+                self._producer = KafkaProducer(**producer_config(self._settings, self._timeout_ms))
             return self._producer
 
     def _discard_producer(self) -> None:

@@ -18,7 +18,8 @@ from kafka.admin import NewPartitions, NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 
 from coupon_core.adapters.kafka.connection import connection_config
-from coupon_core.errors import ConfigError, TopicShrinkError, UnavailableError
+from coupon_core.backend_errors import TopicShrinkError
+from coupon_core.errors import ConfigError, UnavailableError
 from coupon_core.settings import KafkaSettings
 
 CLUSTER_DEFAULT = -1  # replication factor: the cluster's own (MSK Serverless fixes it at 3)

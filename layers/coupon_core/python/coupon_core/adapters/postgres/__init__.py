@@ -8,7 +8,8 @@
     admin_catalog.py  and as operators change and page it (the AdminCatalog port)
     ledger.py       the worker's and the DLQ handler's ledgers of issues and failures
     lifecycle.py    issued copies used, canceled and expired, each with its outbox event
-    outbox.py       the outbox table, and the relay's side of it
+    outbox.py       the outbox table's rows, as each change writes its event
+    outbox_relay.py the relay's side of it: events claimed, published and marked
 
 Imported only where the database is used: SQLAlchemy stays off the intake hot path.
 """

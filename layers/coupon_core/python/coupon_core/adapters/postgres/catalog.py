@@ -12,9 +12,10 @@ from sqlalchemy.orm import Session
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon as CouponRow
 from coupon_core.adapters.postgres.models import CouponIssue, CouponIssueFailure
+from coupon_core.backend_errors import DatabaseUnavailableError
 from coupon_core.domain.coupons import Coupon, IssuedUsers, UserRecord, Validity
 from coupon_core.domain.records import to_millis
-from coupon_core.errors import DatabaseUnavailableError, Reraise
+from coupon_core.errors import Reraise
 
 database_down = Reraise(DatabaseUnavailableError, "could not read the coupon catalog", DRIVER_ERRORS)
 

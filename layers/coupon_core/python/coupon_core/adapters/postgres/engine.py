@@ -10,7 +10,7 @@ import boto3
 from sqlalchemy import URL, Engine, create_engine, make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from coupon_core.errors import SecretContentsError
+from coupon_core.backend_errors import SecretContentsError
 from coupon_core.settings.backend import DatabaseSettings
 
 _SECRET_FIELDS = ("host", "port", "username", "password", "dbname")

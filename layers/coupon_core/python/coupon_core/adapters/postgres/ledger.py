@@ -14,10 +14,11 @@ from sqlalchemy.dialects.postgresql import insert
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, CouponIssueFailure, OutboxEvent
 from coupon_core.adapters.postgres.outbox import event_row
+from coupon_core.backend_errors import DatabaseUnavailableError, StockMismatchError
 from coupon_core.domain.ledger import Failure, FailureOutcome, GroupOutcome
 from coupon_core.domain.records import IssueRecord, from_millis
 from coupon_core.domain.reservations import ReleaseOutcome
-from coupon_core.errors import DatabaseUnavailableError, Reraise, StockMismatchError
+from coupon_core.errors import Reraise
 
 COUPON_ISSUED = "COUPON_ISSUED"
 

@@ -10,9 +10,10 @@ from sqlalchemy import Engine, func, insert, select, text, update
 from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
 from coupon_core.adapters.postgres.models import Coupon, CouponIssue, OutboxEvent
 from coupon_core.adapters.postgres.outbox import event_row
+from coupon_core.backend_errors import DatabaseUnavailableError
 from coupon_core.domain.lifecycle import COUPON_CANCELED, COUPON_EXPIRED, COUPON_USED, Change, ChangeResult, CopyOutcome
 from coupon_core.domain.records import to_millis
-from coupon_core.errors import DatabaseUnavailableError, Reraise
+from coupon_core.errors import Reraise
 
 _database_down = Reraise(DatabaseUnavailableError, "issued coupons unavailable", DRIVER_ERRORS)
 

@@ -1,23 +1,11 @@
-"""The outbox table: the rows the changes write (``event_row``), and the relay's side of it,
-claiming the oldest events and marking them published."""
+"""The outbox table as the changes write it: one row per event, in the change's own transaction
+(``event_row``). The relay's side, claiming and marking events, is ``outbox_relay.py``."""
 
 from __future__ import annotations
 
 import uuid
 from datetime import datetime
 from typing import Any
-
-from sqlalchemy import Engine, func, select, update
-
-from coupon_core.adapters.postgres.engine import DRIVER_ERRORS
-from coupon_core.adapters.postgres.models import OutboxEvent
-from coupon_core.domain.outbox_relay import CouponEvent, Publish
-from coupon_core.errors import DatabaseUnavailableError, Reraise
-
-# pg_try_advisory_xact_lock key of the relay: one relay at a time, whatever the Lambda concurrency
-RELAY_LOCK = 0x636F75706F6E  # "coupon"
-
-_database_down = Reraise(DatabaseUnavailableError, "outbox unavailable", DRIVER_ERRORS)
 
 
 def event_row(
@@ -28,47 +16,3 @@ def event_row(
     payload = {"couponId": coupon_id, "userId": user_id, "requestId": str(request_id)}
     payload |= {name: value.isoformat() if isinstance(value, datetime) else value for name, value in details.items()}
     return {"aggregate_id": str(issue_id), "coupon_id": coupon_id, "event_type": event_type, "payload": payload}
-
-
-class SqlOutbox:
-    def __init__(self, engine: Engine) -> None:
-        self._engine = engine
-
-    @_database_down
-    def relay_batch(self, limit: int, publish: Publish) -> int | None:
-        """In one transaction: take the relay's lock (or return None), read the oldest ``limit``
-        unpublished events, ``publish`` them, and mark them published. An exception from
-        ``publish`` rolls everything back: nothing is marked, the next run sends them again."""
-        with self._engine.begin() as connection:
-            if not connection.scalar(select(func.pg_try_advisory_xact_lock(RELAY_LOCK))):
-                return None
-            rows = connection.execute(
-                select(
-                    OutboxEvent.id,
-                    OutboxEvent.event_id,
-                    OutboxEvent.event_type,
-                    OutboxEvent.created_at,
-                    OutboxEvent.coupon_id,
-                    OutboxEvent.payload,
-                )
-                .where(OutboxEvent.published_at.is_(None))
-                .order_by(OutboxEvent.id)
-                .limit(limit)
-            ).all()
-            if not rows:
-                return 0
-            publish([CouponEvent(r.event_id, r.event_type, r.created_at, r.coupon_id, r.payload) for r in rows])
-            connection.execute(
-                update(OutboxEvent).where(OutboxEvent.id.in_([r.id for r in rows])).values(published_at=func.now())
-            )
-            return len(rows)
-
-    @_database_down
-    def lag_seconds(self) -> float:
-        with self._engine.connect() as connection:
-            oldest = connection.scalar(
-                select(func.extract("epoch", func.now() - func.min(OutboxEvent.created_at))).where(
-                    OutboxEvent.published_at.is_(None)
-                )
-            )
-        return float(oldest or 0)
