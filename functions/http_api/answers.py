@@ -114,16 +114,6 @@ class Answer:
         }
 
 
-def with_headers(result: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
-    """API Gateway's proxy result ``result`` with ``headers`` added (to its ``multiValueHeaders``,
-    as Powertools' resolver and :meth:`Answer.proxy_result` give them)."""
-    if headers:
-        multi = result.setdefault("multiValueHeaders", {})
-        for name, value in headers.items():
-            multi[name] = [value]
-    return result
-
-
 def refusal(outcome: str, **facts: object) -> Answer:
     """The answer that refuses a request for ``outcome`` (a key of :data:`REFUSALS`), its
     message filled in with ``facts``."""
@@ -135,14 +125,14 @@ def refusal(outcome: str, **facts: object) -> Answer:
 def problems(errors: Iterable[Mapping[str, Any]]) -> str:
     """An INVALID_REQUEST's error: each problem named, from pydantic's errors as Powertools'
     validation reports them (``loc`` starts with ``body``, ``header``, ``path`` or ``query``)."""
-    return "; ".join(_describe(error) for error in errors)
-
-
-def _describe(error: Mapping[str, Any]) -> str:
-    if error.get("type") == "json_invalid":
-        return f"body is not valid JSON: {error.get('ctx', {}).get('error', 'unreadable')}"
-    where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
-    return f"{where}: {error.get('msg', 'invalid')}"
+    said = []
+    for error in errors:
+        if error.get("type") == "json_invalid":
+            said.append(f"body is not valid JSON: {error.get('ctx', {}).get('error', 'unreadable')}")
+        else:
+            where = ".".join(str(part) for part in error.get("loc", ()) if part != "body") or "body"
+            said.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(said)
 
 
 class RequestRefusedError(Exception):

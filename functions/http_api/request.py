@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, TypeAdapter, Valid
 from coupon_core import untrusted_json
 from coupon_core.domain.records import MAX_BIGINT
 from coupon_core.settings.http import CallerSettings, CorsSettings, UserIdSource
-from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal, with_headers
+from functions.http_api.answers import Answer, RequestRefusedError, problems, refusal
 
 Id = Annotated[StrictInt, Field(ge=1, le=MAX_BIGINT, description="positive integer below 2^63")]
 KEY_LENGTH, KEY_PATTERN = (1, 255), r"^[\x21-\x7e]+$"  # an Idempotency-Key: printable ASCII, no space
@@ -76,17 +76,12 @@ def refused(event: APIGatewayProxyEvent) -> Answer | None:
     declared = header_values(event, "content-type") or [JSON]  # no type: read as JSON
     if not str(declared[0]).strip().startswith(JSON):
         return refusal("UNSUPPORTED_MEDIA_TYPE", declared=str(declared[0])[:_SHOWN])
-    if event.is_base64_encoded and not _utf8(event.body):
-        return refusal("INVALID_REQUEST", problems="body is not valid JSON: not UTF-8 text")
+    if event.is_base64_encoded:
+        try:
+            base64.b64decode(event.body, validate=True).decode("utf-8")
+        except ValueError:  # binascii.Error and UnicodeDecodeError both are
+            return refusal("INVALID_REQUEST", problems="body is not valid JSON: not UTF-8 text")
     return None
-
-
-def _utf8(encoded: str) -> bool:
-    try:
-        base64.b64decode(encoded, validate=True).decode("utf-8")
-    except ValueError:  # binascii.Error and UnicodeDecodeError both are
-        return False
-    return True
 
 
 def header_values(event: APIGatewayProxyEvent, name: str) -> list[Any]:
@@ -107,8 +102,11 @@ CORS_EXPOSED = "Retry-After"  # the one header beyond the CORS-safelisted ones a
 
 def with_cors(event: APIGatewayProxyEvent, result: dict[str, Any]) -> dict[str, Any]:
     """The proxy result ``result`` answering ``event``, with the CORS headers of its page
-    (:func:`cors_headers` for :func:`allowed_origins`): both HTTP functions' last step."""
-    return with_headers(result, cors_headers(event, allowed_origins()))
+    (:func:`cors_headers` for :func:`allowed_origins`) added to its ``multiValueHeaders``, as
+    Powertools' resolver and ``Answer.proxy_result`` give them: both HTTP functions' last step."""
+    if headers := cors_headers(event, allowed_origins()):
+        result.setdefault("multiValueHeaders", {}).update({name: [value] for name, value in headers.items()})
+    return result
 
 
 def cors_headers(event: APIGatewayProxyEvent, allowed: tuple[str, ...]) -> dict[str, str]:

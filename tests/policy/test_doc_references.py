@@ -1,4 +1,4 @@
-"""Every file, folder and dotted name that README.md, docs/*.md and the package docstrings give
+"""Every file, folder and dotted name that README.md, docs/*.md, the package docstrings and maps give
 in backticks exists: a path is a tracked file or folder (named whole, or by its last parts: the
 documents say ``domain/issuing.py`` where the folder is plain from the text), and a dotted name
 resolves, ``module.name`` or ``Class.member`` of the project's own code, or an importable name of
@@ -151,7 +151,8 @@ def _importable(named: str) -> bool:
 def _references() -> list[tuple[str, str]]:
     """(where, what) for everything named in backticks that looks like a path or a dotted name."""
     found: list[tuple[str, str]] = []
-    for document in DOCUMENTS:
+    maps = [ROOT / file for file in _tracked() if file.startswith(CODE_ROOTS) and file.endswith("/README.md")]
+    for document in [*DOCUMENTS, *maps]:
         found += [(document.name, text) for text in re.findall(r"`([^`\n]+)`", document.read_text())]
     for file in _tracked():
         if file.endswith("__init__.py"):

@@ -1,6 +1,7 @@
 """The maps a newcomer reads first stay true: each package's docstring names everything in its
-folder, and README's layout table names every top-level folder, every function and every part
-of ``local/``."""
+folder (a folder of the Lambda code without an ``__init__.py``, a namespace package, is mapped by a
+section of its top folder's README.md instead), and README's layout table names every top-level
+folder, every function and every part of ``local/``."""
 
 from __future__ import annotations
 
@@ -48,6 +49,40 @@ def test_a_packages_docstring_names_everything_in_its_folder():
         docstring = ast.get_docstring(ast.parse((package / "__init__.py").read_text())) or ""
         unnamed = [name for name in _children(package) if not _named(docstring, name)]
         missing += [f"{package.relative_to(ROOT)}/__init__.py does not name {unnamed}"] if unnamed else []
+    assert not missing, "\n".join(missing)
+
+
+# The Lambda code's top folders whose packages have no __init__.py: each README.md maps them.
+MAPPED_BY_README = ("functions", "layers/coupon_core/python/coupon_core", "layers/lua_redis/python/lua_redis")
+NOT_PACKAGES = {"adapters/postgres/migrations/versions"}  # Alembic loads its revisions by path
+
+
+def _sections(readme: Path) -> dict[str, str]:
+    """A map's sections by the folder each maps, relative to the README's: "" for the text
+    before the first ``## `folder/` `` heading."""
+    parts = re.split(r"^## `([\w/]+)/`$", readme.read_text(), flags=re.MULTILINE)
+    return {"": parts[0], **dict(zip(parts[1::2], parts[2::2], strict=True))}
+
+
+def test_a_namespace_packages_section_of_its_readme_names_everything_in_its_folder():
+    missing = []
+    for top in MAPPED_BY_README:
+        sections = _sections(ROOT / top / "README.md")
+        folders = {path.parent for path in _tracked() if path.suffix == ".py" and (ROOT / top) in path.parents}
+        for folder in sorted(folders | {ROOT / top}):
+            if (folder / "__init__.py").exists():
+                continue  # a regular package: its docstring is its map
+            where = "" if folder == ROOT / top else str(folder.relative_to(ROOT / top))
+            if where in NOT_PACKAGES:
+                continue
+            section = sections.get(where)
+            if section is None:
+                missing.append(f"{top}/README.md has no section `{where}/`")
+                continue
+            listed = [f"{child.name}/" if child.is_dir() else child.name for child in sorted(folder.iterdir())
+                      if child.name not in NOT_CODE and (child.is_dir() or child.suffix == ".py")]  # fmt: skip
+            unnamed = [name for name in listed if f"`{name}`" not in section]
+            missing += [f"{top}/README.md's section `{where or '.'}` does not name {unnamed}"] if unnamed else []
     assert not missing, "\n".join(missing)
 
 

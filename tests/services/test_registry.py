@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from coupon_core.domain.reservations import MissingState
 from lua_redis.issue_store import IssueStore
-from lua_redis.keys import build_claim_key, registry_key
+from lua_redis.keys import REGISTRY_KEY, build_claim_key
 from lua_redis.registry import RedisCouponRegistry
 from tests.services.support import HOUR_MS, now_ms
 
@@ -35,7 +35,7 @@ def test_a_load_in_chunks_writes_every_entry(redis_client):
     registry.register({2: 222})  # a change written while the load read the database
 
     assert registry.finish_load(token, {1: 111, 2: 999, 3: 333, 4: 444, 5: 555})
-    entries = redis_client.hgetall(registry_key())
+    entries = redis_client.hgetall(REGISTRY_KEY)
     assert {key: value for key, value in entries.items() if key.isdigit()} == {
         "1": "111", "2": "222", "3": "333", "4": "444", "5": "555"
     }  # fmt: skip

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
+from moto import mock_aws
 
 from coupon_core.adapters.lambda_rebuild import BuilderInvoker
 from coupon_core.adapters.lambda_reconcile import RebuildInvoker
@@ -78,7 +79,10 @@ def test_a_throttled_state_build_is_unavailable(lambda_client):
 
 def test_the_intakes_client_tries_once_within_its_bound(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
-    config = BuilderInvoker("builder")._lambda().meta.config
+    invoker = BuilderInvoker("builder")
+    with mock_aws(), pytest.raises(UnavailableError, match="builder function unreachable"):
+        invoker.build(1)  # no such function: its client is made on this first use, and tries once
+    config = invoker._client.meta.config
     assert (config.connect_timeout, config.read_timeout) == (1, STATE_BUILD_TIMEOUT_S)
     assert config.retries["total_max_attempts"] == 1
 

@@ -28,7 +28,7 @@ class RedisSaleReader:
         if sale:
             total, starts_at, ends_at, closed, taken = sale
             return Sale(now, total, starts_at, ends_at, closed == 1, taken)
-        expires_at, complete = self._client.hmget(keys.registry_key(), [str(coupon_id), "complete"])
+        expires_at, complete = self._client.hmget(keys.REGISTRY_KEY, [str(coupon_id), "complete"])
         if expires_at is not None:  # a coupon: its state expired, or was lost and the claim route rebuilds it
             return Unread(NoSale.ENDED if now >= int(expires_at) else NoSale.UNAVAILABLE, now)
         # no such id in a complete registry; in one still loading, an id it cannot rule out yet

@@ -147,5 +147,5 @@ class IssueStore:
         """What the registry of coupons says of a coupon whose state reserve found missing: BUILD
         to one caller per ``claim_ms`` (the claim), BUILDING to the others, or COUPON_NOT_FOUND
         or ENDED without a build (``registry_lookup.lua``)."""
-        code = self._lookup(keys=[keys.registry_key(), keys.build_claim_key(coupon_id)], args=[coupon_id, claim_ms])
+        code = self._lookup(keys=[keys.REGISTRY_KEY, keys.build_claim_key(coupon_id)], args=[coupon_id, claim_ms])
         return LOOKUP_CODES[int(code)]

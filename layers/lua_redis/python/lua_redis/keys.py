@@ -44,9 +44,7 @@ def replicated_key(coupon_id: int) -> str:
     return f"{coupon_tag(coupon_id)}:replicated"
 
 
-def registry_key() -> str:
-    """The registry of coupons: a hash of every coupon id to when its state expires (``lua_redis.registry``)."""
-    return "coupons:{registry}"
+REGISTRY_KEY = "coupons:{registry}"  # a hash of every coupon id to when its state expires (``lua_redis.registry``)
 
 
 def build_claim_key(coupon_id: int) -> str:

@@ -34,22 +34,22 @@ class RedisCouponRegistry:
     @redis_unavailable
     def register(self, expiries: Mapping[int, int]) -> None:
         for chunk in chunked(_validated(expiries), self._chunk_size):
-            self._client.hset(keys.registry_key(), mapping=dict(chunk))
+            self._client.hset(keys.REGISTRY_KEY, mapping=dict(chunk))
 
     @redis_unavailable
     def begin_load(self) -> str | None:
-        if self._client.hexists(keys.registry_key(), "complete"):
+        if self._client.hexists(keys.REGISTRY_KEY, "complete"):
             return None
         token = uuid.uuid4().hex
-        self._client.hset(keys.registry_key(), "loading", token)
+        self._client.hset(keys.REGISTRY_KEY, "loading", token)
         return token
 
     @redis_unavailable
     def finish_load(self, token: str, expiries: Mapping[int, int]) -> bool:
         chunks = list(chunked(_validated(expiries), self._chunk_size)) or [[]]
         for chunk in chunks[:-1]:
-            self._fill(keys=[keys.registry_key()], args=["", *flattened(chunk)])
-        return bool(self._fill(keys=[keys.registry_key()], args=[token, *flattened(chunks[-1])]))
+            self._fill(keys=[keys.REGISTRY_KEY], args=["", *flattened(chunk)])
+        return bool(self._fill(keys=[keys.REGISTRY_KEY], args=[token, *flattened(chunks[-1])]))
 
 
 def _validated(expiries: Mapping[int, int]) -> list[tuple[int, int]]:

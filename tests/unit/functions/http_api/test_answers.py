@@ -23,7 +23,6 @@ from functions.http_api.answers import (
     answered,
     problems,
     refusal,
-    with_headers,
 )
 
 OPENAPI = json.loads((Path(__file__).resolve().parents[4] / "docs" / "openapi.json").read_text())
@@ -94,11 +93,6 @@ def test_an_answer_is_api_gateways_proxy_result_in_the_apis_json():
         "isBase64Encoded": False,
         "multiValueHeaders": {"Content-Type": ["application/json"], "Retry-After": ["1"]},
     }
-    assert with_headers({"statusCode": 200}, {"Vary": "Origin"}) == {
-        "statusCode": 200,
-        "multiValueHeaders": {"Vary": ["Origin"]},
-    }
-    assert with_headers({"statusCode": 200}, {}) == {"statusCode": 200}
 
 
 def test_each_problem_is_named_where_it_is():

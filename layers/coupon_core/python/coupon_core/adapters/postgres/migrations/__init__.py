@@ -1,2 +1,0 @@
-"""Alembic migrations: ``env.py`` runs them on the connection ``migrate.py`` hands over;
-``versions/`` holds one revision a file."""
