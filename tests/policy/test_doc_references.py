@@ -88,6 +88,9 @@ def _definitions() -> dict[str, dict[str, set[str]]]:
                 parts = file.removeprefix(prefix).removesuffix(".py").removesuffix("/__init__").split("/")
                 for start in range(len(parts)):
                     modules[".".join(parts[start:])] |= names
+                for end in range(1, len(parts)):  # its packages, a namespace package's folder too
+                    for start in range(end):
+                        modules.setdefault(".".join(parts[start:end]), set())
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 classes[node.name] |= _defined(node.body)

@@ -61,13 +61,21 @@ REPORTED = ("redis", "kafka", "aws_lambda_powertools", "boto3", "sqlalchemy", "c
 
 def _report(path: str) -> None:
     """Where this process's interpreter and packages come from, at ``path`` (a test reads it:
-    nothing of the development venv may be among them)."""
-    modules = {name: getattr(sys.modules.get(name), "__file__", None) for name in REPORTED}
+    nothing of the development venv may be among them): each package's file, or each folder of a
+    namespace package (``functions``, ``coupon_core``, ``lua_redis``); None if not imported."""
+    modules = {name: _origins(sys.modules.get(name)) for name in REPORTED}
     report = {"function": os.environ.get("AWS_LAMBDA_FUNCTION_NAME"), "python": sys.executable,
               "version": list(sys.version_info[:2]), "noSite": bool(sys.flags.no_site), "path": sys.path,
               "modules": modules}  # fmt: skip
     with open(path, "w", encoding="utf-8") as out:
         json.dump(report, out)
+
+
+def _origins(module: object) -> list[str] | None:
+    if module is None:
+        return None
+    file = getattr(module, "__file__", None)
+    return [file] if file else list(getattr(module, "__path__", []))
 
 
 class _RecordAwsCalls(importlib.abc.MetaPathFinder):
