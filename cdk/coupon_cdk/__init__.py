@@ -19,7 +19,8 @@ network.py       the VPC and its endpoints
 stores.py        the data stores: ElastiCache (Valkey), MSK and RDS PostgreSQL
 topic.py         the Kafka topics as a custom resource
 queues.py        the SQS dead letter queue and its redrive queue
-monitoring.py    alarms, their SNS topic, and the dashboard
+monitoring.py    the alarms' SNS topic and the dashboard; every function's errors and throttles,
+                 the API's and the stores' alarms (a function's own are its module's)
 retention.py     log retention and what a cdk destroy keeps (an aspect)
 nag.py           cdk-nag findings accepted on purpose, each with its reason
 checkov_accepted.py  checkov findings accepted on purpose, each with its reason

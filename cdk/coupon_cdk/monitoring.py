@@ -1,5 +1,9 @@
 """Alarms on what an operator must act on, sent to one encrypted SNS topic, and one dashboard.
 
+:class:`Monitoring` is the ``Watch`` each function's module puts the alarms of its own work on
+(``coupon_cdk/lambdas/``: the DLQ's, the worker's lag, the reconcile's drift, the outbox's lag, the
+intake's memory); it adds what every function has (errors, throttles), the API's and the stores'.
+
 Thresholds look at several periods (``datapoints`` of ``periods``) so that one failed request
 does not page anyone; the dead letters the DLQ handler gave up on are the exception, since
 each is an accepted request waiting for a person (docs/operations.md).
@@ -9,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_cdk import Duration
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as actions
@@ -22,10 +25,10 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-ONE_MINUTE = Duration.minutes(1)
-FIVE_MINUTES = Duration.minutes(5)
-DRIFT_THRESHOLD = 100  # users added or released by reconcile in five minutes
-OUTBOX_LAG_S = 300  # the oldest unpublished event, with the relay running every minute
+from coupon_cdk.lambdas import dlq as dlq_handler
+from coupon_cdk.lambdas import intake, rebuild, relay
+from coupon_cdk.lambdas import worker as worker_function
+from coupon_cdk.lambdas.common import FIVE_MINUTES, ONE_MINUTE, metric
 
 
 @dataclass(frozen=True)
@@ -69,34 +72,17 @@ class Monitoring(Construct):
             self.topic.add_subscription(subscriptions.EmailSubscription(email))
         self._action = actions.SnsAction(self.topic)
         self._graphs: list[cloudwatch.IWidget] = []
+        self.namespace = namespace
 
-        self._alarm(
-            "DlqDepth",
-            dlq.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
-            1,
-            "dead letters waiting for 15 minutes: the DLQ handler is failing or behind",
-            periods=3,
-        )
-        self._alarm(
-            "DlqAge",
-            dlq.metric_approximate_age_of_oldest_message(period=FIVE_MINUTES),
-            900,
-            "a dead letter older than 15 minutes: its reservation is still held",
-        )
-        self._alarm(
-            "RedriveDepth",
-            redrive.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
-            1,
-            "dead letters the handler gave up on: each is a request for a person (docs/operations.md)",
-        )
-        self._alarm(
+        dlq_handler.alarms(self, dlq, redrive)
+        self.alarm(
             "FailedRuns",
             failed_runs.metric_approximate_number_of_messages_visible(period=FIVE_MINUTES),
             1,
             "a scheduled rebuild or relay run failed or was dropped (docs/operations.md, Failed scheduled runs)",
         )
         for name, function in functions.items():
-            self._alarm(
+            self.alarm(
                 f"{name}Errors",
                 function.metric_errors(period=FIVE_MINUTES),
                 10,
@@ -104,7 +90,7 @@ class Monitoring(Construct):
                 periods=3,
                 datapoints=2,
             )
-            self._alarm(
+            self.alarm(
                 f"{name}Throttles",
                 function.metric_throttles(period=FIVE_MINUTES),
                 10,
@@ -112,29 +98,18 @@ class Monitoring(Construct):
                 periods=3,
                 datapoints=2,
             )
-        self._alarm(
-            "OffsetLag",
-            _metric("AWS/Lambda", "OffsetLag", {"FunctionName": worker.function_name}, "Maximum"),
-            10_000,
-            "the worker falls behind the topic",
-            periods=3,
-        )
-        drift = _metric(namespace, "ReconcileDrift", {"service": "coupon-rebuild"}, "Sum")
-        self._alarm(
-            "ReconcileDrift", drift, DRIFT_THRESHOLD, "reconcile keeps repairing Redis: look for leaks or lost keys"
-        )
-        lag = _metric(namespace, "OutboxLagSeconds", {"service": "coupon-relay"}, "Maximum")
-        self._alarm("OutboxLag", lag, OUTBOX_LAG_S, "events wait in the outbox: the relay fails or falls behind",
-                    periods=3)  # fmt: skip
+        worker_function.alarms(self, worker)
+        rebuild.alarms(self)
+        relay.alarms(self)
         self._api(api, access_logs, namespace)
-        self._memory(namespace)
+        intake.alarms(self)
         self._stores(stores)
         cloudwatch.Dashboard(
             self, "Dashboard", widgets=[self._graphs[i : i + 4] for i in range(0, len(self._graphs), 4)]
         )
 
     def _api(self, api: apigw.RestApi, access_logs: logs.ILogGroup, namespace: str) -> None:
-        self._alarm(
+        self.alarm(
             "Api5xx",
             api.metric_server_error(period=FIVE_MINUTES, statistic="Sum"),
             10,
@@ -142,7 +117,7 @@ class Monitoring(Construct):
             periods=3,
             datapoints=2,
         )
-        self._alarm(
+        self.alarm(
             "ApiLatencyP99",
             api.metric_latency(period=ONE_MINUTE, statistic="p99"),
             1_000,
@@ -155,68 +130,51 @@ class Monitoring(Construct):
             self, "Throttled429", log_group=access_logs, metric_namespace=namespace, metric_name="ApiThrottled",
             filter_pattern=logs.FilterPattern.string_value("$.status", "=", "429"), metric_value="1", default_value=0,
         )  # fmt: skip
-        self._alarm(
+        self.alarm(
             "Api429",
-            _metric(namespace, "ApiThrottled", {}, "Sum"),
+            metric(namespace, "ApiThrottled", {}, "Sum"),
             1_000,
             "callers throttled (stage limit or reserved concurrency)",
             periods=3,
             datapoints=2,
         )
 
-    def _memory(self, namespace: str) -> None:
-        """The intake's memory (docs/design.md): answers it gave without Redis, and the
-        refusals it learned from Redis (its refreshes: about one a second per container and coupon)."""
-        per_second = [
-            cloudwatch.MathExpression(
-                expression=f"{key} / PERIOD({key})",  # one id per metric in a graph
-                using_metrics={key: _metric(namespace, name, {"service": "coupon-intake"}, "Sum")},
-                label=label,
-                period=ONE_MINUTE,
-            )
-            for key, name, label in (
-                ("remembered", "IssueFromMemory", "answers from memory/s"),
-                ("refreshes", "IssueMemoryRefresh", "refreshes/s"),
-            )
-        ]
-        self._graphs.append(cloudwatch.GraphWidget(title="Intake memory", left=per_second, width=6))
-
     def _stores(self, stores: DataStores) -> None:
         rds = {"DBInstanceIdentifier": stores.database_instance}
-        self._alarm("DatabaseCpu", _metric("AWS/RDS", "CPUUtilization", rds, "Average"), 80, "database CPU", periods=3)
-        self._alarm(
+        self.alarm("DatabaseCpu", metric("AWS/RDS", "CPUUtilization", rds, "Average"), 80, "database CPU", periods=3)
+        self.alarm(
             "DatabaseConnections",
-            _metric("AWS/RDS", "DatabaseConnections", rds, "Maximum"),
+            metric("AWS/RDS", "DatabaseConnections", rds, "Maximum"),
             400,
             "database connections near the instance's limit",
             periods=3,
         )
-        borrow = _metric("AWS/RDS", "DatabaseConnectionsBorrowLatency", {"ProxyName": stores.proxy}, "Average")
-        self._alarm("ProxyBorrowLatency", borrow, 50_000, "proxy waits over 50 ms for a connection (µs)", periods=3)
+        borrow = metric("AWS/RDS", "DatabaseConnectionsBorrowLatency", {"ProxyName": stores.proxy}, "Average")
+        self.alarm("ProxyBorrowLatency", borrow, 50_000, "proxy waits over 50 ms for a connection (µs)", periods=3)
         if stores.cache_kind == "serverless":
             serverless = {"clusterId": stores.cache}
-            self._alarm(
+            self.alarm(
                 "CacheThrottled",
-                _metric("AWS/ElastiCache", "ThrottledCmds", serverless, "Sum"),
+                metric("AWS/ElastiCache", "ThrottledCmds", serverless, "Sum"),
                 100,
                 "the serverless cache throttles commands while it scales",
                 periods=3,
                 datapoints=2,
             )
-            self._graph("Cache ECPUs", _metric("AWS/ElastiCache", "ElastiCacheProcessingUnits", serverless, "Sum"))
+            self.graph("Cache ECPUs", metric("AWS/ElastiCache", "ElastiCacheProcessingUnits", serverless, "Sum"))
         else:
             for node in range(1, stores.cache_nodes + 1):
                 member = {"CacheClusterId": f"{stores.cache}-{node:03d}"}
-                self._alarm(
+                self.alarm(
                     f"CacheCpu{node}",
-                    _metric("AWS/ElastiCache", "EngineCPUUtilization", member, "Maximum"),
+                    metric("AWS/ElastiCache", "EngineCPUUtilization", member, "Maximum"),
                     80,
                     f"Valkey node {node}: engine CPU (one core runs every reserve)",
                     periods=3,
                 )
-                self._alarm(
+                self.alarm(
                     f"CacheMemory{node}",
-                    _metric("AWS/ElastiCache", "DatabaseMemoryUsagePercentage", member, "Maximum"),
+                    metric("AWS/ElastiCache", "DatabaseMemoryUsagePercentage", member, "Maximum"),
                     80,
                     f"Valkey node {node}: memory; at 100% (noeviction) every reserve answers 503",
                     periods=2,
@@ -224,30 +182,30 @@ class Monitoring(Construct):
         if stores.kafka_kind == "provisioned":
             for broker in range(1, stores.brokers + 1):
                 dims = {"Cluster Name": stores.kafka_cluster, "Broker ID": str(broker)}
-                self._alarm(
+                self.alarm(
                     f"BrokerCpu{broker}",
-                    _metric("AWS/Kafka", "CpuUser", dims, "Average"),
+                    metric("AWS/Kafka", "CpuUser", dims, "Average"),
                     60,
                     f"MSK broker {broker}: CPU",
                     periods=3,
                 )
-                self._alarm(
+                self.alarm(
                     f"BrokerConnections{broker}",
-                    _metric("AWS/Kafka", "ConnectionCount", dims, "Maximum"),
+                    metric("AWS/Kafka", "ConnectionCount", dims, "Maximum"),
                     round(stores.iam_connections_per_broker * CONNECTIONS_ALARM_SHARE),
                     f"MSK broker {broker}: connections near the {stores.iam_connections_per_broker} it takes with IAM; "
                     "beyond, new ones are refused and an intake that cannot reach its leader answers 503",
                     periods=1,
                 )
-                self._alarm(
+                self.alarm(
                     f"BrokerDisk{broker}",
-                    _metric("AWS/Kafka", "KafkaDataLogsDiskUsed", dims, "Maximum"),
+                    metric("AWS/Kafka", "KafkaDataLogsDiskUsed", dims, "Maximum"),
                     80,
                     f"MSK broker {broker}: data disk used (%)",
                     periods=2,
                 )
 
-    def _alarm(
+    def alarm(
         self, name: str, metric: cloudwatch.IMetric, threshold: float, description: str, *,
         periods: int = 1, datapoints: int | None = None,
     ) -> None:  # fmt: skip
@@ -265,14 +223,8 @@ class Monitoring(Construct):
         created.add_alarm_action(self._action)
         self._graphs.append(cloudwatch.AlarmWidget(alarm=created, title=name, width=6))
 
-    def _graph(self, title: str, metric: cloudwatch.IMetric) -> None:
-        self._graphs.append(cloudwatch.GraphWidget(title=title, left=[metric], width=6))
+    def graph(self, title: str, *metrics: cloudwatch.IMetric) -> None:
+        self._graphs.append(cloudwatch.GraphWidget(title=title, left=list(metrics), width=6))
 
 
 CONNECTIONS_ALARM_SHARE = 0.9  # of the IAM connections a broker takes, where its alarm fires
-
-
-def _metric(namespace: str, name: str, dimensions: dict[str, str], statistic: str) -> cloudwatch.Metric:
-    return cloudwatch.Metric(
-        namespace=namespace, metric_name=name, dimensions_map=dimensions, statistic=statistic, period=FIVE_MINUTES
-    )

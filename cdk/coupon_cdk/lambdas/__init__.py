@@ -1,5 +1,6 @@
 """The seven functions of every environment, one module each: what makes it itself (its spec,
-its variables), what its role is granted on the brokers, and what triggers it. This package
+its variables), what its role is granted on the brokers, what triggers it, and the alarms of
+its own work (an ``alarms`` function ``monitoring.Monitoring`` calls with a ``common.Watch``). This package
 builds them in one order and wires the invocations between them; the stores' grants common to
 several functions are ``coupon_cdk.managed``'s.
 
@@ -10,7 +11,7 @@ dlq.py       the worker's dead letters released and recorded; its SQS mapping
 builder.py   a missing state built, for the intake
 rebuild.py   the reconcile, on its schedule and for the operators' route
 relay.py     the outbox published every minute
-common.py    what several of them have alike
+common.py    what several of them have alike, and where their alarms go (Watch)
 
 LocalStack reserves no concurrency: a function's reserved concurrency is set on AWS only. The
 functions are made at the stack's level, not under a construct of their own: their logical

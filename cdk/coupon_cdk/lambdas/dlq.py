@@ -34,3 +34,27 @@ def trigger(fn: Function, dlq: sqs.IQueue, aws: AwsEnvironment | None) -> None:
     fn.function.add_event_source(
         sources.SqsEventSource(dlq, batch_size=10, report_batch_item_failures=True, max_concurrency=mapping)
     )
+
+
+def alarms(watch: common.Watch, dlq: sqs.IQueue, redrive: sqs.IQueue) -> None:
+    """A dead letter the handler has not settled in 15 minutes, and any it gave up on: each is an
+    accepted request, the second waiting for a person (docs/operations.md)."""
+    watch.alarm(
+        "DlqDepth",
+        dlq.metric_approximate_number_of_messages_visible(period=common.FIVE_MINUTES),
+        1,
+        "dead letters waiting for 15 minutes: the DLQ handler is failing or behind",
+        periods=3,
+    )
+    watch.alarm(
+        "DlqAge",
+        dlq.metric_approximate_age_of_oldest_message(period=common.FIVE_MINUTES),
+        900,
+        "a dead letter older than 15 minutes: its reservation is still held",
+    )
+    watch.alarm(
+        "RedriveDepth",
+        redrive.metric_approximate_number_of_messages_visible(period=common.FIVE_MINUTES),
+        1,
+        "dead letters the handler gave up on: each is a request for a person (docs/operations.md)",
+    )

@@ -5,6 +5,7 @@ function, which it invokes."""
 from __future__ import annotations
 
 from aws_cdk import aws_applicationautoscaling as appscaling
+from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_lambda as lambda_
 
 from coupon_cdk.config import AwsEnvironment, EnvironmentConfig, WarmupConfig
@@ -49,3 +50,21 @@ def target(fleet: Fleet, fn: Function, warmup: WarmupConfig | None) -> lambda_.I
         "CoolDown", schedule=appscaling.Schedule.expression(warmup.ends), min_capacity=0, max_capacity=0
     )
     return alias
+
+
+def alarms(watch: common.Watch) -> None:
+    """No alarm, a graph: the intake's memory (docs/design.md), the answers it gave without Redis
+    and the refusals it learned from Redis (its refreshes: about one a second per container and coupon)."""
+    per_second = [
+        cloudwatch.MathExpression(
+            expression=f"{key} / PERIOD({key})",  # one id per metric in a graph
+            using_metrics={key: common.metric(watch.namespace, name, {"service": "coupon-intake"}, "Sum")},
+            label=label,
+            period=common.ONE_MINUTE,
+        )
+        for key, name, label in (
+            ("remembered", "IssueFromMemory", "answers from memory/s"),
+            ("refreshes", "IssueMemoryRefresh", "refreshes/s"),
+        )
+    ]
+    watch.graph("Intake memory", *per_second)

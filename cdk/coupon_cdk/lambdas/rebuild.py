@@ -13,6 +13,8 @@ from coupon_cdk.fleet import Fleet
 from coupon_cdk.functions import Function, FunctionSpec
 from coupon_cdk.lambdas import common
 
+DRIFT_THRESHOLD = 100  # users added or released by reconcile in five minutes
+
 
 def add(fleet: Fleet, config: EnvironmentConfig, aws: AwsEnvironment | None) -> Function:
     spec = FunctionSpec(name="rebuild", handler="functions/rebuild/app.handler",
@@ -28,4 +30,12 @@ def schedule(scope: Construct, fn: Function, *, every_minutes: int) -> None:
         description="reconcile Redis with PostgreSQL for coupons near their window",
         schedule=events.Schedule.rate(Duration.minutes(every_minutes)),
         targets=[targets.LambdaFunction(fn.function)],
+    )
+
+
+def alarms(watch: common.Watch) -> None:
+    """Reconcile repairing Redis run after run: something leaks reservations or loses keys."""
+    drift = common.metric(watch.namespace, "ReconcileDrift", {"service": "coupon-rebuild"}, "Sum")
+    watch.alarm(
+        "ReconcileDrift", drift, DRIFT_THRESHOLD, "reconcile keeps repairing Redis: look for leaks or lost keys"
     )

@@ -14,6 +14,8 @@ from coupon_cdk.functions import Function, FunctionSpec
 from coupon_cdk.lambdas import common
 from coupon_cdk.stores import EVENTS_TOPIC, Kafka
 
+OUTBOX_LAG_S = 300  # the oldest unpublished event, with the relay running every minute
+
 
 def add(fleet: Fleet, aws: AwsEnvironment | None) -> Function:
     spec = FunctionSpec(name="relay", handler="functions/relay/app.handler",
@@ -35,3 +37,9 @@ def schedule(scope: Construct, fn: Function) -> None:
         schedule=events.Schedule.rate(Duration.minutes(1)),
         targets=[targets.LambdaFunction(fn.function)],
     )
+
+
+def alarms(watch: common.Watch) -> None:
+    """Events left in the outbox: the relay fails or falls behind."""
+    lag = common.metric(watch.namespace, "OutboxLagSeconds", {"service": "coupon-relay"}, "Maximum")
+    watch.alarm("OutboxLag", lag, OUTBOX_LAG_S, "events wait in the outbox: the relay fails or falls behind", periods=3)

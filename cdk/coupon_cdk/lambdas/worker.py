@@ -10,6 +10,7 @@ from constructs import Construct
 from coupon_cdk.config import AwsEnvironment, EnvironmentConfig, KafkaConfig
 from coupon_cdk.fleet import Fleet
 from coupon_cdk.functions import Function, FunctionSpec
+from coupon_cdk.lambdas import common
 from coupon_cdk.stores import TOPIC, Kafka
 
 
@@ -66,3 +67,9 @@ def mapping(scope: Construct, fn: Function, kafka: KafkaConfig, *, cluster_arn: 
             metrics=["EventCount", "ErrorCount", "KafkaMetrics"]
         ),
     )
+
+
+def alarms(watch: common.Watch, fn: lambda_.IFunction) -> None:
+    """The worker falling behind the topic (the mapping's offset lag)."""
+    lag = common.metric("AWS/Lambda", "OffsetLag", {"FunctionName": fn.function_name}, "Maximum")
+    watch.alarm("OffsetLag", lag, 10_000, "the worker falls behind the topic", periods=3)
