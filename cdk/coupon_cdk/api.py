@@ -28,10 +28,10 @@ from constructs import Construct
 from coupon_cdk.config import ApiConfig
 from coupon_cdk.nag import AVAILABILITY, PREFLIGHT, accept
 from coupon_cdk.request_models import gateway_schema
-from functions.http_api.request import METHOD as ISSUE_METHOD
-from functions.http_api.request import PATH as ISSUE_PATH
-from functions.http_api.request import IssueRequest
 from functions.http_api.schemas import ChangeCouponRequest, CreateCouponRequest, TopUpRequest
+from functions.intake.request import METHOD as ISSUE_METHOD
+from functions.intake.request import PATH as ISSUE_PATH
+from functions.intake.request import IssueRequest
 
 # What a page may send on the public routes, how long a browser keeps a preflight's answer
 # (Chromium's cap: 2 hours), and the header beyond the safelisted ones it must read.

@@ -15,8 +15,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from functions.http_api.openapi_answers import FORBIDDEN, documented
 from functions.http_api.parameters import IdempotencyKey
-from functions.http_api.request import METHOD, PATH, IssueRequest
 from functions.http_api.schemas import IssueAccepted
+from functions.intake.request import METHOD, PATH, IssueRequest
 
 router = Router()
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from functions.http_api.request import is_issue_route
+from functions.intake.request import is_issue_route
 
 Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 

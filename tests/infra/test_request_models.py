@@ -11,8 +11,8 @@ from jsonschema import Draft4Validator
 from pydantic import BaseModel, ValidationError
 
 from coupon_cdk.request_models import draft4
-from functions.http_api.request import IssueRequest
 from functions.http_api.schemas import ChangeCouponRequest, CreateCouponRequest, TopUpRequest
+from functions.intake.request import IssueRequest
 from local.testkit.bad_requests import BAD_ISSUE_BODIES
 from tests.infra.template_support import resources
 

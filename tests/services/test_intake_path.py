@@ -1,9 +1,10 @@
 """How far a reader walks: the project files one warm SUCCESS of ``POST /coupon-issues`` executes,
 traced with a profiler hook through ``functions.intake.app.handler`` on the real servers (the
 Lambda context the test passes, ``local/testkit``, is not the project's path).
-At most 13, one job each: the handler (``functions/intake/app.py``), the request
-(``functions/http_api/request.py``) and the body's one reader (``untrusted_json.py``), the
-answers (``functions/http_api/answers.py``), observability, the domain service
+At most 13, one job each: the handler, which counts the answer (``functions/intake/app.py``),
+what both HTTP functions read of an event (``functions/http_api/request.py``), the intake's request
+(``functions/intake/request.py``) and the body's one reader (``untrusted_json.py``), the
+answers (``functions/http_api/answers.py``), the domain service
 (``domain/issuing.py``), the record and the ids it carries (``domain/records.py``), the
 reservation store with its Lua (``lua_redis/issue_store.py``) and its key names
 (``lua_redis/keys.py``), the Redis client whose connection renews itself

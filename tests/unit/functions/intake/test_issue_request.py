@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from functions.http_api.answers import RequestRefusedError, problems
-from functions.http_api.request import _body, issue_request
+from functions.intake.request import _body, issue_request
 from local.testkit.lambda_events import api_event
 
 MAX = 2**63 - 1
