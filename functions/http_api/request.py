@@ -135,13 +135,6 @@ class Caller:
         return int(value)
 
 
-def arrived_at(event: APIGatewayProxyEvent) -> int | None:
-    """When API Gateway received ``event``: its ``requestContext.requestTimeEpoch`` (epoch ms on
-    the gateway's clock), or None without an integer one."""
-    at = (event.get("requestContext") or {}).get("requestTimeEpoch")
-    return at if isinstance(at, int) and not isinstance(at, bool) else None
-
-
 def caller_of(event: Mapping[str, Any], settings: CallerSettings) -> Caller:
     """The caller of an API Gateway REST proxy event."""
     context = event.get("requestContext") or {}

@@ -3,7 +3,7 @@ else (every other route is the coupons function's, ``functions/coupons``).
 
 Nearly every request of a flash sale is this one, hundreds of thousands of times a minute, so
 the handler is plain: a body declared as anything but JSON is refused (``request.refused``), the
-request is read and validated (``request.issue_request``, this folder's), the caller names the user
+request is read and validated (``functions/intake/request.py``, ``issue_request``), the caller names the user
 (``request.Caller``), the domain issues (``IssueService.issue``, once), the answer is counted
 (:func:`count_issue`, by ``observability``'s names), and the outcome is mapped to its answer in the API's one format:
 a success to its body, anything else to its refusal (``answers.REFUSALS``). It is not on
@@ -35,7 +35,7 @@ from coupon_core.observability import logger, metrics
 from functions.http_api import request
 from functions.http_api.answers import Answer, RequestRefusedError, refusal
 from functions.intake import dependencies
-from functions.intake.request import issue_request
+from functions.intake.request import arrived_at, issue_request
 
 DETAIL_CHARS = 300  # of a 503's cause in its warning line: a server's error can be long, the line is not
 _NOTHING_DONE = {IssueOutcome.SUCCESS, IssueOutcome.UNCONFIRMED, IssueOutcome.UNAVAILABLE}
@@ -54,7 +54,7 @@ def _respond(event: APIGatewayProxyEvent) -> Answer:
         issue, idempotency_key = issue_request(event)
         parts = dependencies.wiring()
         user_id = request.caller_of(event, parts.settings.caller).user_id(issue.userId)
-        return answer_issue(parts.service, issue.couponId, user_id, idempotency_key, request.arrived_at(event))
+        return answer_issue(parts.service, issue.couponId, user_id, idempotency_key, arrived_at(event))
     except RequestRefusedError as refused:
         return refused.answer
 

@@ -45,6 +45,13 @@ def is_issue_route(method: object, path: object) -> bool:
     return method == METHOD and path in _PATHS
 
 
+def arrived_at(event: APIGatewayProxyEvent) -> int | None:
+    """When API Gateway received ``event``: its ``requestContext.requestTimeEpoch`` (epoch ms on
+    the gateway's clock), or None without an integer one."""
+    at = (event.get("requestContext") or {}).get("requestTimeEpoch")
+    return at if isinstance(at, int) and not isinstance(at, bool) else None
+
+
 def issue_request(event: APIGatewayProxyEvent) -> tuple[IssueRequest, str | None]:
     """The issue request of ``event`` (its body) and its Idempotency-Key, if any; raises
     :class:`RequestRefusedError` for any other route, and for a request that is not valid (every

@@ -132,7 +132,7 @@ BAD_IDS = ["7", 7.0, 0, -1, MAX_BIGINT + 1, 2**64, True, None]
 
 
 @pytest.mark.parametrize("bad", BAD_IDS, ids=repr)
-def test_bad_ids_are_refused_before_redis(store, redis_client, bad):
+def test_a_release_refuses_bad_ids_before_redis(store, redis_client, bad):
     install(store, total=5)
     redis_client.config_resetstat()
 

@@ -96,3 +96,16 @@ def test_without_its_function_every_call_is_unavailable_and_names_the_variable(i
     """A client that would fail if it were called: nothing is invoked."""
     with pytest.raises(UnavailableError, match=f"{variable} is not set"):
         invoker(1)
+
+
+def test_a_client_that_cannot_be_made_is_unavailable_not_an_escape(monkeypatch, tmp_path):
+    """botocore's refusal to make the client (no region here) is the function unreachable, as a
+    failed invoke is: the intake answers 503, never lets it escape."""
+    for variable in ("AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+
+    with pytest.raises(UnavailableError, match="builder function unreachable: NoRegionError"):
+        BuilderInvoker("builder").build(1)
+    with pytest.raises(UnavailableError, match="rebuild function unreachable: NoRegionError"):
+        RebuildInvoker("rebuild").reconcile(1)

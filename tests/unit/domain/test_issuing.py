@@ -317,3 +317,71 @@ def test_a_resend_whose_produce_fails_keeps_the_reservation_its_first_produce_ma
 
     assert (result.outcome, result.replays, store.releases) == (IssueOutcome.UNCONFIRMED, RESERVED_AT, [])
     assert result.record is not None
+
+
+class _Outages:
+    """The intake's collaborators, each failing as its contract says when ``down`` names it:
+    Redis' calls with ``StateUnavailableError``, the build with ``UnavailableError``, the
+    publish with either ``PublishError``; a reserve that finds no state first when ``missing``."""
+
+    def __init__(self, down: str, *, missing: bool) -> None:
+        self.down, self.missing = down, missing
+
+    def _fail(self, name: str, error: type[Exception] = StateUnavailableError) -> None:
+        if self.down == name:
+            raise error(f"{name} is down")
+
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: object = None, *, idempotency_key: str = ""
+    ) -> Reservation:
+        self._fail("reserve")
+        if self.missing:
+            self.missing = False
+            return Reservation(IssueOutcome.STATE_MISSING)
+        return Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT)
+
+    def release(self, coupon_id: int, user_id: int, reserved_at: int) -> object:
+        self._fail("release")
+        return None
+
+    def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
+        self._fail("wait_for_replicas")
+        return replicas
+
+    def lookup(self, coupon_id: int, claim_ms: int) -> MissingState:
+        self._fail("lookup")
+        return MissingState.BUILD
+
+    def build(self, coupon_id: int) -> MissingState:
+        self._fail("build", UnavailableError)
+        return MissingState.READY
+
+    def publish(self, record: object) -> None:
+        self._fail("publish", NotPublishedError)
+        self._fail("publish unconfirmed", PublishUnconfirmedError)
+        self._fail("release", NotPublishedError)  # a release is asked only after a failed produce
+
+
+@pytest.mark.parametrize(
+    ("down", "outcome"),
+    [
+        ("reserve", IssueOutcome.UNAVAILABLE),
+        ("lookup", IssueOutcome.UNAVAILABLE),
+        ("build", IssueOutcome.UNAVAILABLE),
+        ("wait_for_replicas", IssueOutcome.UNAVAILABLE),
+        ("publish", IssueOutcome.UNAVAILABLE),
+        ("publish unconfirmed", IssueOutcome.UNCONFIRMED),
+        ("release", IssueOutcome.UNAVAILABLE),
+    ],
+)
+def test_no_outage_of_a_collaborator_escapes_the_service(down, outcome):
+    """The intake's handler catches no outage: the service answers each one its collaborators
+    raise by their contracts, on a path that meets every collaborator (a missing state built,
+    a replica waited for, a produce that fails and its release)."""
+    outages = _Outages(down, missing=True)
+    issuing = IssueService(outages, outages.publish, outages.build, lookup=outages.lookup, wait_replicas=1)
+
+    result = issuing.issue(3, 7)
+
+    assert result.outcome is outcome
+    assert result.release_failed is (down == "release")

@@ -27,7 +27,8 @@
 
 The classes marked * are in ``coupon_core.backend_errors``: only the functions behind the intake raise
 them, and the intake, which imports this module, imports none of them.
-A handler answers every outage (503 with ``Retry-After``) by catching ``UnavailableError``.
+Every outage is answered 503 with ``Retry-After``: the intake's service turns each it meets into
+UNAVAILABLE (``IssueService.issue``), the coupons function's handler catches ``UnavailableError``.
 Adapters turn their driver's errors into these with :class:`Reraise` (a ``with`` block or a
 decorator, or its ``causes`` and ``mapped``), the one way errors are
 mapped in this project, so that neither the domain nor a handler ever sees a driver's types.

@@ -43,7 +43,7 @@ _AS_BYTES: dict[str, Any] = {NEVER_DECODE: []}
 class IssueStore:
     """A coupon's reservations as the intake uses them (the ``issuing`` module's ports).
 
-    Its arguments come checked (ids by the request's model, ``functions/http_api/request.py``;
+    Its arguments come checked (ids by the request's model, ``functions/intake/request.py``;
     times from Redis' own ``TIME``; counts and bounds from validated settings), so it does not
     check them again. Every method raises :class:`StateUnavailableError` when Redis cannot be
     reached.

@@ -39,16 +39,17 @@ class FunctionInvoker:
         role = self.role
         if self._function_name is None:
             raise UnavailableError(f"{self.variable} is not set: this environment has no {role} function to invoke")
-        if self._client is None:  # made on first use: not on the hot path (a missing state, an operator's reconcile)
-            import boto3  # noqa: PLC0415
-            from botocore.config import Config  # noqa: PLC0415
-
-            config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries={"total_max_attempts": 1})
-            self._client = boto3.client("lambda", config=config)
         try:
+            if self._client is None:  # made on first use, off the hot path (a missing state, a reconcile)
+                import boto3  # noqa: PLC0415
+                from botocore.config import Config  # noqa: PLC0415
+
+                once = {"total_max_attempts": 1}
+                config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries=once)
+                self._client = boto3.client("lambda", config=config)
             invoked = self._client.invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
             reply = json.loads(invoked["Payload"].read())
-        except Exception as exc:  # botocore's errors, a payload that is not JSON: the function is unreachable
+        except Exception as exc:  # botocore's (making the client too), a payload not JSON: the function is unreachable
             raise UnavailableError(f"{role} function unreachable: {exc!r}") from exc
         if invoked.get("FunctionError"):
             detail = reply.get("errorMessage", reply) if isinstance(reply, dict) else reply

@@ -47,7 +47,7 @@ class CouponChanges:
 
     def checked_window(self, starts_at: datetime, ends_at: datetime, total_quantity: int) -> tuple[datetime, datetime]:
         """The issue window once these changes are made to a coupon whose window and stock are
-        these now. Raises :class:`~coupon_core.errors.InvalidChangeError` (and the catalog
+        these now. Raises :class:`~coupon_core.backend_errors.InvalidChangeError` (and the catalog
         changes nothing) for a window that would end before it starts or a stock past the maximum."""
         starts, ends = self.issue_starts_at or starts_at, self.issue_ends_at or ends_at
         if ends <= starts:
