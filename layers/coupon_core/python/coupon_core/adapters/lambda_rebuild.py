@@ -40,14 +40,7 @@ class FunctionInvoker:
         if self._function_name is None:
             raise UnavailableError(f"{self.variable} is not set: this environment has no {role} function to invoke")
         try:
-            if self._client is None:  # made on first use, off the hot path (a missing state, a reconcile)
-                import boto3  # noqa: PLC0415
-                from botocore.config import Config  # noqa: PLC0415
-
-                once = {"total_max_attempts": 1}
-                config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries=once)
-                self._client = boto3.client("lambda", config=config)
-            invoked = self._client.invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
+            invoked = self._lambda().invoke(FunctionName=self._function_name, Payload=json.dumps(event).encode())
             reply = json.loads(invoked["Payload"].read())
         except Exception as exc:  # botocore's (making the client too), a payload not JSON: the function is unreachable
             raise UnavailableError(f"{role} function unreachable: {exc!r}") from exc
@@ -57,6 +50,18 @@ class FunctionInvoker:
         if not isinstance(reply, dict):
             raise UnavailableError(f"{role} function replied {reply!r}, not an object")
         return reply
+
+    def _lambda(self) -> Any:
+        """The Lambda client, made on first use, off the hot path (a missing state, a reconcile):
+        inside :meth:`invoke`'s ``try``, so that a client botocore cannot make (no region) is the
+        function unreachable too."""
+        if self._client is None:
+            import boto3  # noqa: PLC0415
+            from botocore.config import Config  # noqa: PLC0415
+
+            config = Config(connect_timeout=1, read_timeout=STATE_BUILD_TIMEOUT_S, retries={"total_max_attempts": 1})
+            self._client = boto3.client("lambda", config=config)
+        return self._client
 
 
 class BuilderInvoker(FunctionInvoker):

@@ -290,18 +290,9 @@ class IssueService:
         ``again``: Redis answered an earlier request's reservation again (a keyed resend), whose
         first produce may have reached Kafka: this produce failing says nothing of that one, so
         the reservation is kept and the answer is UNCONFIRMED, never a release."""
-        if self._wait_replicas:
-            try:
-                replicas = self._store.wait_for_replicas(
-                    record.coupon_id, record.user_id, record.reserved_at, self._wait_replicas, self._wait_timeout_ms
-                )
-            except StateUnavailableError:
-                replicas = 0
-            if replicas < self._wait_replicas:
-                detail = (
-                    f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
-                )
-                return self._not_published(record, detail, again=again)
+        if self._wait_replicas and not self._replicated(record):
+            detail = f"the reservation did not reach {self._wait_replicas} Redis replicas in {self._wait_timeout_ms} ms"
+            return self._not_published(record, detail, again=again)
         try:
             self._publish(record)
         except NotPublishedError as exc:  # this produce is known not to be in Kafka
@@ -318,6 +309,17 @@ class IssueService:
         if again:
             return IssueResult(IssueOutcome.UNCONFIRMED, record=record, detail=detail)
         return IssueResult(IssueOutcome.UNAVAILABLE, detail=detail, release_failed=not self._release(record))
+
+    def _replicated(self, record: IssueRecord) -> bool:
+        """Whether ``wait_replicas`` Redis replicas have the record's reservation in time (False
+        if Redis cannot be asked)."""
+        try:
+            replicas = self._store.wait_for_replicas(
+                record.coupon_id, record.user_id, record.reserved_at, self._wait_replicas, self._wait_timeout_ms
+            )
+        except StateUnavailableError:
+            return False
+        return replicas >= self._wait_replicas
 
     def _release(self, record: IssueRecord) -> bool:
         """Undo the reservation of a record that did not reach Kafka; False if Redis is gone too."""
