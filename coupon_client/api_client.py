@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import urllib3
 
-from coupon_client.retry import Claim, claim, retry_after_seconds
+from coupon_client.retry import TIMEOUT_S, Claim, claim, retry_after_seconds
 
 if TYPE_CHECKING:
     from coupon_client.aws_auth import Signer
@@ -57,7 +57,7 @@ class ApiClient:
     IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
 
     def __init__(
-        self, base_url: str, timeout_s: float = 60, connections: int = 16, *, sign: Signer | None = None,
+        self, base_url: str, timeout_s: float = TIMEOUT_S, connections: int = 16, *, sign: Signer | None = None,
         trace: Tracer | None = None,
     ) -> None:  # fmt: skip
         self._base_url = base_url.rstrip("/")

@@ -29,6 +29,9 @@ def sigv4(region: str, credentials: Credentials | None = None) -> Signer:
     return sign
 
 
-def id_token(token: str) -> Signer:
-    """The Cognito ID token (it carries the user id claim; an access token does not)."""
-    return lambda _method, _url, _body, _headers: {"Authorization": token}
+def id_token(token: str | Callable[[], str]) -> Signer:
+    """The Cognito ID token (it carries the user id claim; an access token does not): a token, or
+    a function that returns the current one, asked before every request (so a token refreshed
+    as it expires, an hour after sign-in, is the one a resend after a 401 carries)."""
+    current = token if callable(token) else lambda: token
+    return lambda _method, _url, _body, _headers: {"Authorization": current()}

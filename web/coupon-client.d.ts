@@ -66,9 +66,10 @@ export const STATUS_ASKS: 10;
 export const TIMEOUT_MS: 10000;
 /**
  * How often keepWarm asks for the claim's preflight again: just past Safari's cap on a kept
- * preflight (600 s; Chromium's is 7,200 s, Firefox's 86,400 s), so each warm-up finds the last
- * one expired and asks anew, and a kept preflight is missing for at most a second of every ten
- * minutes. A warm-up within the cap would find the old one kept and ask nothing.
+ * preflight (600 s), so each warm-up there finds the last one expired and asks anew, and a kept
+ * preflight is missing for at most a second of every ten minutes (a warm-up within the cap would
+ * find the old one kept and ask nothing). Where the API's Max-Age (7,200 s) holds, as in
+ * Chromium (its cap) and Firefox, the warm-up after it expires is at most 12 s late.
  */
 export const PREFLIGHT_REFRESH_MS: 601000;
 /** How often watch asks a sale's availability near and during its window: the edge's period. */

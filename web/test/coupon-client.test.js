@@ -8,6 +8,8 @@ import { test } from "node:test";
 
 import {
   CouponClient,
+  afterClaim,
+  afterStatus,
   MAX_SENDS,
   PREFLIGHT_REFRESH_MS,
   TIMEOUT_MS,
@@ -365,6 +367,29 @@ test("keepWarm warms up now, then again just past Safari's ten minutes, each wit
   assert.equal(calls[1].signal.aborted, true);
   assert.deepEqual(slept, [PREFLIGHT_REFRESH_MS]);
   assert.ok(PREFLIGHT_REFRESH_MS > 600_000 && PREFLIGHT_REFRESH_MS <= 610_000);
+});
+
+test("afterClaim names what each answer to a claim means", () => {
+  const meanings = [
+    [202, {}, "success"], [401, {}, "refresh"], [408, {}, "retry"], [429, {}, "retry"],
+    [503, { status: "UNAVAILABLE" }, "retry"], [503, { status: "UNCONFIRMED" }, "lost"], [409, {}, "refused"],
+    [400, {}, "refused"], [499, {}, "refused"], [500, {}, "lost"], [502, { status: "UNAVAILABLE" }, "lost"],
+    [0, {}, "lost"], [200, {}, "lost"], [399, {}, "lost"],
+  ];
+  for (const [httpStatus, body, meaning] of meanings) {
+    assert.equal(afterClaim({ httpStatus, body }), meaning, `${httpStatus} ${JSON.stringify(body)}`);
+  }
+});
+
+test("afterStatus names what each status-route answer means after a lost answer", () => {
+  const meanings = [
+    [200, "NONE", "none"], [200, "PENDING", "pending"], [200, "ISSUED", "held"], [200, "USED", "held"],
+    [200, "EXPIRED", "held"], [200, "CANCELED", "released"], [200, "FAILED", "released"],
+    [200, "SOMETHING_NEW", "ask again"], [503, "NONE", "ask again"], [0, undefined, "ask again"],
+  ];
+  for (const [httpStatus, status, meaning] of meanings) {
+    assert.equal(afterStatus({ httpStatus, body: { status } }), meaning, `${httpStatus} ${status}`);
+  }
 });
 
 test("the contract's numbers are the client's", () => {

@@ -28,6 +28,14 @@ def test_the_id_token_goes_in_the_authorization_header():
     assert id_token("eyJ.token")("GET", URL, None, {}) == {"Authorization": "eyJ.token"}
 
 
+def test_a_token_provider_is_asked_before_every_request_so_a_refreshed_token_is_sent():
+    tokens = iter(["eyJ.first", "eyJ.refreshed"])
+    sign = id_token(lambda: next(tokens))
+
+    assert sign("POST", URL, b"{}", {}) == {"Authorization": "eyJ.first"}
+    assert sign("POST", URL, b"{}", {}) == {"Authorization": "eyJ.refreshed"}
+
+
 def test_the_signature_is_the_one_botocores_signer_computes_for_the_same_request():
     """Recomputed from the signed headers with botocore's own SigV4 steps (canonical request,
     string to sign, signing key), at the request's own X-Amz-Date."""
