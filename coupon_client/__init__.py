@@ -10,8 +10,8 @@ tests use its client too. It imports nothing else of the repository.
 - ``watch``: the live view of a sale (Rich's ``Live``), with close, reopen and top-up keys.
 - ``admin``: the operators' routes, one method each, and the error each refusal means.
 - ``metrics``: the view's figures from CloudWatch and SQS, or why one cannot be read.
-- ``fairness``: how far a sale's winners strayed from arrival order, from its answers or from
-  the intake's metrics lines through CloudWatch Logs Insights (``coupons fairness``).
+- ``fairness``: how far a sale's winners strayed from arrival order, from the intake's metrics
+  lines (read with CloudWatch Logs' FilterLogEvents for ``coupons fairness``).
 - ``environment``: the deployment (the stack's outputs, or the local stack's file) and the
   identity (botocore's chain).
 - ``arguments``: the command's arguments, checked by the API's bounds before anything is sent.

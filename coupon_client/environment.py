@@ -32,8 +32,10 @@ from coupon_client.errors import (
     ForbiddenError,
     NoAnswerError,
     NoCredentialsError,
+    NothingToMeasureError,
     SessionExpiredError,
     TlsError,
+    UnavailableError,
     UnknownEnvironmentError,
     UnreachableError,
 )
@@ -46,6 +48,7 @@ EXPIRED_CODES = frozenset({"ExpiredToken", "ExpiredTokenException", "RequestExpi
 INVALID_CODES = frozenset({"InvalidClientTokenId", "UnrecognizedClientException", "SignatureDoesNotMatch",
                            "InvalidSignatureException"})  # fmt: skip
 DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
+THROTTLED_CODES = frozenset({"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded"})
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,18 @@ def aws_errors(action: str, endpoint: str | None) -> Iterator[None]:
         raise error from None
 
 
+@contextmanager
+def missing_group_said(group: str) -> Iterator[None]:
+    """A log group that does not exist as nothing to measure (on the local stack the function's
+    group is made by its first line), not as an error of AWS's."""
+    try:
+        yield
+    except botocore.exceptions.ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+        raise NothingToMeasureError(f"no log group {group}: nothing to measure (no line written yet)") from None
+
+
 def _refused(exc: botocore.exceptions.ClientError, action: str) -> CouponsError | None:
     code = exc.response.get("Error", {}).get("Code", "")
     said = exc.response.get("Error", {}).get("Message", code)
@@ -212,6 +227,8 @@ def _refused(exc: botocore.exceptions.ClientError, action: str) -> CouponsError 
         return NoCredentialsError(f"AWS refused the credentials or the signature ({code}: {said})")
     if code in DENIED_CODES:
         return ForbiddenError(f"your identity may not call {action} ({code}: {said})")
+    if code in THROTTLED_CODES:  # botocore's own retries spent
+        return UnavailableError(f"AWS throttled {action} ({code}: {said}): nothing changed; try again shortly")
     return None
 
 

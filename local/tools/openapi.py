@@ -57,7 +57,8 @@ def generate() -> str:
 
 def api_table(document: dict[str, Any]) -> str:
     """Every route of ``document`` with its request body and every answer, as a Markdown table
-    (POST /coupon-issues first, then by path)."""
+    (POST /coupon-issues first, whole, then by path); the answers the coupons function's routes
+    all give alike, once, last."""
     rows = ["| route | what | answers |", "|---|---|---|"]
     routes = sorted(
         (
@@ -67,13 +68,18 @@ def api_table(document: dict[str, Any]) -> str:
         ),
         key=lambda route: (route[0] != "/coupon-issues", route[0], route[1]),
     )
-    for path, method, operation in routes:
+    answers = [
+        [f"{code} {response['description']}" for code, response in sorted(operation["responses"].items())]
+        for _, _, operation in routes
+    ]
+    alike = set.intersection(*(set(each) for each in answers[1:]))
+    for number, ((path, method, operation), given) in enumerate(zip(routes, answers, strict=True)):
         schema = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("schema", {})
         body = f" `{schema['$ref'].rsplit('/', 1)[1]}`" if "$ref" in schema else ""
-        answers = "; ".join(
-            f"{code} {response['description']}" for code, response in sorted(operation["responses"].items())
-        )
-        rows.append(f"| `{method.upper()} {path}`{body} | {operation['summary']} | {answers} |")
+        own = "; ".join(answer for answer in given if not number or answer not in alike)
+        rows.append(f"| `{method.upper()} {path}`{body} | {operation['summary']} | {own} |")
+    shared = "; ".join(answer for answer in answers[1] if answer in alike)
+    rows.append(f"| every route but `POST /coupon-issues` | also | {shared} |")
     return "\n".join(rows)
 
 

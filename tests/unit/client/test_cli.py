@@ -552,12 +552,16 @@ def _lines_logged(*lines: dict[str, object]) -> list[dict[str, object]]:
     return [{"message": json.dumps({"_aws": {}, "couponId": 7, **line})} for line in lines]
 
 
-def _fairness_with_logs(api, monkeypatch, pages: list[list[dict[str, object]]], *args: str):
+def _fairness_with_logs(api, monkeypatch, pages: list[list[dict[str, object]]] | str, *args: str):
     """``coupons --env dev fairness 7`` on a sale whose intake's log group pages are ``pages``
-    (FilterLogEvents, asked for coupon 7's lines across its window up to now)."""
+    (FilterLogEvents, asked for coupon 7's lines across its window up to now), or whose
+    FilterLogEvents fails with the error code ``pages``."""
     logs = botocore.session.get_session().create_client("logs", region_name="eu-west-1",
                                                         aws_access_key_id="a", aws_secret_access_key="b")  # fmt: skip
     stubber = Stubber(logs)
+    if isinstance(pages, str):
+        stubber.add_client_error("filter_log_events", service_error_code=pages, service_message="said by AWS")
+        pages = []
     for number, events in enumerate(pages):
         asked = {"logGroupName": "intake-logs", "startTime": OPENING * 1000 - 60_000, "endTime": NOW * 1000 + 60_000,
                  "filterPattern": "{ $.couponId = 7 }"} | ({"nextToken": f"t{number}"} if number else {})  # fmt: skip
@@ -610,6 +614,37 @@ def test_fairness_of_a_sale_without_lines_says_it_cannot_measure(api, monkeypatc
     assert result.exit_code == errors.NothingToMeasureError.exit_code
     assert "no metrics line of coupon 7 in intake-logs" in result.stderr
     assert "nothing to measure" in result.stderr
+
+
+def test_fairness_lists_the_overtaken_losers_it_was_asked_for_of_all_of_them(api, monkeypatch):
+    t = OPENING * 1000
+    pages = [
+        _lines_logged({"outcome": "SOLD_OUT", "arrivedAt": t + 100, "decidedAt": t + 400, "requestId": "l1"},
+                      {"outcome": "SOLD_OUT", "arrivedAt": t + 200, "decidedAt": t + 410, "requestId": "l2"},
+                      {"outcome": "SUCCESS", "arrivedAt": t + 250, "decidedAt": t + 260, "requestId": "w"}),
+    ]  # fmt: skip
+
+    result = _fairness_with_logs(api, monkeypatch, pages, "--detail", "1")
+
+    assert result.exit_code == 0, result.output
+    assert "1 of 2" in result.stdout
+    listed = [line.strip() for line in result.stdout.splitlines() if line.strip().startswith("loser arrived")]
+    assert listed == ["loser arrived 12:00:00.100, decided 12:00:00.400; winner arrived 12:00:00.250 (+150 ms), "
+                      "took its copy 12:00:00.260"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("code", "error", "said"),
+    [("ResourceNotFoundException", errors.NothingToMeasureError, "no log group intake-logs: nothing to measure"),
+     ("ThrottlingException", errors.UnavailableError, "AWS throttled logs:FilterLogEvents"),
+     ("AccessDeniedException", errors.ForbiddenError, "may not call logs:FilterLogEvents")],
+)  # fmt: skip
+def test_fairness_says_why_the_lines_cannot_be_read(api, monkeypatch, code, error, said):
+    result = _fairness_with_logs(api, monkeypatch, code)
+
+    assert result.exit_code == error.exit_code, result.output
+    assert said in result.stderr
+    assert "Traceback" not in result.output
 
 
 def test_fairness_needs_the_intakes_log_group(api):

@@ -49,6 +49,27 @@ def test_a_lost_answer_retried_after_a_loser_is_one_winner_at_its_first_arrival(
     assert measure(sale).clicks == 2
 
 
+def test_a_winner_whose_first_attempt_left_no_line_arrived_by_its_reservation():
+    """A reserves at +100 and the intake times out (the gateway's 503 UNCONFIRMED: no line), B is
+    refused at +200, A's retry at +1,600 gets its SUCCESS back: A arrived by +100 at the latest."""
+    sale = [lost(200, "b"), won(1_600, "a", replays=100)]
+    assert figures(sale) == (1, 1, 0, 0, 0)
+    assert clicks(sale)[1] == Click(T + 100, "SUCCESS", T + 100, 1)
+
+
+def test_winners_are_taken_in_order_of_their_takes_not_of_their_lines():
+    """In log order, a winner whose first attempt was a 503 comes before one that took earlier;
+    the loser was decided after both takes and overtaken by the earlier taker only."""
+    sale = [
+        Line(T + 36, T + 37, "UNAVAILABLE", "c1"),
+        won(33, "c0", decided=45),
+        lost(23, "c3", decided=56),
+        won(62, "c1", decided=66),
+    ]
+    assert figures(sale) == (2, 1, 10, 1, 1)
+    assert measure(sale).overtaken == (Overtaking(T + 23, T + 56, T + 33, T + 45),)
+
+
 def test_an_unconfirmed_answer_retried_is_one_winner():
     sale = [Line(T + 100, T + 100, "UNCONFIRMED", "a"), lost(200, "b"), won(1_600, "a", replays=100)]
     assert figures(sale) == (1, 1, 0, 0, 0)
@@ -252,8 +273,8 @@ def test_late_takes_are_the_first_and_the_last_and_said_seconds_apart():
 
 def test_the_latest_arrival_among_the_winners_that_took_first_overtook_most():
     """W1 took first but arrived last: the prefix of winners by take keeps the latest arrival."""
-    sale = [won(300, "w1", decided=10), won(200, "w2", decided=20), lost(100, "l", decided=25)]
-    assert measure(sale).overtaken == (Overtaking(T + 100, T + 25, T + 300, T + 10),)
+    sale = [won(300, "w1", decided=310), won(200, "w2", decided=320), lost(100, "l", decided=330)]
+    assert measure(sale).overtaken == (Overtaking(T + 100, T + 330, T + 300, T + 310),)
 
 
 def test_the_99th_percentile_is_not_the_maximum_of_a_hundred_and_one():

@@ -16,10 +16,12 @@ def test_the_designs_api_table_lists_every_route_and_answer_of_the_document():
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
     assert design == with_table(design, document), "docs/openapi.json changed: run make openapi"
     table = api_table(document)
+    (shared,) = [line for line in table.splitlines() if line.startswith("| every route but `POST /coupon-issues`")]
     for path, methods in document["paths"].items():
         for method, operation in methods.items():
             (row,) = [line for line in table.splitlines() if line.startswith(f"| `{method.upper()} {path}`")]
-            assert all(f"{code} " in row for code in operation["responses"]), row
+            given = row if path == "/coupon-issues" else row + shared
+            assert all(f"{code} {answer['description']}" in given for code, answer in operation["responses"].items())
 
 
 def test_every_route_is_documented_with_our_error_body():
