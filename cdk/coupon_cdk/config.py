@@ -65,8 +65,8 @@ class ApiConfig(_Section):
     ``waf_requests_per_5_min_per_caller`` the rate of each signed-in caller (its token), 0 for
     none; ``bot_control`` AWS WAF Bot Control's inspection level on ``POST /coupon-issues``, or
     ``off`` (docs/operations.md says when to turn each on). ``cors_origins``: the web pages that
-    may call the public routes from a browser (docs/frontend.md); API Gateway's own answers (a
-    throttle, the web ACL's, auth's) name the first, so list the shop's page first.
+    may call the public routes from a browser (docs/frontend.md), and read a sale's availability
+    at the edge.
     """
 
     rate_limit: Count

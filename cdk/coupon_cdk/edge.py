@@ -2,13 +2,16 @@
 a CloudFront distribution whose one route keeps each coupon's answer for a second.
 
 However many pages poll, CloudFront answers them from its caches, and Origin Shield (one more
-cache, in front of the API) lets about one request per coupon per second per page origin
-through to API Gateway and the coupons function. The cache key is the path and the ``Origin``
-header (the answer carries ``Access-Control-Allow-Origin`` for a listed origin), nothing else.
-A CloudFront Function (``EDGE_FUNCTION``) runs before the cache on every request: a path that is
+cache, in front of the API) lets about one request per coupon per second through to API Gateway
+and the coupons function. The cache key is the path alone: the answers are under CloudFront's
+1,000 bytes, which it never compresses (so no encoding in the key), and CORS is the response
+headers policy's (CloudFront writes ``Access-Control-Allow-Origin`` for a listed origin on each
+answer it sends, cached or not), so no ``Origin`` either. The route keeps an answer at the edge
+only when its read was made for it (``routes/availability.py``): a count reaches a page at most a
+second after Redis held it, never a container's second plus the edge's.
+A CloudFront Function (``edge_function``) runs before the cache on every request: a path that is
 not a coupon id's availability, written as the API writes ids, is 404 at the edge (so the
-distribution is no second door to the API, and ``/coupons/05/...`` is no new cache key); an
-``Origin`` the environment does not list is dropped (it would read nothing anyway); and the
+distribution is no second door to the API, and ``/coupons/05/...`` is no new cache key), and the
 viewer's address goes to the API in ``VIEWER_HEADER``, which the function sets on every request.
 
 API Gateway's stage cache was not chosen: it answers from its cache only after a request has
@@ -34,6 +37,7 @@ from aws_cdk import aws_cloudfront_origins as origins
 from aws_cdk import aws_secretsmanager as secretsmanager
 from constructs import Construct
 
+from coupon_cdk.api import CORS_EXPOSED
 from coupon_cdk.nag import EDGE_SECRET, accept
 from coupon_core.domain.availability import AVAILABILITY_MS
 
@@ -56,10 +60,9 @@ _NOT_HERE = json.dumps({"status": "NOT_FOUND", "error": "the edge serves GET /co
 ERROR_TTL_S = {404: CACHE_S, 403: 0, 500: CACHE_S, 502: CACHE_S, 503: CACHE_S, 504: CACHE_S}
 
 
-def edge_function(listed: list[str]) -> str:
-    """The viewer-request function (CloudFront's JavaScript 2.0) for pages from ``listed`` origins."""
-    return f"""var LISTED = {json.dumps(listed)};
-var AVAILABILITY = /^\\/coupons\\/[1-9][0-9]{{0,18}}\\/availability$/;
+def edge_function() -> str:
+    """The viewer-request function (CloudFront's JavaScript 2.0)."""
+    return f"""var AVAILABILITY = /^\\/coupons\\/[1-9][0-9]{{0,18}}\\/availability$/;
 function handler(event) {{
   var request = event.request;
   if (request.method !== 'GET' && request.method !== 'HEAD' || !AVAILABILITY.test(request.uri)) {{
@@ -67,8 +70,6 @@ function handler(event) {{
       headers: {{'content-type': {{value: 'application/json'}}, 'cache-control': {{value: 'public, max-age=60'}}}},
       body: {{encoding: 'text', data: {json.dumps(_NOT_HERE)}}}}};
   }}
-  var origin = request.headers.origin;
-  if (origin && LISTED.indexOf(origin.value) < 0) delete request.headers.origin;
   request.headers['{VIEWER_HEADER}'] = {{value: event.viewer.ip}};
   request.querystring = {{}};
   return request;
@@ -109,15 +110,34 @@ class SaleEdge(Construct):
         cache = cloudfront.CachePolicy(
             self,
             "Availability",
-            comment="one answer per coupon and page origin, kept a second",
+            comment="one answer per coupon, kept a second",
             min_ttl=Duration.seconds(0),
             default_ttl=Duration.seconds(CACHE_S),
             max_ttl=Duration.seconds(CACHE_S),
-            header_behavior=cloudfront.CacheHeaderBehavior.allow_list("Origin"),
+            header_behavior=cloudfront.CacheHeaderBehavior.none(),
             query_string_behavior=cloudfront.CacheQueryStringBehavior.none(),
             cookie_behavior=cloudfront.CacheCookieBehavior.none(),
-            enable_accept_encoding_gzip=True,
-            enable_accept_encoding_brotli=True,
+            enable_accept_encoding_gzip=False,
+            enable_accept_encoding_brotli=False,
+        )
+        cors = (
+            None
+            if not listed
+            else cloudfront.ResponseHeadersPolicy(
+                self,
+                "Cors",
+                comment="the listed pages read a sale's availability",
+                cors_behavior=cloudfront.ResponseHeadersCorsBehavior(
+                    access_control_allow_origins=listed,
+                    access_control_allow_methods=["GET", "HEAD"],
+                    # a preflight's answer, which never comes: a GET without headers is not preflighted,
+                    # and the edge's function answers OPTIONS 404; CloudFormation asks for one item
+                    access_control_allow_headers=["*"],
+                    access_control_expose_headers=CORS_EXPOSED,
+                    access_control_allow_credentials=False,
+                    origin_override=True,
+                ),
+            )
         )
         viewer = cloudfront.OriginRequestPolicy(
             self,
@@ -132,8 +152,8 @@ class SaleEdge(Construct):
                 function=cloudfront.Function(
                     self,
                     "Refuse",
-                    comment="404 but for a coupon's availability; listed origins only; the viewer's address",
-                    code=cloudfront.FunctionCode.from_inline(edge_function(listed)),
+                    comment="404 but for a coupon's availability; the viewer's address",
+                    code=cloudfront.FunctionCode.from_inline(edge_function()),
                     runtime=cloudfront.FunctionRuntime.JS_2_0,
                 ),
                 event_type=cloudfront.FunctionEventType.VIEWER_REQUEST,
@@ -154,6 +174,8 @@ class SaleEdge(Construct):
                     origin=api,
                     cache_policy=cache,
                     origin_request_policy=viewer,
+                    response_headers_policy=cors,
+                    compress=False,
                     viewer_protocol_policy=cloudfront.ViewerProtocolPolicy.HTTPS_ONLY,
                     allowed_methods=cloudfront.AllowedMethods.ALLOW_GET_HEAD,
                     function_associations=before_the_cache,

@@ -40,7 +40,7 @@ REASONS = {
     "AwsSolutions-CFR1": "A sale's availability is the same public answer in every country: no geo restriction.",
     "AwsSolutions-CFR2": (
         "The web ACL is the API stage's (Regional): it counts every request the edge lets through, at most "
-        "about one per coupon and page origin a second; a CloudFront web ACL must live in us-east-1."
+        "about one per coupon a second; a CloudFront web ACL must live in us-east-1."
     ),
     "AwsSolutions-CFR3": (
         "The edge answers one public read from its cache; its requests are CloudFront's metrics, and every "
@@ -96,9 +96,10 @@ REASONS = {
         "every request in every environment."
     ),
     "AwsSolutions-APIG3": (
-        "Only where api.wafRequestsPer5Min is 0 (dev, local): every route of dev is IAM-authorised, so no "
-        "anonymous traffic reaches it, and stage throttling bounds the rest; prod has a web ACL (per-IP "
-        "rate and AWS's common rule set)."
+        "Only where api.wafRequestsPer5Min is 0 (dev, small, local): every route of dev and small is "
+        "IAM-authorised but a sale's public availability, which the edge caches a second and the stage's "
+        "throttle bounds, and which reads one Redis script at most a second per container and coupon; "
+        "prod has a web ACL (per-IP and per-viewer rates and AWS's common rule set)."
     ),
     "AwsSolutions-APIG4": (
         "Local environment only (publicAuth none), whose API exists on LocalStack on this machine; the "

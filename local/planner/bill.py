@@ -36,6 +36,7 @@ FREE_AT_IDLE: dict[str, str] = {
     "AWS::CloudFront::CachePolicy": "no charge",
     "AWS::CloudFront::Distribution": "CloudFront bills requests and data out (a sale's polling: make plan)",
     "AWS::CloudFront::OriginRequestPolicy": "no charge",
+    "AWS::CloudFront::ResponseHeadersPolicy": "no charge",
     "AWS::CloudFront::Function": "CloudFront bills its invocations (every request to the edge: make plan)",
     "AWS::Cognito::UserPool": "Cognito bills monthly active users",
     "AWS::Cognito::UserPoolClient": "Cognito bills monthly active users",

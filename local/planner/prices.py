@@ -64,6 +64,7 @@ PRICES: dict[str, Price] = {
     # a sale's polls (make plan): HTTPS requests in North America and Europe, and Origin Shield's
     "cloudfront_https_10k": Price(0.01, "10,000 HTTPS requests", CLOUDFRONT),
     "cloudfront_function_million": Price(0.10, "million function invocations", CLOUDFRONT),
+    "cloudfront_out_gb": Price(0.085, "GB out to viewers (the first 10 TB a month)", CLOUDFRONT),
 }
 
 # The vCPUs RDS Proxy bills for each instance class the environments use (the RDS instance

@@ -32,6 +32,7 @@ from lua_redis.store import size_bits
 
 LAMBDA_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
 ONE_VCPU_MB = 1_769  # "At 1,769 MB, a function has the equivalent of one vCPU" (LAMBDA_MEMORY)
+AVAILABILITY_ANSWER_BYTES = 800  # an availability answer as the edge sends it: JSON under 300 bytes, headers (est.)
 
 
 @dataclass(frozen=True)
@@ -205,7 +206,7 @@ class Polling:
     and what reaches API Gateway, the coupons function and Redis with the edge and without it."""
 
     at_edge: float  # requests/s the pages send
-    through_edge: float  # requests/s past the edge, one a cache period per page origin: each a Redis read at most
+    through_edge: float  # requests/s past the edge, one a cache period per coupon: each a Redis read at most
     usd_per_minute: float  # CloudFront's bill for a minute of it
 
 
@@ -335,17 +336,20 @@ def plan(
 
 def polls(config: EnvironmentConfig, sale: PlannedSale) -> Polling | None:
     """The waiting pages' polls at the opening (``waiting`` pages, one each ``poll_s``): all of
-    them at the edge, which lets through one per cache period (the availability's) per page origin
-    listed, and one for every other page (the cache key holds a listed ``Origin``, or none); each
-    reaching the coupons function costs at most one Redis read per container and period
-    (availability.AVAILABILITY_MS), so at most one per request."""
+    them at the edge, which lets through one per cache period (the availability's: the cache key
+    is the coupon's path alone); each reaching the coupons function costs at most one Redis read
+    per container and period (availability.AVAILABILITY_MS), so at most one per request. The
+    edge bills each poll as a request, its function's run and the answer's bytes out."""
     if not sale.waiting:
         return None
     at_edge = sale.waiting / sale.poll_s
-    keys = len(config.api.cors_origins) + 1  # each listed origin's answer, and the one for any other page
-    through = min(at_edge, keys * 1000 / AVAILABILITY_MS)
-    per_poll = PRICES["cloudfront_https_10k"].usd / 10_000 + PRICES["cloudfront_function_million"].usd / 1_000_000
-    usd = at_edge * 60 * per_poll  # a request, and the edge's function before the cache
+    through = min(at_edge, 1000 / AVAILABILITY_MS)
+    per_poll = (
+        PRICES["cloudfront_https_10k"].usd / 10_000
+        + PRICES["cloudfront_function_million"].usd / 1_000_000
+        + PRICES["cloudfront_out_gb"].usd * AVAILABILITY_ANSWER_BYTES / 1e9
+    )
+    usd = at_edge * 60 * per_poll
     return Polling(at_edge, through, usd)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from coupon_cdk.config import CONTEXT_KEY, CdkContextError, cdk_json_context, load
 from local.planner.quotas import QUOTAS, QuotaError, with_raised
-from local.planner.sale_plan import Measured, PlannedSale, SaleError, plan, warmup_snippet
+from local.planner.sale_plan import AVAILABILITY_ANSWER_BYTES, Measured, PlannedSale, SaleError, plan, warmup_snippet
 from local.tools import plan as plan_tool
 
 ENVIRONMENTS = cdk_json_context()[CONTEXT_KEY]
@@ -245,10 +245,10 @@ def test_cold_preflights_count_against_api_gateways_throttles_and_warm_ones_do_n
     assert any("counted above (preflights=cold)" in note for note in cold.notes)
 
 
-def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_through():
-    """300,000 pages polling once a second: all of it at the edge (billed), one request a second
-    per listed page origin past it and one for any other (the cache key holds a listed Origin or
-    none); without pages, no polling at all."""
+def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_coupon_through():
+    """300,000 pages polling once a second: all of it at the edge (billed: the request, the
+    function's run, the answer's bytes out), one request a second past it whatever the pages'
+    origins (the cache key is the path alone); without pages, no polling at all."""
     sale = "copies=5000 users=300000 peak=8000/s"
     quiet = plan(environment("prod"), PlannedSale.parse(sale), measured=FIGURES)
     waiting = plan(environment("prod"), PlannedSale.parse(f"{sale} waiting=300000 poll=2s"), measured=FIGURES)
@@ -258,11 +258,12 @@ def test_waiting_pages_poll_the_edge_which_lets_one_a_second_per_page_origin_thr
     assert quiet.polling is None
     assert waiting.polling is not None
     assert two_origins.polling is not None
-    assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 2)  # prod's origin, and any other
-    assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 * (0.01 / 10_000 + 0.10 / 1_000_000))
-    assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 3)
+    assert (waiting.polling.at_edge, waiting.polling.through_edge) == (150_000, 1)
+    per_poll = 0.01 / 10_000 + 0.10 / 1_000_000 + 0.085 * AVAILABILITY_ANSWER_BYTES / 1e9
+    assert waiting.polling.usd_per_minute == pytest.approx(150_000 * 60 * per_poll)
+    assert (two_origins.polling.at_edge, two_origins.polling.through_edge) == (300_000, 1)
     past_edge = [limit for limit in two_origins.limits if "polls past the edge" in limit.name]
-    assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 3)]
+    assert [(limit.value, limit.demand) for limit in past_edge] == [(10 * 100, 1)]
     assert any("158,000 requests/s at the stage" in note for note in waiting.notes)
 
 

@@ -3,7 +3,10 @@
 Every answer, a 404 and a 503 too, may be kept by shared caches (the edge) for a second, as long
 as the service keeps its read (``availability.AVAILABILITY_MS``), and by no browser
 (``Cache-Control: max-age=0, s-maxage=1``): however many pages poll, an outage of Redis reaches
-the function about once a second per cache, as a sale does. ``asOf`` says how old ``left`` is.
+the function about once a second per cache, as a sale does. A sale is kept only for what is left
+of its read's second, in whole seconds (``s-maxage=0`` for a read the container already held): so
+``left`` reaches a page at most a second after Redis counted it, through the edge or not.
+``asOf`` says how old ``left`` is.
 """
 
 from dataclasses import replace
@@ -28,6 +31,11 @@ from functions.http_api.schemas import AvailabilityBody
 router = Router()
 
 CACHED = {"Cache-Control": f"public, max-age=0, s-maxage={AVAILABILITY_MS // 1000}"}
+
+
+def _kept_for(age_ms: int) -> dict[str, str]:
+    """What a shared cache may keep a sale read ``age_ms`` ago: the rest of its second."""
+    return {"Cache-Control": f"public, max-age=0, s-maxage={max(AVAILABILITY_MS - age_ms, 0) // 1000}"}
 
 
 def _kept(answer: Answer) -> Answer:
@@ -68,4 +76,5 @@ def get_availability(
         left=sale.left if sale else None,
         asOf=_time(sale.read_at) if sale else None,
     )
-    return as_response(Answer(HTTPStatus.OK, body.model_dump(), CACHED))
+    kept = _kept_for(found.server_time - sale.read_at) if sale else CACHED
+    return as_response(Answer(HTTPStatus.OK, body.model_dump(), kept))

@@ -157,3 +157,20 @@ def test_availability_answers_and_what_the_edge_may_keep(monkeypatch, cors, foun
     assert (answered, body, headers.get("Cache-Control")) == (status, answer, cache)
     assert headers["Access-Control-Allow-Origin"] == SHOP
     assert ("Retry-After" in headers) is (status == 503)
+
+
+def test_a_sale_the_container_already_held_is_not_kept_at_the_edge_so_left_is_at_most_a_second_old(monkeypatch, cors):
+    """Read now: the edge may keep it a second. Answered 300 ms later from the container's read:
+    the edge keeps nothing (its second and the container's would add up to two)."""
+    now = [100.0]
+    service = AvailabilityService(OneSale(Sale(AT, 10, AT - 1, AT + 60_000, False, 3)), clock=lambda: now[0])
+    override(monkeypatch, dependencies.availability, service)
+    event = api_event("GET", "/coupons/5/availability", headers={"Origin": SHOP})
+
+    _, fresh, fresh_headers = call(event)
+    now[0] += 0.3
+    _, held, held_headers = call(event)
+
+    assert fresh_headers["Cache-Control"] == CACHED_1S
+    assert held_headers["Cache-Control"] == "public, max-age=0, s-maxage=0"
+    assert (held["asOf"], held["serverTime"]) == (fresh["asOf"], "2030-03-17T17:46:40.300+00:00")
