@@ -213,7 +213,7 @@ export function afterStatus(answer) {
  */
 export function saleStateAt(sale, serverNowMs) {
   const { state, startsAt, endsAt } = sale;
-  if (state === "CLOSED" || state === "ENDED" || startsAt === null || endsAt === null) return state;
+  if (state === "CLOSED" || startsAt === null || endsAt === null) return state;
   if (serverNowMs >= endsAt) return "ENDED";
   if (state === "NOT_OPEN" && serverNowMs >= startsAt) return sale.left === 0 ? "SOLD_OUT" : "OPEN";
   return state;

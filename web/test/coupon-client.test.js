@@ -3,6 +3,7 @@
 // (retry-contract.json, which the Python client runs too), then what only a browser client has:
 // the token, the timeout and abort, one claim per coupon in flight, the warm-ups.
 import assert from "node:assert/strict";
+import { getEventListeners } from "node:events";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
@@ -11,6 +12,7 @@ import {
   afterClaim,
   afterStatus,
   MAX_SENDS,
+  OFFSET_SAMPLES,
   PREFLIGHT_REFRESH_MS,
   TIMEOUT_MS,
   WATCH_FAR_MS,
@@ -26,13 +28,15 @@ const URL = "https://api.example.com/prod";
 const CONTRACT = JSON.parse(readFileSync(new globalThis.URL("./retry-contract.json", import.meta.url), "utf8"));
 const NOW = Date.parse(CONTRACT.now);
 
-/** A fetch that answers the n-th call with `answers[n]` (the last one once they run out). */
+/** A fetch that answers the n-th call with `answers[n]` (the last one once they run out): "no answer",
+ *  a Response, or [status, body (sent as JSON), headers]. */
 function scripted(answers) {
   const calls = [];
   const fetch = async (url, init) => {
     calls.push({ url, ...init });
     const answer = answers[Math.min(calls.length, answers.length) - 1];
     if (answer === "no answer") throw new TypeError("Failed to fetch");
+    if (answer instanceof Response) return answer;
     const [status, body, headers = {}] = answer;
     return new Response(JSON.stringify(body), { status, headers });
   };
@@ -484,4 +488,106 @@ test("watch stops when the page aborts it", async () => {
     { signal: controller.signal });
   assert.equal(status, 200);
   assert.equal(calls.length, 3);
+});
+
+test("a UUID spells every byte in two hex digits, a small one too", async () => {
+  const own = Object.getOwnPropertyDescriptor(crypto, "getRandomValues");
+  Object.defineProperty(crypto, "getRandomValues", { value: (bytes) => bytes.fill(0x0a), configurable: true });
+  try {
+    const { fetch, calls } = scripted(CONTRACT.scenarios[0].answers);
+    await new CouponClient({ baseUrl: URL, fetch }).claim(3, 7);
+    assert.equal(calls[0].headers["Idempotency-Key"], "0a0a0a0a-0a0a-4a0a-8a0a-0a0a0a0a0a0a");
+  } finally {
+    if (own) Object.defineProperty(crypto, "getRandomValues", own);
+    else delete crypto.getRandomValues;
+  }
+});
+
+test("a page that aborts the claim as its token is asked (signing the shopper out) has it rejected at once", async () => {
+  const controller = new AbortController();
+  const { fetch, calls } = scripted(CONTRACT.scenarios[0].answers);
+  const getToken = () => {
+    controller.abort(new Error("signed out"));
+    return new Promise(() => {}); // the page went to sign in: no token comes
+  };
+  const claimed = client(fetch, [], { getToken, timeoutMs: 50 }).claim(3, 7, { signal: controller.signal });
+  let timer;
+  const late = new Promise((resolve) => (timer = setTimeout(resolve, 500, "still running after 500 ms")));
+  const outcome = await Promise.race([claimed.then(() => "resolved", (error) => error), late]);
+  clearTimeout(timer);
+  assert.match(String(outcome), /signed out/);
+  assert.equal(calls.length, 0);
+});
+
+test("neither a claim nor a watch leaves a listener on the page's signal, which lives as long as the page", async () => {
+  const page = new AbortController();
+  const { fetch } = scripted([[429, { status: "THROTTLED" }, { "Retry-After": "0" }], CONTRACT.scenarios[0].answers[0],
+    [503, { status: "UNAVAILABLE" }], [503, { status: "UNAVAILABLE" }], [404, { status: "COUPON_NOT_FOUND" }]]);
+  const api = new CouponClient({ baseUrl: URL, fetch }); // the real timer
+  assert.equal((await api.claim(3, 7, { signal: page.signal })).kind, "success");
+  assert.equal(await api.watch(3, () => {}, { signal: page.signal, periodMs: 1 }), 404);
+  assert.deepEqual(getEventListeners(page.signal, "abort"), []);
+});
+
+test("a closed sale stays closed past its window; an ended one stays ended", () => {
+  const at = { state: "CLOSED", startsAt: OPENS, endsAt: OPENS + 60_000, total: 5, left: 5, asOf: 0, offsetMs: 0 };
+  assert.equal(saleStateAt(at, OPENS + 60_000), "CLOSED"); // the server says CLOSED before ENDED
+  assert.equal(saleStateAt({ ...at, state: "ENDED" }, OPENS + 59_999), "ENDED");
+});
+
+test("a window edge an answer leaves out (null) is never crossed on the page's clock", () => {
+  const at = { state: "NOT_OPEN", startsAt: null, endsAt: OPENS + 60_000, total: 5, left: 5, asOf: 0, offsetMs: 0 };
+  assert.equal(saleStateAt(at, OPENS), "NOT_OPEN");
+  assert.equal(nextWatchMs(at, OPENS, WATCH_MS), WATCH_MS);
+  const open = { ...at, state: "OPEN", startsAt: OPENS, endsAt: null };
+  assert.equal(saleStateAt(open, OPENS + 60_000), "OPEN");
+  assert.equal(nextWatchMs(open, OPENS + 60_000, WATCH_MS), WATCH_MS);
+});
+
+test("watch's edge URL loses its trailing slashes", async () => {
+  const { watcher, calls } = watching([[404, { status: "COUPON_NOT_FOUND" }]], { edgeUrl: "https://edge.example.com//" });
+  assert.equal(await watcher.watch(3, () => {}), 404);
+  assert.equal(calls[0].url, "https://edge.example.com/coupons/3/availability");
+});
+
+test("a sale whose state expired long ago is reported without a window, and ends the watch", async () => {
+  const expired = [200, { status: "ENDED", couponId: 3, serverTime: "2026-12-24T11:59:50.000Z", startsAt: null,
+    endsAt: null, total: null, left: null, asOf: null }];
+  const { watcher, calls } = watching([expired, sale()]);
+  const seen = [];
+  assert.equal(await watcher.watch(3, (s) => seen.push(s)), 200);
+  assert.equal(calls.length, 1);
+  assert.deepEqual(seen, [{ state: "ENDED", startsAt: null, endsAt: null, total: null, left: null, asOf: null,
+    offsetMs: 5_000 }]);
+});
+
+test("an answer kept at the edge still opens the sale on the server's clock: the page's plus the offset", async () => {
+  const kept = sale({ serverTime: "2026-12-24T11:59:59.500Z", asOf: "2026-12-24T11:59:59.500Z" });
+  const { watcher, waits } = watching([kept, kept, [404, { status: "COUPON_NOT_FOUND" }]]); // page 14.5 s slow
+  const seen = [];
+  await watcher.watch(3, (s) => seen.push([s.state, s.offsetMs]));
+  // the second answer is the first, a second old: the server's clock is then 12:00:00.5
+  assert.deepEqual(seen, [["NOT_OPEN", 14_500], ["OPEN", 14_500]]);
+  assert.deepEqual(waits, [WATCH_MS, WATCH_MS]);
+});
+
+test("the offset is the largest of the last OFFSET_SAMPLES answers' only", async () => {
+  const page = OPENS + 600_000; // the sale is open: asked every period
+  const at = (offsetMs) => sale({ status: "OPEN", serverTime: new Date(page + offsetMs).toISOString() });
+  const answers = [at(9_000), at(8_000), ...Array(OFFSET_SAMPLES).fill(at(5_000)), [404, {}]];
+  const { fetch } = scripted(answers);
+  const watcher = new CouponClient({ baseUrl: URL, fetch, now: () => page, sleep: async () => {} });
+  const offsets = [];
+  await watcher.watch(3, (s) => offsets.push(s.offsetMs));
+  assert.deepEqual(offsets, [...Array(OFFSET_SAMPLES).fill(9_000), 8_000, 5_000]);
+});
+
+test("only a 200 with the server's time is a sale: an error answer with one, or a 200 without, is skipped", async () => {
+  const notJson = new Response("<html>Welcome</html>", { status: 200, headers: { "Content-Type": "text/html" } });
+  const { watcher, waits } = watching([[503, { status: "UNAVAILABLE", serverTime: "2026-12-24T11:59:50.000Z" }],
+    notJson, [200, { status: "OPEN", left: 3 }], sale(), [404, { status: "COUPON_NOT_FOUND" }]]);
+  const seen = [];
+  await watcher.watch(3, (s) => seen.push([s.state, s.offsetMs]));
+  assert.deepEqual(seen, [["NOT_OPEN", 2_000]]); // asked 3 s after the first: the page's clock moved on
+  assert.deepEqual(waits, [WATCH_MS, WATCH_MS, WATCH_MS, WATCH_MS]);
 });
