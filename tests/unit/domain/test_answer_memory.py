@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 import pytest
 
 from coupon_core.domain.issuing import MEMORY_MS, AnswerMemory, IssueService
+from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import IssueOutcome, MissingState, Reservation
 from coupon_core.errors import NotPublishedError, PublishUnconfirmedError
 from tests.clock import Clock
@@ -177,6 +179,48 @@ def test_a_memory_longer_than_the_contracts_second_or_empty_is_refused(ms):
         AnswerMemory(ms)
 
 
+@pytest.mark.parametrize("ms", [1, 250, MEMORY_MS])
+def test_a_memory_keeps_an_answer_for_its_ms_to_the_end(ms):
+    memory = AnswerMemory(ms, clock=Clock())
+    assert memory.learn(3, 1, "", Reservation(IssueOutcome.CLOSED, stands_ms=LONG), asked_at=0.0)
+    assert memory.recall(3, 2, "", (ms - 0.5) / 1000) is not None
+    assert memory.recall(3, 2, "", ms / 1000) is None
+
+
+def test_an_answer_is_kept_to_the_end_of_its_stand_when_that_comes_first():
+    memory = AnswerMemory(clock=Clock())
+    memory.learn(3, 7, "", Reservation(IssueOutcome.DUPLICATE, 1, stands_ms=500), asked_at=0.0)
+    assert memory.recall(3, 7, "", 0.4999) is not None
+    assert memory.recall(3, 7, "", 0.5) is None
+
+
+def test_a_success_through_redis_is_not_kept_before_kafka_acknowledges_it():
+    memory = AnswerMemory(clock=Clock())
+    assert not memory.learn(3, 7, "k", Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG), 0.0)
+    assert memory.recall(3, 7, "k", 0.0) is None
+
+
+def test_the_oldest_callers_answer_is_forgotten_past_the_callers_bound():
+    """Whether the caller's answer was Redis' refusal or an acknowledged SUCCESS."""
+    memory = AnswerMemory(clock=Clock(), callers=2)
+    for user in (1, 2, 3):
+        memory.learn(3, user, "", Reservation(IssueOutcome.DUPLICATE, 1, stands_ms=LONG), asked_at=0.0)
+    assert [memory.recall(3, user, "", 0.0) is not None for user in (1, 2, 3)] == [False, True, True]
+
+    acknowledged = AnswerMemory(clock=Clock(), callers=2)
+    for user in (1, 2, 3):
+        record = IssueRecord(3, user, uuid.uuid4(), RESERVED_AT)
+        acknowledged.acknowledged(record, "", LONG, asked_at=0.0)
+    assert [acknowledged.recall(3, user, "", 0.0) is not None for user in (1, 2, 3)] == [False, True, True]
+
+
+def test_an_answer_learned_again_is_kept_in_place_and_forgets_no_other():
+    memory = AnswerMemory(clock=Clock(), coupons=2)
+    for coupon_id in (1, 2, 2):
+        memory.learn(coupon_id, 1, "", Reservation(IssueOutcome.CLOSED, stands_ms=LONG), asked_at=0.0)
+    assert [memory.recall(coupon_id, 1, "", 0.0) is not None for coupon_id in (1, 2)] == [True, True]
+
+
 def test_a_holders_clicks_after_its_acknowledged_success_are_duplicate_from_memory_for_a_second():
     clock, publisher = Clock(), fakes.Publisher()
     answers = [Reservation(IssueOutcome.SUCCESS, RESERVED_AT, stands_ms=LONG), Reservation(IssueOutcome.DUPLICATE, 1)]
@@ -286,6 +330,7 @@ def test_what_the_registry_says_of_a_coupon_without_a_state_is_remembered_for_a_
     issuing.issue(3, 1)
 
     assert {a.outcome for a in answers} == {outcome}
+    assert answers[0].learned is True
     assert sum(a.remembered for a in answers) == 299
     assert (len(store.reserves), registry.lookups) == (2, [3, 3])
 

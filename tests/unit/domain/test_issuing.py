@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from coupon_core.domain.coupons import Coupon, IssuedUsers
-from coupon_core.domain.issuing import IssueService
+from coupon_core.domain.issuing import IDEMPOTENCY_NAMESPACE, IssueService
 from coupon_core.domain.reconcile import Reconciler
 from coupon_core.domain.records import to_millis
 from coupon_core.domain.reservations import IssueOutcome, MissingState, Reservation
@@ -95,7 +97,7 @@ def test_a_record_that_may_be_in_kafka_is_unconfirmed_and_keeps_its_reservation(
 
     result = service(store, fakes.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
 
-    assert result.outcome is IssueOutcome.UNCONFIRMED
+    assert (result.outcome, result.detail) == (IssueOutcome.UNCONFIRMED, "Kafka did not acknowledge the record: test")
     assert result.record is not None
     assert store.releases == []  # the worker issues it if it is in Kafka; reconcile releases it if not
 
@@ -316,6 +318,7 @@ def test_a_resend_whose_produce_fails_keeps_the_reservation_its_first_produce_ma
     result = service(store, fakes.Publisher(fails)).issue(3, 7, "click-1")
 
     assert (result.outcome, result.replays, store.releases) == (IssueOutcome.UNCONFIRMED, RESERVED_AT, [])
+    assert result.detail == "Kafka did not acknowledge the record: test"
     assert result.record is not None
 
 
@@ -385,3 +388,110 @@ def test_no_outage_of_a_collaborator_escapes_the_service(down, outcome):
 
     assert result.outcome is outcome
     assert result.release_failed is (down == "release")
+
+
+@dataclass
+class _Recorder(fakes.Reservations):
+    """The reservations, with every reserve's arguments and every wait for replicas, which
+    ``replicas`` of them answer have the reservation."""
+
+    asked: list[tuple[int, int, uuid.UUID | None, str]] = field(default_factory=list)
+    replicas: int = 0
+    waits: list[tuple[int, int, int, int, int]] = field(default_factory=list)
+
+    def reserve(
+        self, coupon_id: int, user_id: int, request_id: uuid.UUID | None = None, *, idempotency_key: str = ""
+    ) -> Reservation:
+        self.asked.append((coupon_id, user_id, request_id, idempotency_key))
+        return super().reserve(coupon_id, user_id, request_id, idempotency_key=idempotency_key)
+
+    def wait_for_replicas(self, coupon_id: int, user_id: int, reserved_at: int, replicas: int, timeout_ms: int) -> int:
+        self.waits.append((coupon_id, user_id, reserved_at, replicas, timeout_ms))
+        return self.replicas
+
+
+def test_a_request_reserves_under_its_one_id_and_key_before_and_after_a_build():
+    """A retried reserve is the same request: the one built for, and a keyed request's id is
+    derived from the coupon, the user and the key."""
+    store = _Recorder([Reservation(IssueOutcome.STATE_MISSING), Reservation(IssueOutcome.SUCCESS, RESERVED_AT)])
+    issuing = IssueService(
+        store, fakes.Publisher().publish, fakes.Builder().build, lookup=fakes.Registry(entries={3: LIVE}).lookup
+    )
+
+    result = issuing.issue(3, 7, "click-1")
+
+    keyed = uuid.uuid5(IDEMPOTENCY_NAMESPACE, "3:7:click-1")
+    assert (result.outcome, result.request_id) == (IssueOutcome.SUCCESS, keyed)
+    assert store.asked == [(3, 7, keyed, "click-1")] * 2
+
+
+def test_a_reserve_redis_could_not_answer_is_unavailable_and_names_its_request():
+    outages = _Outages("reserve", missing=False)
+    issuing = IssueService(outages, outages.publish, outages.build, lookup=outages.lookup)  # type: ignore[arg-type]
+
+    keyed, keyless = issuing.issue(3, 7, "click-1"), issuing.issue(3, 7)
+
+    assert (keyed.outcome, keyed.detail) == (IssueOutcome.UNAVAILABLE, "reserve is down")
+    assert keyed.request_id == uuid.uuid5(IDEMPOTENCY_NAMESPACE, "3:7:click-1")
+    assert keyless.request_id is not None
+
+
+def test_a_reservation_the_replicas_have_in_time_is_published():
+    store = _Recorder([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)], replicas=2)
+    publisher = fakes.Publisher()
+    issuing = IssueService(
+        store, publisher.publish, fakes.Builder().build, lookup=fakes.Registry().lookup,
+        wait_replicas=2, wait_timeout_ms=50,
+    )  # fmt: skip
+
+    result = issuing.issue(3, 7)
+
+    assert (result.outcome, publisher.published) == (IssueOutcome.SUCCESS, [result.record])
+    assert store.waits == [(3, 7, RESERVED_AT, 2, 50)]
+
+
+def test_a_reservation_the_replicas_lack_is_released_unpublished_and_a_resends_is_kept():
+    """Too few replicas: an asynchronous failover could lose the copy, so it is given back; but a
+    resend's reservation may already be in Kafka from its first produce, so it is kept."""
+    reservations = [
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT),
+        Reservation(IssueOutcome.SUCCESS, RESERVED_AT, decided_at=RESERVED_AT + 2_000),  # a resend
+    ]
+    store, publisher = _Recorder(reservations, replicas=1), fakes.Publisher()
+    issuing = IssueService(
+        store, publisher.publish, fakes.Builder().build, lookup=fakes.Registry().lookup,
+        wait_replicas=2, wait_timeout_ms=50,
+    )  # fmt: skip
+
+    first, resend = issuing.issue(3, 7, "click-1"), issuing.issue(3, 7, "click-1")
+
+    detail = "the reservation did not reach 2 Redis replicas in 50 ms"
+    assert (first.outcome, first.detail, first.release_failed) == (IssueOutcome.UNAVAILABLE, detail, False)
+    assert (resend.outcome, resend.detail, resend.replays) == (IssueOutcome.UNCONFIRMED, detail, RESERVED_AT)
+    assert resend.record is not None
+    assert (store.releases, publisher.published) == ([(3, 7, RESERVED_AT)], [])
+
+
+def test_an_unconfirmed_publish_warns_with_the_coupon_and_the_request(caplog):
+    store = fakes.Reservations([Reservation(IssueOutcome.SUCCESS, RESERVED_AT)])
+
+    with caplog.at_level(logging.INFO, logger="coupon_core"):
+        result = service(store, fakes.Publisher(fails=PublishUnconfirmedError)).issue(3, 7)
+
+    (record,) = caplog.records
+    assert (record.levelno, record.couponId, record.requestId) == (logging.WARNING, 3, str(result.request_id))  # type: ignore[attr-defined]
+    assert record.message == "publish unconfirmed: the reservation is left to the worker or to reconcile"
+
+
+def test_a_release_that_fails_after_a_failed_publish_is_logged_with_the_coupon_and_the_request(caplog):
+    store = fakes.Reservations(
+        [Reservation(IssueOutcome.SUCCESS, RESERVED_AT)], release_answer=StateUnavailableError("Redis gone")
+    )
+
+    with caplog.at_level(logging.INFO, logger="coupon_core"):
+        result = service(store, fakes.Publisher(fails=NotPublishedError)).issue(3, 7)
+
+    (record,) = caplog.records
+    assert (record.levelno, record.couponId, record.requestId) == (logging.ERROR, 3, str(result.request_id))  # type: ignore[attr-defined]
+    assert record.message == "could not release a reservation after a failed publish; reconcile will"
+    assert record.exc_info is not None
