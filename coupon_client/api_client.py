@@ -14,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import urllib3
@@ -57,16 +58,15 @@ class ApiClient:
     IAM-authorised routes, a Cognito token for the public ones in prod; none locally."""
 
     def __init__(
-        self, base_url: str, timeout_s: float = TIMEOUT_S, connections: int = 16, *, sign: Signer | None = None,
+        self, base_url: str, timeout_s: float = 60, connections: int = 16, *, sign: Signer | None = None,
         trace: Tracer | None = None,
     ) -> None:  # fmt: skip
         self._base_url = base_url.rstrip("/")
         self._sign = sign
         self._trace = trace
         retries = urllib3.Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, backoff_factor=0.1)
-        self._pool = urllib3.PoolManager(
-            maxsize=connections, block=False, retries=retries, timeout=urllib3.Timeout(connect=5, read=timeout_s)
-        )
+        self._timeout = urllib3.Timeout(connect=5, read=timeout_s)
+        self._pool = urllib3.PoolManager(maxsize=connections, block=False, retries=retries, timeout=self._timeout)
 
     def request(
         self,
@@ -76,7 +76,9 @@ class ApiClient:
         *,
         raw: bytes | None = None,
         headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
     ) -> Reply:
+        """One request; ``timeout_s`` for this one instead of the client's read timeout."""
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         url = self._base_url + path
         all_headers = {"Content-Type": "application/json", **(headers or {})}
@@ -86,7 +88,8 @@ class ApiClient:
             self._trace.request(method, url, all_headers, data)
         started = time.perf_counter()
         try:
-            response = self._pool.request(method, url, body=data, headers=all_headers)
+            timeout = self._timeout if timeout_s is None else urllib3.Timeout(connect=5, read=timeout_s)
+            response = self._pool.request(method, url, body=data, headers=all_headers, timeout=timeout)
         except urllib3.exceptions.HTTPError as exc:
             failure, said, seconds = *_failure(exc), time.perf_counter() - started
             if self._trace is not None:
@@ -104,8 +107,8 @@ class ApiClient:
 
     def request_coupon(self, coupon_id: int, user_id: int) -> Claim:
         """One click's ``POST /coupon-issues``, as docs/frontend.md's retry contract says
-        (``coupon_client.retry.claim``)."""
-        return claim(self.request, coupon_id, user_id)
+        (``coupon_client.retry.claim``): each request unanswered for ``TIMEOUT_S`` has no answer."""
+        return claim(partial(self.request, timeout_s=TIMEOUT_S), coupon_id, user_id)
 
 
 _CONNECTION = re.compile(r"^HTTPS?Connection\(host='([^']*)', port=(\d+)\): ")

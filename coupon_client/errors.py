@@ -62,8 +62,8 @@ class ConflictError(CouponsError):
 
 
 class UnavailableError(CouponsError):
-    """503, or 429 (the stage's rate limit, or a web ACL answering 429): nothing changed; try again
-    after the hint."""
+    """503, or 429 (the stage's rate limit, or a web ACL answering 429), or an AWS API's throttle:
+    nothing changed; try again after the hint."""
 
     exit_code = 10
 

@@ -11,8 +11,9 @@ for every report and for ``coupons fairness`` alike (docs/design.md section 10 s
 
 - a **click** is the lines of one request id (:func:`clicks`): it arrived at its first attempt
   that reached the intake; it is a **winner** if an attempt took a copy (SUCCESS, or UNCONFIRMED,
-  which keeps its reservation; taken at the reservation, and arrived by then at the latest: an
-  attempt that reserved and whose answer the gateway lost, a function timeout, wrote no line),
+  which keeps its reservation; taken at the reservation; when only replays of it have lines, the
+  attempt that reserved wrote none, its answer lost at the gateway, a function timeout, so the
+  click arrived by the reservation at the latest),
   a **loser** if one was SOLD_OUT and
   none took one (decided at its first SOLD_OUT, the repeated decision's time for an answer from
   the memory), else neither;
@@ -188,7 +189,9 @@ def _click(attempts: list[Line]) -> Click:
     took = [line for line in attempts if line.outcome in TAKEN]
     if took:  # its reservation: the decision a SUCCESS answered again repeats
         reserved = min(_decision(line) for line in took)
-        return Click(min(arrived, reserved), WINNER, reserved, len(attempts))
+        if all(line.replays is not None for line in took):  # the attempt that reserved wrote no line
+            arrived = min(arrived, reserved)
+        return Click(arrived, WINNER, reserved, len(attempts))
     lost = [line for line in attempts if line.outcome == LOSER]
     if lost:
         return Click(arrived, LOSER, min(_decision(line) for line in lost), len(attempts))

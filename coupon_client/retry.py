@@ -27,7 +27,7 @@ WAIT_S = 1.0  # the wait when an answer names none
 JITTER = 1.5  # a wait is the asked one times 1 to this ...
 MAX_WAIT_S = 5.0  # ... and never longer than this, jitter included
 STATUS_ASKS = 10  # how many times one click asks the status route at most
-TIMEOUT_S = 10.0  # a request unanswered this long has no answer (ApiClient's read timeout)
+TIMEOUT_S = 10.0  # a request of a claim unanswered this long has no answer (ApiClient.request_coupon)
 
 HELD = frozenset({"ISSUED", "USED", "EXPIRED"})  # the user holds the copy, or held it (PENDING is polled)
 RELEASED = frozenset({"CANCELED", "FAILED"})  # accepted earlier; the copy is no longer the user's

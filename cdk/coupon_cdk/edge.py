@@ -6,13 +6,18 @@ cache, in front of the API) lets about one request per coupon per second through
 and the coupons function. The cache key is the path alone: the answers are under CloudFront's
 1,000 bytes, which it never compresses (so no encoding in the key), and CORS is the response
 headers policy's (CloudFront writes ``Access-Control-Allow-Origin`` for a listed origin on each
-answer it sends, cached or not), so no ``Origin`` either. The route keeps an answer at the edge
-only when its read was made for it (``routes/availability.py``): a count reaches a page at most a
-second after Redis held it, never a container's second plus the edge's.
-A CloudFront Function (``edge_function``) runs before the cache on every request: a path that is
-not a coupon id's availability, written as the API writes ids, is 404 at the edge (so the
-distribution is no second door to the API, and ``/coupons/05/...`` is no new cache key), and the
-viewer's address goes to the API in ``VIEWER_HEADER``, which the function sets on every request.
+answer it sends, cached or not), so no ``Origin`` either. The coupons function answers the
+edge's requests (``EDGE_HEADER`` with the secret, which only it may read) from a read of Redis made
+for them (``routes/availability.py``): a count reaches a page at most a second after Redis held it
+(expected: not measured, as LocalStack has no CloudFront), never a container's second plus the
+edge's. While the API answers 5xx, CloudFront may go on serving the answer it kept; ``asOf`` says
+how old it is.
+
+A CloudFront Function (``edge_function``) runs before the cache on every request: anything but a
+GET of a coupon id's availability, written as the API writes ids, is 404 at the edge and never
+cached, so the distribution is no second door to the API, ``/coupons/05/...`` is no new cache
+key, and a HEAD (which the API answers 404) keeps no 404 for the GETs; and the viewer's address
+goes to the API in ``VIEWER_HEADER``, which the function sets on every request.
 
 API Gateway's stage cache was not chosen: it answers from its cache only after a request has
 counted against the stage's throttle, been billed and been inspected by the web ACL, so 300,000
@@ -40,8 +45,8 @@ from constructs import Construct
 from coupon_cdk.api import CORS_EXPOSED
 from coupon_cdk.nag import EDGE_SECRET, accept
 from coupon_core.domain.availability import AVAILABILITY_MS
+from functions.http_api.request import EDGE_HEADER
 
-EDGE_HEADER = "X-Coupon-Edge"
 VIEWER_HEADER = "x-coupon-viewer"
 EDGE_PATH = "/coupons/*/availability"  # the route, as a CloudFront path pattern
 CACHE_S = AVAILABILITY_MS // 1000  # the availability's own period: its answers' s-maxage
@@ -65,7 +70,7 @@ def edge_function() -> str:
     return f"""var AVAILABILITY = /^\\/coupons\\/[1-9][0-9]{{0,18}}\\/availability$/;
 function handler(event) {{
   var request = event.request;
-  if (request.method !== 'GET' && request.method !== 'HEAD' || !AVAILABILITY.test(request.uri)) {{
+  if (request.method !== 'GET' || !AVAILABILITY.test(request.uri)) {{
     return {{statusCode: 404, statusDescription: 'Not Found',
       headers: {{'content-type': {{value: 'application/json'}}, 'cache-control': {{value: 'public, max-age=60'}}}},
       body: {{encoding: 'text', data: {json.dumps(_NOT_HERE)}}}}};

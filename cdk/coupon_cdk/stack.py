@@ -11,7 +11,7 @@ from constructs import Construct
 
 from coupon_cdk.api import Api
 from coupon_cdk.config import AwsEnvironment, EnvironmentConfig, LocalConfig, LocalEnvironment
-from coupon_cdk.edge import EDGE_HEADER, VIEWER_HEADER, SaleEdge
+from coupon_cdk.edge import VIEWER_HEADER, SaleEdge
 from coupon_cdk.fleet import Fleet, Shared, StoreAccess, shared
 from coupon_cdk.functions import Placement
 from coupon_cdk.lambdas import Functions, intake
@@ -23,6 +23,7 @@ from coupon_cdk.pipeline import migrate_first, one_scheduled_run_at_a_time, topi
 from coupon_cdk.queues import DeadLetterQueues
 from coupon_cdk.retention import Retention, log_retention
 from coupon_cdk.waf import ApiFirewall
+from functions.http_api.request import EDGE_HEADER
 
 
 class CouponStack(Stack):
@@ -94,6 +95,9 @@ class CouponStack(Stack):
         assert deployment is not None
         migrate_first(self, fleet, functions, aws=aws, before=[mapping, deployment])
         edge = SaleEdge(self, "Edge", rest_api=api.rest_api, region=self.region, listed=list(config.api.cors_origins))
+        # the coupons function reads Redis for the edge's requests (functions/coupons/dependencies.py, from_edge)
+        functions.coupons.function.add_environment("EDGE_SECRET_ARN", edge.secret.secret_arn)
+        edge.secret.grant_read(functions.coupons.function)
         if config.api.waf_requests_per_5_min:
             ApiFirewall(
                 self,

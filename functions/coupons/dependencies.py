@@ -8,9 +8,11 @@ invocations; :func:`reset` forgets it (tests change the environment between case
 """
 
 import functools
+import hmac
 from dataclasses import dataclass
 from typing import Annotated
 
+import boto3
 import redis
 from aws_lambda_powertools.event_handler import Depends, Request
 from sqlalchemy import Engine
@@ -24,9 +26,10 @@ from coupon_core.domain.lifecycle import LifecycleService
 from coupon_core.domain.operations import AdminCatalog, CouponAdmin, OnDemandReconcile
 from coupon_core.domain.ports import Reservations
 from coupon_core.domain.state_sync import StateSync
+from coupon_core.errors import UnavailableError
 from coupon_core.settings.coupons import CouponsSettings
 from functions.http_api import request
-from functions.http_api.request import Caller, caller_of
+from functions.http_api.request import EDGE_HEADER, Caller, caller_of, header_values
 from lua_redis.availability import RedisSaleReader
 from lua_redis.client import redis_client
 from lua_redis.lock import RedisCouponLocks
@@ -63,6 +66,7 @@ def reset() -> None:
         wiring().client.close()
         wiring().engine.dispose()
     wiring.cache_clear()
+    edge_secret.cache_clear()
     request.allowed_origins.cache_clear()
 
 
@@ -102,3 +106,23 @@ def caller(request: Request, config: Annotated[CouponsSettings, Depends(settings
 
 
 CallerParam = Annotated[Caller, Depends(caller)]
+
+
+@functools.cache
+def edge_secret(arn: str) -> str:
+    """The value the edge sends in ``EDGE_HEADER``, read once per container."""
+    try:
+        return str(boto3.client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"])
+    except Exception as exc:  # botocore's errors: the answer is a 503, asked again next time
+        raise UnavailableError(f"the edge's secret could not be read: {exc}") from exc
+
+
+def from_edge(request: Request, config: Annotated[CouponsSettings, Depends(settings)]) -> bool:
+    """Whether the edge asked: ``EDGE_HEADER`` carries this stack's secret. The edge keeps an
+    answer a second itself, so it is answered from a read of Redis made for it; a page, or a
+    script naming the header without the secret, from the container's read."""
+    arn = config.edge.secret_arn
+    sent = next(iter(header_values(request.resolved_event, EDGE_HEADER)), None)
+    if arn is None or not isinstance(sent, str):
+        return False
+    return hmac.compare_digest(sent.encode(), edge_secret(arn).encode())

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
+from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 from pydantic import BaseModel, ConfigDict, Field
 
 from coupon_core.domain.records import MAX_BIGINT
@@ -67,7 +68,7 @@ def refused(event: APIGatewayProxyEvent) -> Answer | None:
     return None
 
 
-def header_values(event: APIGatewayProxyEvent, name: str) -> list[Any]:
+def header_values(event: BaseProxyEvent, name: str) -> list[Any]:
     """A header's values, named in any case, from the field the resolver reads them from
     (``multiValueHeaders`` if the event has them, else ``headers``)."""
     values = event.resolved_headers_field.get(name)
@@ -81,6 +82,7 @@ def allowed_origins() -> tuple[str, ...]:
 
 
 CORS_EXPOSED = "Retry-After"  # the one header beyond the CORS-safelisted ones a page must read
+EDGE_HEADER = "X-Coupon-Edge"  # what the edge (cdk/coupon_cdk/edge.py) sends: its stack's secret
 
 
 def with_cors(event: APIGatewayProxyEvent, result: dict[str, Any]) -> dict[str, Any]:

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from coupon_cdk.config import CONTEXT_KEY, cdk_json_context, load
-from coupon_cdk.edge import CACHE_S, EDGE_HEADER, EDGE_PATH, VIEWER_HEADER, edge_function, shield_region
-from tests.infra.template_support import resources
+from coupon_cdk.edge import CACHE_S, EDGE_PATH, VIEWER_HEADER, edge_function, shield_region
+from functions.http_api.request import EDGE_HEADER
+from tests.infra.template_support import function_id, resources, resources_of
 
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 
@@ -100,6 +101,21 @@ def test_the_edges_requests_are_counted_per_viewer_and_every_other_request_per_i
 
 def test_local_has_no_edge(local):
     assert resources(local, "AWS::CloudFront::Distribution") == {}
+    coupons = resources(local, "AWS::Lambda::Function")[function_id(local, "coupons")]
+    assert "EDGE_SECRET_ARN" not in coupons["Properties"]["Environment"]["Variables"]
+
+
+@pytest.mark.parametrize("env", ["dev", "small", "prod"])
+def test_the_coupons_function_reads_the_edges_secret_and_no_other_function_does(env, request):
+    """So it knows the edge's asks (functions/coupons/dependencies.py, from_edge)."""
+    template = request.getfixturevalue(env)
+    secrets = resources(template, "AWS::SecretsManager::Secret")
+    (secret_id,) = [logical_id for logical_id in secrets if "Edge" in logical_id]
+    coupons = resources(template, "AWS::Lambda::Function")[function_id(template, "coupons")]
+    assert coupons["Properties"]["Environment"]["Variables"]["EDGE_SECRET_ARN"] == {"Ref": secret_id}
+    for name in ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay", "migrate", "topic"):
+        readable = "".join(resources_of(template, name, "secretsmanager:GetSecretValue"))
+        assert (secret_id in readable) is (name == "coupons"), name
 
 
 def at_the_edge(method: str, uri: str, headers: dict[str, str]) -> dict[str, Any]:
@@ -117,7 +133,8 @@ def at_the_edge(method: str, uri: str, headers: dict[str, str]) -> dict[str, Any
     ("method", "uri"),
     [("GET", "/coupons/5/issues/7"), ("GET", "/coupons/05/availability"), ("GET", "/coupons/0/availability"),
      ("GET", "/coupons/+5/availability"), ("GET", "/coupons/5/availability/"), ("POST", "/coupons/5/availability"),
-     ("GET", "/coupons/12345678901234567890/availability"), ("GET", "/coupon-issues")],
+     ("GET", "/coupons/12345678901234567890/availability"), ("GET", "/coupon-issues"),
+     ("HEAD", "/coupons/5/availability")],
 )  # fmt: skip
 def test_the_edge_answers_404_for_anything_but_a_coupon_ids_availability(method, uri):
     answer = at_the_edge(method, uri, {"Origin": "https://shop.example.com"})

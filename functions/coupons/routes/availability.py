@@ -3,10 +3,12 @@
 Every answer, a 404 and a 503 too, may be kept by shared caches (the edge) for a second, as long
 as the service keeps its read (``availability.AVAILABILITY_MS``), and by no browser
 (``Cache-Control: max-age=0, s-maxage=1``): however many pages poll, an outage of Redis reaches
-the function about once a second per cache, as a sale does. A sale is kept only for what is left
-of its read's second, in whole seconds (``s-maxage=0`` for a read the container already held): so
-``left`` reaches a page at most a second after Redis counted it, through the edge or not.
-``asOf`` says how old ``left`` is.
+the function about once a second per cache, as a sale does. The edge's requests (its header
+carries the stack's secret: ``dependencies.from_edge``) are answered from a read of Redis made for
+them, which the edge keeps a second; a page's from the container's read, at most a second old, which
+a shared cache may keep for what is left of its second (``s-maxage=0`` for a read already held). So
+``left`` reaches a page at most a second after Redis counted it, through the edge or not, while
+the edge lets about one request a second per coupon through. ``asOf`` says how old ``left`` is.
 """
 
 from dataclasses import replace
@@ -21,7 +23,7 @@ from coupon_core.domain.records import from_millis
 from coupon_core.domain.reservations import IssueOutcome
 from coupon_core.errors import UnavailableError
 from coupon_core.observability import logger
-from functions.coupons.dependencies import availability
+from functions.coupons.dependencies import availability, from_edge
 from functions.coupons.routes.responses import as_response
 from functions.http_api.answers import Answer, refusal
 from functions.http_api.openapi_answers import documented
@@ -57,9 +59,10 @@ def _time(millis: int) -> str:
 def get_availability(
     couponId: PathId,  # noqa: N803 - path parameters are camelCase on the wire
     service: Annotated[AvailabilityService, Depends(availability)],
+    edge: Annotated[bool, Depends(from_edge)],
 ) -> Response[dict[str, Any]]:
     try:
-        found = service.availability(couponId)
+        found = service.availability(couponId, fresh=edge)
     except UnavailableError as exc:
         logger.warning("a sale's availability could not be read", extra={"detail": str(exc)})
         return as_response(_kept(refusal(IssueOutcome.UNAVAILABLE)))

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from coupon_client.api_client import NO_ANSWER, ApiClient
+from coupon_client.api_client import NO_ANSWER, ApiClient, Failure
 from coupon_client.retry import Kind
 
 DROP = "drop"  # close the connection after reading the request, without answering
+LATE = "late"  # answer SUCCESS a second after reading the request
 
 
 class ScriptedApi(ThreadingHTTPServer):
@@ -55,6 +57,9 @@ class Handler(BaseHTTPRequestHandler):
         if step == DROP:
             self.close_connection = True
             return
+        if step == LATE:
+            time.sleep(1)
+            step = (202, {"status": "SUCCESS"}, {})
         status, body, headers = step  # type: ignore[misc]
         self._answer(status, body, headers)
 
@@ -94,6 +99,17 @@ def test_a_dropped_connection_is_settled_on_the_status_route(api):
     client, server = api
     claim = client.request_coupon(1, 7)
     assert (claim.kind, claim.status, claim.reply.status_code) == (Kind.HELD, "ISSUED", NO_ANSWER)
+    assert (server.posts, server.gets) == (1, 1)
+
+
+@pytest.mark.parametrize("api", [([LATE], "ISSUED")], indirect=True)
+def test_a_claim_waits_the_contracts_timeout_not_the_clients(api, monkeypatch):
+    """The client reads for 5 s; a claim's request is a lost answer after the contract's timeout
+    (here 0.2 s), and is settled on the status route."""
+    monkeypatch.setattr("coupon_client.api_client.TIMEOUT_S", 0.2)
+    client, server = api
+    claim = client.request_coupon(1, 7)
+    assert (claim.kind, claim.status, claim.reply.failure) == (Kind.HELD, "ISSUED", Failure.TIMEOUT)
     assert (server.posts, server.gets) == (1, 1)
 
 

@@ -5,7 +5,6 @@ by at least one scenario, so that the table, the scenarios and both clients say 
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 import time
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from coupon_client.api_client import NO_ANSWER, ApiClient, Reply
+from coupon_client.api_client import NO_ANSWER, Reply
 from coupon_client.retry import (
     MAX_SENDS,
     STATUS_ASKS,
@@ -133,5 +132,4 @@ def test_the_contracts_numbers_are_the_documents():
     assert f"at most {MAX_SENDS} times" in document
     assert f"at most {STATUS_ASKS} times" in document
     assert f"unanswered for {TIMEOUT_S:g} s has no answer" in document
-    assert inspect.signature(ApiClient).parameters["timeout_s"].default == TIMEOUT_S
     assert {Kind(scenario["kind"]) for scenario in CONTRACT["scenarios"]} == set(Kind)

@@ -69,6 +69,24 @@ def test_a_coupon_is_read_once_a_second_however_often_it_is_asked():
     assert reader.reads == [1, 2, 1]
 
 
+def test_a_fresh_ask_reads_whatever_is_kept_and_what_it_read_is_kept_for_the_others():
+    """The edge's ask: read now, however recent the kept read; the pages after it get that read."""
+    answers, reader, clock = service(c1=sale(taken=1))
+    answers.availability(1)
+    clock.seconds += 0.4
+    reader.found[1] = sale(taken=3)
+    fresh = answers.availability(1, fresh=True)
+    clock.seconds += 0.4
+    kept = answers.availability(1)
+    assert reader.reads == [1, 1]
+    assert fresh is not None
+    assert fresh.sale is not None
+    assert fresh.sale.left == 7
+    assert fresh.server_time == fresh.sale.read_at  # read for it: no age
+    assert kept is not None
+    assert kept.sale == fresh.sale
+
+
 def test_the_server_time_is_carried_forward_and_the_copies_left_are_the_reads():
     answers, reader, clock = service(c1=sale(total=10, taken=3))
     first = answers.availability(1)

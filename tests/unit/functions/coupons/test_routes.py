@@ -6,7 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from coupon_core.domain.availability import AvailabilityService, NoSale, Sale, Unread
 from coupon_core.errors import StateUnavailableError
@@ -174,3 +176,51 @@ def test_a_sale_the_container_already_held_is_not_kept_at_the_edge_so_left_is_at
     assert fresh_headers["Cache-Control"] == CACHED_1S
     assert held_headers["Cache-Control"] == "public, max-age=0, s-maxage=0"
     assert (held["asOf"], held["serverTime"]) == (fresh["asOf"], "2030-03-17T17:46:40.300+00:00")
+
+
+@pytest.mark.parametrize(("sent", "fresh"), [("s3cret", True), ("guessed", False), (None, False)])
+def test_the_edges_ask_is_answered_from_a_read_made_for_it_and_kept_a_second(monkeypatch, cors, sent, fresh):
+    """The edge's header with the stack's secret (from Secrets Manager) reads Redis now, however
+    recent the container's read; the header with another value, or none, is a page's ask."""
+    now = [100.0]
+    reads: list[int] = []
+
+    class Counted(OneSale):
+        def read(self, coupon_id: int) -> Sale | Unread:
+            reads.append(coupon_id)
+            return Sale(AT + len(reads), 10, AT - 1, AT + 60_000, False, 3)
+
+    service = AvailabilityService(Counted(Sale(AT, 10, AT - 1, AT + 60_000, False, 3)), clock=lambda: now[0])
+    override(monkeypatch, dependencies.availability, service)
+    with mock_aws():
+        arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name="edge", SecretString="s3cret")[
+            "ARN"
+        ]
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV | {"EDGE_SECRET_ARN": arn}))
+        dependencies.edge_secret.cache_clear()
+        call(api_event("GET", "/coupons/5/availability"))
+        now[0] += 0.3
+        headers = {"X-Coupon-Edge": sent} if sent is not None else {}
+        _, _, answered = call(api_event("GET", "/coupons/5/availability", headers=headers))
+        dependencies.edge_secret.cache_clear()
+
+    assert (len(reads), answered["Cache-Control"]) == (
+        (2, CACHED_1S) if fresh else (1, "public, max-age=0, s-maxage=0")
+    )
+
+
+def test_an_edge_secret_that_cannot_be_read_is_unavailable_and_asked_again(monkeypatch, cors):
+    override(
+        monkeypatch,
+        dependencies.availability,
+        AvailabilityService(OneSale(Sale(AT, 10, AT - 1, AT + 60_000, False, 3))),
+    )
+    with mock_aws():
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbCdEf"
+        override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV | {"EDGE_SECRET_ARN": arn}))
+        dependencies.edge_secret.cache_clear()
+        status, body, _ = call(api_event("GET", "/coupons/5/availability", headers={"X-Coupon-Edge": "x"}))
+        assert dependencies.edge_secret.cache_info().currsize == 0
+    assert (status, body["status"]) == (503, "UNAVAILABLE")

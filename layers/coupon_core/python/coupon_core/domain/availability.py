@@ -132,12 +132,13 @@ class AvailabilityService:
         self._reads: dict[int, _Read] = {}
         self._unread: dict[int, _Read] = {}
 
-    def availability(self, coupon_id: int) -> Availability | None:
+    def availability(self, coupon_id: int, *, fresh: bool = False) -> Availability | None:
         """The coupon's availability now; ``None`` if no such coupon exists. Raises
-        ``StateUnavailableError`` when Redis cannot say (unreachable, or the state is being rebuilt)."""
+        ``StateUnavailableError`` when Redis cannot say (unreachable, or the state is being rebuilt).
+        ``fresh``: read Redis whatever is kept (for the edge, which keeps the answer a second itself)."""
         now = self._clock()
         kept = self._reads.get(coupon_id) or self._unread.get(coupon_id)
-        if kept is None or now - kept.at >= self._seconds:
+        if fresh or kept is None or now - kept.at >= self._seconds:
             found = self._reader.read(coupon_id)
             now = self._clock()
             kept = _Read(found, now)
