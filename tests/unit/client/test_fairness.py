@@ -57,6 +57,14 @@ def test_a_winner_whose_first_attempt_left_no_line_arrived_by_its_reservation():
     assert clicks(sale)[1] == Click(T + 100, "SUCCESS", T + 100, 1)
 
 
+def test_a_winner_whose_reserving_attempt_wrote_a_line_keeps_its_own_arrival():
+    """The gateway's clock 10 ms ahead of Redis': W's own SUCCESS line arrived at +300, decided
+    at +290, and its retry replays +290. Its arrival is its line's (no clock corrected by the
+    other), so the loser that arrived at +295 and was refused at +310 was overtaken by 5 ms."""
+    sale = [won(300, "w", decided=290), lost(295, "l", decided=310), won(900, "w", replays=290)]
+    assert figures(sale) == (1, 1, 5, 1, 0)
+
+
 def test_winners_are_taken_in_order_of_their_takes_not_of_their_lines():
     """In log order, a winner whose first attempt was a 503 comes before one that took earlier;
     the loser was decided after both takes and overtaken by the earlier taker only."""
