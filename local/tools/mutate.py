@@ -41,7 +41,9 @@ LAYERS = ("layers/lua_redis/python", "layers/coupon_core/python")  # as pyprojec
 LAYER_SOURCES = ("coupon_core/domain/issuing.py", "coupon_core/domain/reconcile.py")
 LAYER_TESTS = ("tests/unit/domain",)
 WORKSPACE = ROOT / ".local" / "mutation" / "layers"
-NOT_COPIED = shutil.ignore_patterns(".git", ".venv", ".local", "node_modules", "mutants", "cdk.out", "__pycache__")
+NOT_COPIED = shutil.ignore_patterns(
+    ".git", ".venv", ".local", "node_modules", "mutants", "cdk.out", "__pycache__", ".*_cache", ".hypothesis"
+)
 
 
 def mutmut(root: Path = ROOT) -> dict[str, tuple[int, int]]:
@@ -68,7 +70,8 @@ def layer_workspace() -> Path:
     shutil.rmtree(WORKSPACE / "layers")
     project = (WORKSPACE / "pyproject.toml").read_text()
     layer_path = ", ".join(f'"{layer}"' for layer in LAYERS)
-    assert f'pythonpath = [".", {layer_path}, "cdk"]' in project, "pyproject.toml's pythonpath changed"
+    if f'pythonpath = [".", {layer_path}, "cdk"]' not in project:
+        raise SystemExit("pyproject.toml's pythonpath changed: make local/tools/mutate.py's LAYERS say it again")
     project = project.replace(f'pythonpath = [".", {layer_path}, "cdk"]', 'pythonpath = [".", "cdk"]')
     before, _, after = project.partition("[tool.mutmut]")
     rest = after.split("\n[", 1)
