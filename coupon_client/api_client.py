@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from coupon_client.aws_auth import Signer
     from coupon_client.debug import Tracer
 
+CONNECT_TIMEOUT_S = 5  # how long a connection may take before nothing was sent
 NO_ANSWER = 0
 """``Reply.status_code`` when nothing came back: the request may or may not have been handled."""
 
@@ -65,7 +66,7 @@ class ApiClient:
         self._sign = sign
         self._trace = trace
         retries = urllib3.Retry(total=3, connect=3, read=0, status=0, other=0, redirect=0, backoff_factor=0.1)
-        self._timeout = urllib3.Timeout(connect=5, read=timeout_s)
+        self._timeout = urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=timeout_s)
         self._pool = urllib3.PoolManager(maxsize=connections, block=False, retries=retries, timeout=self._timeout)
 
     def request(
@@ -88,7 +89,7 @@ class ApiClient:
             self._trace.request(method, url, all_headers, data)
         started = time.perf_counter()
         try:
-            timeout = self._timeout if timeout_s is None else urllib3.Timeout(connect=5, read=timeout_s)
+            timeout = self._timeout if timeout_s is None else urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=timeout_s)
             response = self._pool.request(method, url, body=data, headers=all_headers, timeout=timeout)
         except urllib3.exceptions.HTTPError as exc:
             failure, said, seconds = *_failure(exc), time.perf_counter() - started

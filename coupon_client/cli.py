@@ -495,7 +495,7 @@ def fairness(
     first served).
     """
     from coupon_client import fairness as measure  # noqa: PLC0415 -- for this command only
-    from coupon_client.environment import LOCAL, aws_errors, missing_group_said  # noqa: PLC0415 -- loads botocore
+    from coupon_client.environment import LOCAL, aws_errors  # noqa: PLC0415 -- loads botocore
 
     options = _options(ctx)
     session = options.session()
@@ -509,7 +509,8 @@ def fairness(
     span = (int(starts.timestamp() * 1000) - 60_000, int(ends.timestamp() * 1000) + 60_000)
     logs = session.aws().client("logs", endpoint_url=target.aws_endpoint)
     pattern = "" if target.name == LOCAL else measure.coupon_pattern(coupon)  # LocalStack's patterns: not relied on
-    with aws_errors("logs:FilterLogEvents", target.aws_endpoint), missing_group_said(group):
+    no_group = NothingToMeasureError(f"no log group {group}: nothing to measure (no line written yet)")
+    with aws_errors("logs:FilterLogEvents", target.aws_endpoint, {"ResourceNotFoundException": no_group}):
         lines = measure.lines_of(measure.read_lines(logs, group, span, pattern), coupon)
     if not lines:
         raise NothingToMeasureError(

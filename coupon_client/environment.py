@@ -16,7 +16,7 @@ export, and no real credential ever sent to an emulator.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,6 @@ from coupon_client.errors import (
     ForbiddenError,
     NoAnswerError,
     NoCredentialsError,
-    NothingToMeasureError,
     SessionExpiredError,
     TlsError,
     UnavailableError,
@@ -187,9 +186,10 @@ def reachable(api_url: str, aws_endpoint: str | None) -> str:
 
 
 @contextmanager
-def aws_errors(action: str, endpoint: str | None) -> Iterator[None]:
-    """A failed call of AWS's API ``action`` as the one error its cause is; an error code this
-    does not know is left to the caller (``ClientError``)."""
+def aws_errors(action: str, endpoint: str | None, meaning: Mapping[str, CouponsError] | None = None) -> Iterator[None]:
+    """A failed call of AWS's API ``action`` as the one error its cause is, ``meaning`` first (what
+    an error code means to this call); an error code neither knows is left to the caller
+    (``ClientError``)."""
     where = endpoint or "AWS"
     try:
         yield
@@ -200,27 +200,19 @@ def aws_errors(action: str, endpoint: str | None) -> Iterator[None]:
     except (botocore.exceptions.ReadTimeoutError, botocore.exceptions.ConnectionClosedError) as exc:
         raise NoAnswerError(f"no answer from {where} to {action} ({exc}): a read, nothing changed; try again") from None
     except botocore.exceptions.ClientError as exc:
-        error: CouponsError | None = _refused(exc, action)
+        error = _refused(exc, action, meaning or {})
         if error is None:
             raise
         raise error from None
 
 
-@contextmanager
-def missing_group_said(group: str) -> Iterator[None]:
-    """A log group that does not exist as nothing to measure (on the local stack the function's
-    group is made by its first line), not as an error of AWS's."""
-    try:
-        yield
-    except botocore.exceptions.ClientError as exc:
-        if exc.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
-            raise
-        raise NothingToMeasureError(f"no log group {group}: nothing to measure (no line written yet)") from None
-
-
-def _refused(exc: botocore.exceptions.ClientError, action: str) -> CouponsError | None:
+def _refused(
+    exc: botocore.exceptions.ClientError, action: str, meaning: Mapping[str, CouponsError]
+) -> CouponsError | None:
     code = exc.response.get("Error", {}).get("Code", "")
     said = exc.response.get("Error", {}).get("Message", code)
+    if code in meaning:
+        return meaning[code]
     if code in EXPIRED_CODES:
         return SessionExpiredError(f"AWS refused the credentials as expired ({code}: {said}): sign in again")
     if code in INVALID_CODES:

@@ -13,10 +13,9 @@ for every report and for ``coupons fairness`` alike (docs/design.md section 10 s
   that reached the intake; it is a **winner** if an attempt took a copy (SUCCESS, or UNCONFIRMED,
   which keeps its reservation; taken at the reservation; when only replays of it have lines, the
   attempt that reserved wrote none, its answer lost at the gateway, a function timeout, so the
-  click arrived by the reservation at the latest),
-  a **loser** if one was SOLD_OUT and
-  none took one (decided at its first SOLD_OUT, the repeated decision's time for an answer from
-  the memory), else neither;
+  click arrived by the reservation at the latest), a **loser** if one was SOLD_OUT and none took
+  one (decided at its first SOLD_OUT, the repeated decision's time for an answer from the
+  memory), else neither;
 - an **inversion** is a loser overtaken: it arrived before a winner and was decided after that
   winner took its copy, or in the same millisecond (Redis runs one script at a time, so a refusal
   in the millisecond of the take that sold out came after it). The **inversion window** is the

@@ -70,9 +70,10 @@ def layer_workspace() -> Path:
     shutil.rmtree(WORKSPACE / "layers")
     project = (WORKSPACE / "pyproject.toml").read_text()
     layer_path = ", ".join(f'"{layer}"' for layer in LAYERS)
-    if f'pythonpath = [".", {layer_path}, "cdk"]' not in project:
+    shipped = f'pythonpath = [".", {layer_path}, "cdk"]'
+    if shipped not in project:
         raise SystemExit("pyproject.toml's pythonpath changed: make local/tools/mutate.py's LAYERS say it again")
-    project = project.replace(f'pythonpath = [".", {layer_path}, "cdk"]', 'pythonpath = [".", "cdk"]')
+    project = project.replace(shipped, 'pythonpath = [".", "cdk"]')
     before, _, after = project.partition("[tool.mutmut]")
     rest = after.split("\n[", 1)
     project = before + "[tool.mutmut]\n" + "\n".join([

@@ -32,12 +32,13 @@ from functions.http_api.schemas import AvailabilityBody
 
 router = Router()
 
-CACHED = {"Cache-Control": f"public, max-age=0, s-maxage={AVAILABILITY_MS // 1000}"}
-
 
 def _kept_for(age_ms: int) -> dict[str, str]:
     """What a shared cache may keep a sale read ``age_ms`` ago: the rest of its second."""
     return {"Cache-Control": f"public, max-age=0, s-maxage={max(AVAILABILITY_MS - age_ms, 0) // 1000}"}
+
+
+CACHED = _kept_for(0)  # every answer but a sale's: a second
 
 
 def _kept(answer: Answer) -> Answer:

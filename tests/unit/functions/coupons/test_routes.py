@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import boto3
@@ -132,13 +133,14 @@ class OneSale:
 
 
 AT = 1_900_000_000_000  # 2030-03-17T17:46:40Z
+OPEN = Sale(AT, 10, AT - 1, AT + 60_000, False, 3)  # open a minute more, 7 of 10 copies left
 CACHED_1S = "public, max-age=0, s-maxage=1"  # the edge keeps every answer a second, no browser keeps one
 
 
 @pytest.mark.parametrize(
     ("found", "status", "answer", "cache"),
     [
-        (Sale(AT, 10, AT - 1, AT + 60_000, False, 3), 200,
+        (OPEN, 200,
          {"status": "OPEN", "couponId": 5, "serverTime": "2030-03-17T17:46:40.000+00:00",
           "startsAt": "2030-03-17T17:46:39.999+00:00", "endsAt": "2030-03-17T17:47:40.000+00:00",
           "total": 10, "left": 7, "asOf": "2030-03-17T17:46:40.000+00:00"}, CACHED_1S),
@@ -165,7 +167,7 @@ def test_a_sale_the_container_already_held_is_not_kept_at_the_edge_so_left_is_at
     """Read now: the edge may keep it a second. Answered 300 ms later from the container's read:
     the edge keeps nothing (its second and the container's would add up to two)."""
     now = [100.0]
-    service = AvailabilityService(OneSale(Sale(AT, 10, AT - 1, AT + 60_000, False, 3)), clock=lambda: now[0])
+    service = AvailabilityService(OneSale(OPEN), clock=lambda: now[0])
     override(monkeypatch, dependencies.availability, service)
     event = api_event("GET", "/coupons/5/availability", headers={"Origin": SHOP})
 
@@ -178,8 +180,22 @@ def test_a_sale_the_container_already_held_is_not_kept_at_the_edge_so_left_is_at
     assert (held["asOf"], held["serverTime"]) == (fresh["asOf"], "2030-03-17T17:46:40.300+00:00")
 
 
+@pytest.fixture
+def edge(monkeypatch) -> Iterator[Any]:
+    """The function deployed behind the edge: its secret ("s3cret") in (moto's) Secrets Manager,
+    EDGE_SECRET_ARN naming it; the Secrets Manager client, for a test that takes it away."""
+    with mock_aws():
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        secrets = boto3.client("secretsmanager")
+        arn = secrets.create_secret(Name="edge", SecretString="s3cret")["ARN"]
+        override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV | {"EDGE_SECRET_ARN": arn}))
+        dependencies.edge_secret.cache_clear()
+        yield secrets
+        dependencies.edge_secret.cache_clear()
+
+
 @pytest.mark.parametrize(("sent", "fresh"), [("s3cret", True), ("guessed", False), (None, False)])
-def test_the_edges_ask_is_answered_from_a_read_made_for_it_and_kept_a_second(monkeypatch, cors, sent, fresh):
+def test_the_edges_ask_is_answered_from_a_read_made_for_it_and_kept_a_second(monkeypatch, cors, edge, sent, fresh):
     """The edge's header with the stack's secret (from Secrets Manager) reads Redis now, however
     recent the container's read; the header with another value, or none, is a page's ask."""
     now = [100.0]
@@ -188,39 +204,24 @@ def test_the_edges_ask_is_answered_from_a_read_made_for_it_and_kept_a_second(mon
     class Counted(OneSale):
         def read(self, coupon_id: int) -> Sale | Unread:
             reads.append(coupon_id)
-            return Sale(AT + len(reads), 10, AT - 1, AT + 60_000, False, 3)
+            return replace(OPEN, read_at=AT + len(reads))
 
-    service = AvailabilityService(Counted(Sale(AT, 10, AT - 1, AT + 60_000, False, 3)), clock=lambda: now[0])
-    override(monkeypatch, dependencies.availability, service)
-    with mock_aws():
-        arn = boto3.client("secretsmanager", region_name="us-east-1").create_secret(Name="edge", SecretString="s3cret")[
-            "ARN"
-        ]
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV | {"EDGE_SECRET_ARN": arn}))
-        dependencies.edge_secret.cache_clear()
-        call(api_event("GET", "/coupons/5/availability"))
-        now[0] += 0.3
-        headers = {"X-Coupon-Edge": sent} if sent is not None else {}
-        _, _, answered = call(api_event("GET", "/coupons/5/availability", headers=headers))
-        dependencies.edge_secret.cache_clear()
+    override(monkeypatch, dependencies.availability, AvailabilityService(Counted(OPEN), clock=lambda: now[0]))
+    call(api_event("GET", "/coupons/5/availability"))
+    now[0] += 0.3
+    headers = {"X-Coupon-Edge": sent} if sent is not None else {}
+    _, _, answered = call(api_event("GET", "/coupons/5/availability", headers=headers))
 
     assert (len(reads), answered["Cache-Control"]) == (
         (2, CACHED_1S) if fresh else (1, "public, max-age=0, s-maxage=0")
     )
 
 
-def test_an_edge_secret_that_cannot_be_read_is_unavailable_and_asked_again(monkeypatch, cors):
-    override(
-        monkeypatch,
-        dependencies.availability,
-        AvailabilityService(OneSale(Sale(AT, 10, AT - 1, AT + 60_000, False, 3))),
-    )
-    with mock_aws():
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:missing-AbCdEf"
-        override(monkeypatch, dependencies.settings, CouponsSettings.from_env(ENV | {"EDGE_SECRET_ARN": arn}))
-        dependencies.edge_secret.cache_clear()
-        status, body, _ = call(api_event("GET", "/coupons/5/availability", headers={"X-Coupon-Edge": "x"}))
-        assert dependencies.edge_secret.cache_info().currsize == 0
+def test_an_edge_secret_that_cannot_be_read_is_unavailable_and_asked_again(monkeypatch, cors, edge):
+    override(monkeypatch, dependencies.availability, AvailabilityService(OneSale(OPEN)))
+    edge.delete_secret(SecretId="edge", ForceDeleteWithoutRecovery=True)
+
+    status, body, _ = call(api_event("GET", "/coupons/5/availability", headers={"X-Coupon-Edge": "s3cret"}))
+
+    assert dependencies.edge_secret.cache_info().currsize == 0
     assert (status, body["status"]) == (503, "UNAVAILABLE")
