@@ -95,7 +95,7 @@ sales: venv chromium $(CDK)
 	$(BIN)/pytest -m sale tests/integration --durations=10
 
 unit: venv
-	$(BIN)/pytest tests/unit
+	$(BIN)/pytest tests/unit --numprocesses=$(WORKERS)
 
 processes: venv
 	$(BIN)/pytest tests/processes

@@ -54,6 +54,7 @@ FREE_AT_IDLE: dict[str, str] = {
     "AWS::Events::Rule": "scheduled rules deliver to Lambda at no charge; Lambda bills the runs",
     "AWS::IAM::Policy": "no charge",
     "AWS::IAM::Role": "no charge",
+    "AWS::Lambda::Alias": "no charge of its own (the warm-up's provisioned concurrency is its scalable target's)",
     "AWS::Lambda::EventInvokeConfig": "no charge of its own",
     "AWS::Lambda::Function": "Lambda bills requests and GB-seconds",
     "AWS::Lambda::LayerVersion": "no charge of its own",

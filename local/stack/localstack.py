@@ -61,6 +61,9 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_st
         "SKIP_SSL_CERT_DOWNLOAD": "1",
         "DISABLE_EVENTS": "1",
         "LAMBDA_RUNTIME_EXECUTOR": "host",
+        # AWS's SQS mapping long-polls and hands a message on as it arrives; LocalStack's backs off
+        # up to 10 s (5-15 s randomised) after empty polls: a dead letter would wait that long
+        "LAMBDA_EVENT_SOURCE_MAPPING_MAX_BACKOFF_ON_EMPTY_POLL_SEC": "1",
         "LS_LOG": os.environ.get("LS_LOG", "warn"),  # a log line per request costs throughput
         "COUPON_LAMBDA_PYTHON": lambda_python,
         "COUPON_EXECUTOR_REPORTS": str(reports),

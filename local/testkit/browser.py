@@ -45,7 +45,7 @@ def screenshot(page: Path, png: Path, width: int = 1500, height: int = 1400) -> 
     return png
 
 
-def served_dom(url: str, virtual_time_ms: int = 120_000) -> str:
+def served_dom(url: str, virtual_time_ms: int = 30_000) -> str:
     """The DOM of the page at ``url`` once its scripts, their requests and ``virtual_time_ms`` of
     their timers have run (Chromium's ``--virtual-time-budget``: timers fast-forwarded, a pending
     request waited for)."""

@@ -3,6 +3,7 @@ cdk-nag run on synth and take seconds), from cdk.json's context, offline, with b
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -19,7 +20,26 @@ def synthesize(env: str, tmp_path_factory: pytest.TempPathFactory) -> Template:
     outdir = tmp_path_factory.mktemp(f"cdk-{env}")
     _, template = synthesize_offline(env, str(outdir))
     ASSEMBLIES[env] = outdir
+    if (shared := _run_folder(tmp_path_factory)) is not None:
+        partial = shared / f".cdk-{env}-{os.getpid()}.json"
+        partial.write_text(json.dumps(template))
+        partial.replace(shared / f"cdk-{env}.template.json")  # whole or not there, for the other workers
     return Template.from_json(template)
+
+
+def synthesized(env: str, tmp_path_factory: pytest.TempPathFactory) -> Template:
+    """The environment's template as the infra tier's worker of this run synthesized it, or, not
+    yet there (or no other worker), synthesized here: a synth with cdk-nag takes seconds."""
+    shared = _run_folder(tmp_path_factory)
+    if shared is not None and (path := shared / f"cdk-{env}.template.json").exists():
+        return Template.from_json(json.loads(path.read_text()))
+    return synthesize(env, tmp_path_factory)
+
+
+def _run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The folder this run's xdist workers share (each one's base temporary folder is in it; a
+    run without workers has none: its base's parent holds earlier runs' too)."""
+    return tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
 
 
 @pytest.fixture(scope="session")

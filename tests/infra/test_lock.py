@@ -47,10 +47,19 @@ def _files(tree: Path) -> dict[str, str]:
     }
 
 
-def test_the_layer_built_twice_from_the_lock_is_the_same_files(tmp_path):
-    first, second = tmp_path / "first", tmp_path / "second"
-    for output in (first, second):
-        assert LockedBundling(LAMBDA_PLATFORM).try_bundle(str(output), image=NO_IMAGE)
+def _bundled(output: Path) -> Path:
+    assert LockedBundling(LAMBDA_PLATFORM).try_bundle(str(output), image=NO_IMAGE)
+    return output
+
+
+@pytest.fixture(scope="module")
+def lambda_layer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The layer as ``cdk deploy`` bundles it for Lambda, built once for the tests that read it."""
+    return _bundled(tmp_path_factory.mktemp("layer"))
+
+
+def test_the_layer_built_twice_from_the_lock_is_the_same_files(lambda_layer, tmp_path):
+    first, second = lambda_layer, _bundled(tmp_path / "second")
 
     built = _files(first)
     assert built == _files(second)
@@ -62,15 +71,12 @@ def test_the_layer_built_twice_from_the_lock_is_the_same_files(tmp_path):
     assert versions == {name.replace("-", "_").replace(".", "_"): version for name, version in locked_versions.items()}
 
 
-def test_the_local_and_the_lambda_layers_hold_the_same_versions(tmp_path):
+def test_the_local_and_the_lambda_layers_hold_the_same_versions(lambda_layer, tmp_path):
     """LocalStack's layer is built for this host's machine, AWS's for arm64, from the same lock."""
+    locked.install("runtime", target=tmp_path, platform=target_platform(local=True))
+    lambdas = {p.name for p in (lambda_layer / "python").glob("*.dist-info")}
 
-    def versions(local: bool) -> set[str]:
-        target = tmp_path / str(local)
-        locked.install("runtime", target=target, platform=target_platform(local=local))
-        return {p.name for p in target.glob("*.dist-info")}
-
-    assert versions(True) == versions(False)
+    assert {p.name for p in tmp_path.glob("*.dist-info")} == lambdas
 
 
 def test_a_file_whose_hash_differs_from_the_lock_is_refused(tmp_path, monkeypatch):
