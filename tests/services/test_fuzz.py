@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -50,13 +51,25 @@ CHECKS = [
 schema = schemathesis.openapi.from_wsgi("/openapi.json", gateway(answer))
 
 
-@pytest.fixture(params=["body", "claims"])
-def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
+# The routes that read a user id, from the body or (USER_ID_SOURCE=claims) the token: fuzzed in
+# both modes; every other route runs the same code whichever the mode.
+USER_ID_ROUTES = schema.include(path_regex=r"^/coupon-issues$|/issues/\{userId\}")
+SAMPLE = settings(
+    max_examples=EXAMPLES,
+    derandomize=not RANDOM,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    database=None,
+)
+World = Callable[[], tuple[Any, ...]]
+
+
+def _world(mode: str, pipeline, migrated_engine, redis_client, monkeypatch) -> Iterator[World]:
     """How to read everything an answer may have changed: Redis, the database's rows, Kafka's ends;
-    in both user-id modes (claims: the events carry no token, as a caller without one). The
-    functions invoke the builder and the rebuild through Lambda's API on the loopback, as the
-    deployed ones do."""
-    monkeypatch.setenv("USER_ID_SOURCE", request.param)
+    with the user id read as ``mode`` says (claims: the events carry no token, as a caller without
+    one). The functions invoke the builder and the rebuild through Lambda's API on the loopback, as
+    the deployed ones do."""
+    monkeypatch.setenv("USER_ID_SOURCE", mode)
     intake_dependencies.reset()
     coupons_dependencies.reset()
     rebuild(SCHEDULE_EVENT)  # the fleet knows which coupons exist: none, here (the registry's load)
@@ -74,15 +87,29 @@ def world(request, pipeline, migrated_engine, redis_client, monkeypatch):
     consumer.close()
 
 
+@pytest.fixture
+def world(pipeline, migrated_engine, redis_client, monkeypatch) -> Iterator[World]:
+    yield from _world("body", pipeline, migrated_engine, redis_client, monkeypatch)
+
+
+@pytest.fixture
+def world_of_tokens(pipeline, migrated_engine, redis_client, monkeypatch) -> Iterator[World]:
+    yield from _world("claims", pipeline, migrated_engine, redis_client, monkeypatch)
+
+
 @schema.parametrize()
-@settings(
-    max_examples=EXAMPLES,
-    derandomize=not RANDOM,
-    deadline=None,
-    suppress_health_check=list(HealthCheck),
-    database=None,
-)
+@SAMPLE
 def test_every_answer_is_as_documented_and_a_refusal_changes_nothing(case, world):
+    _answered_as_documented(case, world)
+
+
+@USER_ID_ROUTES.parametrize()
+@SAMPLE
+def test_with_the_user_id_from_the_token_every_answer_is_as_documented(case, world_of_tokens):
+    _answered_as_documented(case, world_of_tokens)
+
+
+def _answered_as_documented(case, world: World) -> None:
     before = world()
 
     response = case.call()
