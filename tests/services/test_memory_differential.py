@@ -107,23 +107,20 @@ class Published:
 
 
 class Sales(RuleBasedStateMachine):
-    redis_url: ClassVar[str]
+    connections: ClassVar[list[redis.Redis]]  # the test's own and each container's, open for every example
     memory: ClassVar[bool]
 
     def __init__(self) -> None:
         super().__init__()
-        self.redis = connect(self.redis_url)
+        self.redis, *clients = self.connections
         self.redis.flushall()
         self.admin = WholeStore(self.redis)
         self.clock = Clock()
         self.sale = Sale(total=1)
         self.history: list[tuple[float, Sale]] = []  # (since when, the sale as it stood)
         self.keys: list[tuple[int, str]] = []
-        self.clients: list[redis.Redis] = []
         self.containers: list[IssueService] = []
-        for _ in range(CONTAINERS):
-            client = connect(self.redis_url)
-            self.clients.append(client)
+        for client in clients:
             store, registry = WholeStore(client), RedisCouponRegistry(client)
             memory = AnswerMemory(clock=self.clock) if self.memory else None
             builder = RebuildFromTheSale(store, registry, self.sale)
@@ -131,10 +128,6 @@ class Sales(RuleBasedStateMachine):
                 IssueService(store, Published().publish, builder.build, lookup=store.lookup, memory=memory)
             )
         self.remembered = 0
-
-    def teardown(self) -> None:
-        for client in (self.redis, *self.clients):
-            client.close()
 
     def _changed(self) -> None:
         self.history.append((self.clock.now, copy.deepcopy(self.sale)))
@@ -245,13 +238,17 @@ class Sales(RuleBasedStateMachine):
 
 @pytest.mark.parametrize("memory", [False, True], ids=["without the memory", "with the memory"])
 def test_the_memory_answers_what_the_intake_without_it_answers_up_to_a_second_late(redis_url, memory):
-    Sales.redis_url, Sales.memory = redis_url, memory
-    run_state_machine_as_test(
-        Sales,
-        settings=settings(
-            max_examples=60,
-            stateful_step_count=40,
-            deadline=None,
-            suppress_health_check=[HealthCheck.too_slow],
-        ),
-    )
+    Sales.connections, Sales.memory = [connect(redis_url) for _ in range(1 + CONTAINERS)], memory
+    try:
+        run_state_machine_as_test(
+            Sales,
+            settings=settings(
+                max_examples=60,
+                stateful_step_count=40,
+                deadline=None,
+                suppress_health_check=[HealthCheck.too_slow],
+            ),
+        )
+    finally:
+        for client in Sales.connections:
+            client.close()
