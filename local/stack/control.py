@@ -34,6 +34,7 @@ from coupon_core.adapters.postgres.migrate import upgrade
 from local.stack import localstack
 from local.stack.processes import Process, ServiceError, alive, port_open, spawn, stop, url_port
 from local.stack.services import STARTERS, start_all
+from local.stack.tls import TRUST_VARIABLES
 from local.testkit.kafka_topics import kafka_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,7 +49,7 @@ STACK = "Coupons-local"
 DATABASE_SECRET = "coupons-local/database"
 OUTPUTS_S = 30  # how long LocalStack may take to set a deployed stack's outputs
 BRIDGE_JOIN_S = 60  # Tansu holds a group's first join about 5 s
-CLIENT_VARIABLES = ("SSL_CERT_FILE", "KAFKA_TLS")  # what a client of the stack needs besides the URLs
+CLIENT_VARIABLES = (*TRUST_VARIABLES, "KAFKA_TLS")  # what a client of the stack needs besides the URLs
 # each in .local/stack.env as <NAME>_FUNCTION
 FUNCTIONS = ("intake", "coupons", "worker", "dlq", "builder", "rebuild", "relay")
 OUTPUTS = {"DlqUrl", "ApiUrl", *(f"{name.title()}FunctionName" for name in FUNCTIONS)}  # what the environment reads
@@ -136,7 +137,7 @@ def _start() -> dict[str, str]:
     REPORTS.mkdir()
     aws = localstack.start(
         STATE, STATE / "localstack-venv", lambda_python=bare_python(), reports=REPORTS,
-        trust_store=env.get("SSL_CERT_FILE", ""),
+        trust={name: env[name] for name in TRUST_VARIABLES if name in env},
     )  # fmt: skip
     _record("LOCALSTACK", aws.processes)
     secret_arn = database_secret(env["DATABASE_URL"])

@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 import urllib.request
+from collections.abc import Mapping
 from pathlib import Path
 
 from coupon_cdk import locked
@@ -33,12 +34,13 @@ def healthy() -> bool:
         return False
 
 
-def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_store: str = "") -> Service:
+def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust: Mapping[str, str]) -> Service:
     """Start LocalStack on 127.0.0.1:4566 and wait until it answers its health check.
 
     The functions run on ``lambda_python``, a bare interpreter of the runtime's version; each of
     their processes writes in ``reports`` where it imported its packages from, and trusts the
-    CAs in ``trust_store`` (the system's and the local stack's) as the runtime trusts Amazon's.
+    CAs ``trust`` names (``TRUST_VARIABLES``: the system's and the local stack's) as the runtime
+    trusts Amazon's.
     """
     if healthy():
         raise ServiceError(f"something already answers on {URL}; stop it first (make down)")
@@ -67,7 +69,7 @@ def start(scratch: Path, venv: Path, lambda_python: str, reports: Path, trust_st
         "LS_LOG": os.environ.get("LS_LOG", "warn"),  # a log line per request costs throughput
         "COUPON_LAMBDA_PYTHON": lambda_python,
         "COUPON_EXECUTOR_REPORTS": str(reports),
-        "COUPON_TRUST_STORE": trust_store,
+        **{f"COUPON_{name}": value for name, value in trust.items()},  # for the functions' processes alone
     }
     log = folder / "localstack.log"
     process = spawn([str(python), "-m", "localstack.runtime.main"], log, env=environment)

@@ -3,9 +3,12 @@
 Every embedded store answers over TLS only (``local/stack/tls_front.py``), with a certificate
 for ``localhost`` and ``127.0.0.1`` signed by a CA made here on first use and kept in
 ``.local/tls``. Clients verify it as the functions verify AWS's: through the platform's trust
-store. Locally that store is ``trust.pem``, the system's CAs plus this one, named by
-``SSL_CERT_FILE`` (OpenSSL's own variable, read by every ``ssl.create_default_context()``), so the
-production code needs no option of its own to trust it.
+store, so the production code needs no option of its own to trust it. Locally that store is
+OpenSSL's own two variables, read by every ``ssl.create_default_context()``: ``SSL_CERT_FILE``
+names this CA alone and ``SSL_CERT_DIR`` the system's hashed CA folder, so a client that also
+talks to the internet keeps working. Not one bundle file of both: OpenSSL 3 parses a bundle
+whole for every new context (about 30 ms for the system's 145 CAs, and redis-py makes a context
+per connection), a folder only the certificate a handshake looks up.
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = ROOT / ".local" / "tls"
 CA_DAYS = 3650
+TRUST_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")  # what OpenSSL's clients read their CAs from
 SERVER_DAYS = 825  # the longest a server certificate may live for clients that follow the CA/B rules
 RENEW_BEFORE = datetime.timedelta(days=30)
 
 
 @dataclass(frozen=True)
 class Certificates:
-    """Where the CA, the servers' certificate and key, and the trust store are."""
+    """Where the CA and the servers' certificate and key are."""
 
     folder: Path
 
@@ -50,14 +54,9 @@ class Certificates:
         return self.folder / "server-key.pem"
 
     @property
-    def trust_store(self) -> Path:
-        """The system's CAs and this one: what ``SSL_CERT_FILE`` names for local clients."""
-        return self.folder / "trust.pem"
-
-    @property
     def client_environment(self) -> dict[str, str]:
-        """What a process needs to trust the local stores."""
-        return {"SSL_CERT_FILE": str(self.trust_store)}
+        """What a process needs to trust the local stores, and still the system's CAs."""
+        return dict(zip(TRUST_VARIABLES, (str(self.ca), ssl.get_default_verify_paths().openssl_capath), strict=True))
 
 
 def certificates(folder: Path = FOLDER) -> Certificates:
@@ -84,7 +83,7 @@ def certificates(folder: Path = FOLDER) -> Certificates:
 def _valid(found: Certificates) -> bool:
     try:
         cert = x509.load_pem_x509_certificate(found.cert.read_bytes())
-        ok = found.ca.exists() and found.key.exists() and found.trust_store.exists()
+        ok = found.ca.exists() and found.key.exists()
     except (OSError, ValueError):
         return False
     return ok and cert.not_valid_after_utc - datetime.datetime.now(datetime.UTC) > RENEW_BEFORE
@@ -115,19 +114,7 @@ def _make(target: Certificates) -> None:
     target.cert.write_bytes(server.public_bytes(pem))
     target.key.touch(mode=0o600)
     target.key.write_bytes(key.private_bytes(pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
-    target.trust_store.write_bytes(_system_cas() + b"\n" + ca.public_bytes(pem))
     os.chmod(target.folder, 0o755)  # PostgreSQL's system user reads nothing here; the fronts run as us
-
-
-def _system_cas() -> bytes:
-    """The CAs this machine trusts (Debian's bundle, else certifi's), kept in the trust store so
-    that a client which also talks to the internet keeps working."""
-    import certifi  # noqa: PLC0415 - only when the certificates are made
-
-    for candidate in (ssl.get_default_verify_paths().cafile, "/etc/ssl/certs/ca-certificates.crt", certifi.where()):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate).read_bytes()
-    return b""
 
 
 def _builder(

@@ -58,8 +58,9 @@ class HostRuntimeExecutor(RuntimeExecutor):
             "PYTHONUNBUFFERED": "1",
             "COUPON_EXECUTOR_REPORTS": os.environ.get("COUPON_EXECUTOR_REPORTS", ""),
         }
-        if os.environ.get("COUPON_TRUST_STORE"):  # the runtime's CAs: the system's and the local stack's
-            self._env["SSL_CERT_FILE"] = os.environ["COUPON_TRUST_STORE"]
+        for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):  # the runtime's CAs: local/stack/tls.py's TRUST_VARIABLES
+            if os.environ.get(f"COUPON_{name}"):
+                self._env[name] = os.environ[f"COUPON_{name}"]
         if not self._spawn():
             raise RuntimeError(f"the function's process exited during init: {self.get_logs()[-2000:]}")
 
