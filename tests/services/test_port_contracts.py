@@ -7,22 +7,37 @@ servers' tests prove only what needs them (concurrency, faults, interleavings).
   reached says so.
 - ``CouponRegistry``: what a lookup answers for a coupon without a state (not found, ended, one
   build a claim), and what a load keeps.
+- ``FailureLedger``: a failure is recorded once per request, never for a user who holds an
+  issue, and keeps the first release noted for it.
+
+The other fakes answer what each test scripts (an outcome, a failure): no behaviour of theirs
+to hold to an adapter.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlalchemy import Engine, text
 
+from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
+from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.backend_errors import LockUnavailableError
-from coupon_core.domain.reservations import MissingState
+from coupon_core.domain.delivery import Position
+from coupon_core.domain.ledger import Failure, FailureOutcome
+from coupon_core.domain.operations import NewCoupon
+from coupon_core.domain.records import IssueRecord
+from coupon_core.domain.reservations import MissingState, ReleaseOutcome
 from coupon_core.errors import StateUnavailableError
 from lua_redis.client import connect
 from lua_redis.issue_store import IssueStore
 from lua_redis.lock import RedisCouponLocks
 from lua_redis.registry import RedisCouponRegistry
+from tests.database_support import empty_tables
 from tests.services.support import HOUR_MS, now_ms
 from tests.unit.domain import fakes
 
@@ -145,3 +160,102 @@ def test_a_load_adds_what_is_missing_keeps_what_a_writer_put_and_completes(regis
 def test_an_empty_database_completes_an_empty_registry(registry):
     complete(registry, {})
     assert registry.lookup(1, 1000) is MissingState.COUPON_NOT_FOUND
+
+
+# FailureLedger
+
+
+class PostgresFailures:
+    """The DLQ handler's ledger on PostgreSQL (``SqlLedger``) for one coupon, and what the
+    contract reads of it: the recorded requests with the release each one's row keeps."""
+
+    def __init__(self, engine: Engine) -> None:
+        empty_tables(engine)
+        now = datetime.now(UTC)
+        new = NewCoupon("contract", 10, now - timedelta(hours=1), now + timedelta(hours=1))
+        self.coupon_id = SqlAdminCatalog(engine).create(new, before_commit=lambda coupon: None).coupon_id
+        self._engine, self._ledger = engine, SqlLedger(engine)
+
+    def hold(self, user_id: int) -> None:
+        self._ledger.record_group(self.coupon_id, [record(self.coupon_id, user_id)])
+
+    def record_failures(self, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        return self._ledger.record_failures(self.coupon_id, failures)
+
+    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
+        self._ledger.note_releases(releases)
+
+    def recorded(self) -> dict[uuid.UUID, str | None]:
+        with self._engine.connect() as connection:
+            rows = connection.execute(
+                text("SELECT request_id, source->>'release' FROM coupon_issue_failures WHERE coupon_id = :c"),
+                {"c": self.coupon_id},
+            )
+            return {uuid.UUID(str(request_id)): release for request_id, release in rows}
+
+
+class FakeFailures:
+    """``fakes.FailureLedger`` behind the same reading."""
+
+    coupon_id = 1
+
+    def __init__(self) -> None:
+        self._ledger = fakes.FailureLedger()
+
+    def hold(self, user_id: int) -> None:
+        self._ledger.issued.add((self.coupon_id, user_id))
+
+    def record_failures(self, failures: Sequence[Failure]) -> list[FailureOutcome]:
+        return self._ledger.record_failures(self.coupon_id, failures)
+
+    def note_releases(self, releases: Mapping[uuid.UUID, ReleaseOutcome]) -> None:
+        self._ledger.note_releases(releases)
+
+    def recorded(self) -> dict[uuid.UUID, str | None]:
+        releases = self._ledger.releases
+        return {request_id: releases.get(request_id) for request_id in self._ledger.failures}
+
+
+def record(coupon_id: int, user_id: int) -> IssueRecord:
+    return IssueRecord(coupon_id, user_id, uuid.uuid4(), now_ms())
+
+
+def failure(ledger: FakeFailures | PostgresFailures, user_id: int) -> Failure:
+    return Failure(record(ledger.coupon_id, user_id), "NO_STOCK", Position("coupon-issues", 0, user_id))
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def failures(request):
+    if request.param == "fake":
+        return FakeFailures()
+    return PostgresFailures(request.getfixturevalue("migrated_engine"))
+
+
+def test_a_failure_is_recorded_once_however_often_its_letter_comes(failures):
+    first, second = failure(failures, 1), failure(failures, 2)
+
+    assert failures.record_failures([first, first, second]) == [
+        FailureOutcome.RECORDED, FailureOutcome.ALREADY_RECORDED, FailureOutcome.RECORDED
+    ]  # fmt: skip
+    assert failures.record_failures([first]) == [FailureOutcome.ALREADY_RECORDED]
+    assert failures.recorded() == {first.record.request_id: None, second.record.request_id: None}
+
+
+def test_a_failure_of_a_user_holding_an_issue_is_not_recorded(failures):
+    failures.hold(5)
+    held, free = failure(failures, 5), failure(failures, 6)
+
+    assert failures.record_failures([held, free]) == [FailureOutcome.ALREADY_ISSUED, FailureOutcome.RECORDED]
+    assert failures.recorded() == {free.record.request_id: None}
+
+
+def test_what_a_release_found_is_kept_once_and_only_for_a_recorded_request(failures):
+    recorded, never = failure(failures, 1), failure(failures, 2)
+    failures.record_failures([recorded])
+
+    failures.note_releases({recorded.record.request_id: ReleaseOutcome.RELEASED})
+    failures.note_releases(
+        {recorded.record.request_id: ReleaseOutcome.NOT_HELD, never.record.request_id: ReleaseOutcome.STALE}
+    )
+
+    assert failures.recorded() == {recorded.record.request_id: "RELEASED"}
