@@ -8,11 +8,14 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import redis
+
 from coupon_client.api_client import Reply
 from coupon_core.domain.issuing import MEMORY_MS
 from functions.intake import dependencies as intake_dependencies
 from local.testkit.http_functions import answer
 from local.testkit.lambda_events import InProcessContext, api_event
+from lua_redis.store import rebuild_key
 
 
 def call(method: str, path: str, body: Any = None, *, raw: bool = False, **kwargs: Any) -> Reply:
@@ -57,3 +60,14 @@ def after_a_second() -> None:
     if memory is not None:
         earlier = memory.clock
         memory.clock = lambda: earlier() + MEMORY_MS / 1000
+
+
+def produces_under_way_have_ended(redis_client: redis.Redis, coupon_id: int) -> bool:
+    """Time passes for the rebuild gate of a coupon whose state was lost: its wait is over at once.
+
+    The wait (twice KAFKA_PRODUCE_TIMEOUT_MS: 4 s in these tests) lets a produce that was under
+    way when Redis lost the state end before the rebuild reads the records in flight. A test has
+    none under way by the time it calls this, so sleeping through the wait would prove only that
+    the gate opens, which ``test_rebuild.py`` proves once on the server's clock. Whether a wait had
+    started (the gate's key was there), so that a test still proves the loss closed the gate."""
+    return bool(redis_client.set(rebuild_key(coupon_id), 1, xx=True, keepttl=True))

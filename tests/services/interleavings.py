@@ -70,9 +70,8 @@ from local.testkit.kafka_topics import TopicLog, create_topic
 from local.testkit.lambda_events import InProcessContext
 from local.testkit.stores import WholeStore
 from lua_redis import keys
-from lua_redis.store import rebuild_key
 from tests.clock import Clock
-from tests.services.intake_support import call, create_coupon, issue
+from tests.services.intake_support import call, create_coupon, issue, produces_under_way_have_ended
 from tests.services.pipeline_support import SCHEDULE_EVENT, Pipeline, rebuild
 from tests.services.worker_support import drain
 
@@ -261,9 +260,7 @@ class Interleavings(RuleBasedStateMachine):
     @rule()
     def the_rebuild_gates_wait_passes(self) -> None:
         """Time passes: the produces under way at the loss have ended (none is, between two steps)."""
-        gate = rebuild_key(self.coupon)
-        if self.world.redis.exists(gate):
-            self.world.redis.set(gate, 1, keepttl=True)
+        produces_under_way_have_ended(self.world.redis, self.coupon)
 
     # -- the copies' lifecycle and the operators ------------------------------------------------------
 

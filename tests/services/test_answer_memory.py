@@ -14,7 +14,7 @@ import pytest
 from functions.intake import dependencies as intake_dependencies
 from lua_redis.store import rebuild_key
 from tests.clock import Clock
-from tests.services.intake_support import call, create_coupon, issue
+from tests.services.intake_support import call, create_coupon, issue, produces_under_way_have_ended
 from tests.services.support import command_calls
 from tests.services.test_operations import until_settled
 
@@ -128,6 +128,7 @@ def test_a_lost_state_is_found_within_the_second_not_hidden_by_the_memory(pipeli
     found = issue(coupon_id, 3)
     assert found.body["status"] in ("UNAVAILABLE", "SOLD_OUT")  # rebuilding, or rebuilt at once
     assert redis_client.exists(rebuild_key(coupon_id)) or found.body["status"] == "SOLD_OUT"
+    produces_under_way_have_ended(redis_client, coupon_id)  # none left if it was rebuilt at once
 
     def settled(user: int) -> Callable[[], str]:
         def answer() -> str:

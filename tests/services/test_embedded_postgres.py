@@ -41,11 +41,12 @@ def shared_root(monkeypatch) -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def private_install(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def private_install(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel's install as a checkout in a home directory holds it: its site-packages (the
-    package and the libraries auditwheel put beside it) under a folder of mode 700."""
-    home = tmp_path / "home"
+    package and the libraries auditwheel put beside it) under a folder of mode 700. One for the
+    module (41 MB to copy): the tests only read it, and copy it elsewhere."""
+    home = tmp_path_factory.mktemp("private") / "home"
     site = home / "checkout" / ".venv" / "site-packages"
     wheel = package_dir(postgres_install.PACKAGE) / "pginstall"
     shutil.copytree(wheel, site / postgres_install.PACKAGE / "pginstall", symlinks=True)
@@ -73,11 +74,13 @@ def _starts_as(install: Path, user: str) -> bool:
 
 @as_root
 def test_an_install_reached_only_through_a_private_folder_starts_postgres(
-    private_install, shared_root, system_user, tmp_path
+    private_install, shared_root, system_user, tmp_path, monkeypatch
 ):
     assert not postgres_install.reachable(private_install / "bin", system_user)  # the case itself
 
     service = start_postgres(tmp_path / "scratch", install=private_install)
+    for name, value in service.client_environment.items():  # its CA, whether or not a session's server set it
+        monkeypatch.setenv(name, value)
     try:
         with engine_for_url(service.url).connect() as connection:
             assert connection.execute(text("SELECT current_database()")).scalar_one() == "coupons"

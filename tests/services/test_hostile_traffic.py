@@ -24,7 +24,7 @@ from functions.intake import dependencies as intake_dependencies
 from local.testkit.lambda_service import LambdaService
 from local.testkit.redis_monitor import client_commands
 from lua_redis.keys import reserved_key
-from tests.services.intake_support import after_a_second, create_coupon, issue
+from tests.services.intake_support import after_a_second, create_coupon, issue, produces_under_way_have_ended
 from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 from tests.services.test_rebuild import issue_once_rebuilt
 
@@ -137,15 +137,21 @@ def test_a_lost_state_is_rebuilt_on_its_first_request_while_a_flood_of_unknown_i
     try:
         redis_client.delete(reserved_key(known))  # the coupon's state is lost mid-sale
         after_a_second()
-        counted = Counted(lambda_service, redis_client, lambda: (issue(known, 2), issue_once_rebuilt(known, 1)))
+
+        def lost_then_asked_again() -> tuple[Any, bool, Any]:
+            first = issue(known, 2)  # starts the wait for produces under way
+            return first, produces_under_way_have_ended(redis_client, known), issue_once_rebuilt(known, 1)
+
+        counted = Counted(lambda_service, redis_client, lost_then_asked_again)
     finally:
         stop.set()
         flooder.join()
         flooding.publisher.close()
         flooding.client.close()
 
-    first, holder = counted.result
+    first, waited, holder = counted.result
     assert (first.status_code, first.body["status"]) == (503, "UNAVAILABLE")  # the wait for produces under way
+    assert waited
     assert (holder.status_code, holder.body["status"]) == (409, "DUPLICATE")  # rebuilt with its holder
     assert len(counted.invocations) >= 1
     assert counted.invocations == [("builder", {"stateMissing": known})] * len(counted.invocations)

@@ -30,7 +30,7 @@ from local.testkit.tables import row_counts
 from lua_redis.client import connect
 from lua_redis.keys import build_claim_key, reserved_key
 from lua_redis.store import rebuild_key
-from tests.services.intake_support import call, create_coupon, issue
+from tests.services.intake_support import call, create_coupon, issue, produces_under_way_have_ended
 from tests.services.pipeline_support import build, rebuild
 from tests.services.support import open_coupon
 
@@ -139,8 +139,7 @@ def test_fifty_concurrent_first_requests_build_a_cold_coupon_once(
     coupon_id = create_coupon(100)
     redis_client.flushall()
     assert wiring().service.issue(coupon_id, 999).outcome.value == "UNAVAILABLE"
-    while store.rebuild_wait_ms(coupon_id, 1):
-        time.sleep(0.2)
+    assert produces_under_way_have_ended(redis_client, coupon_id)
     loads: list[int] = []
     original = SqlCouponCatalog.issued_users
 
@@ -156,6 +155,8 @@ def test_fifty_concurrent_first_requests_build_a_cold_coupon_once(
     warm = [pool.get_connection() for _ in range(50)]
     for connection in warm:
         pool.release(connection)
+    while redis_client.exists(build_claim_key(coupon_id)):  # the first request's claim (a second)
+        time.sleep(0.05)  # else every one of the 50 would be told BUILDING
     start = threading.Barrier(50)
     outcomes: dict[int, str] = {}
 
@@ -407,6 +408,10 @@ def test_the_same_idempotency_key_and_body_answer_the_same_and_another_body_is_r
 def replicated_valkey(scratch: Path) -> Iterator[tuple[Service, Service, redis.Redis]]:
     """A Valkey primary and a replica in sync with it, and a client of the replica; both stopped after."""
     primary = start_valkey(scratch)
+    # The replica's first full sync goes at once, not after Valkey's default 5 s of waiting for
+    # more replicas to share the transfer (repl-diskless-sync-delay): there is only this one.
+    with contextlib.closing(connect(primary.url)) as primary_client:
+        primary_client.config_set("repl-diskless-sync-delay", 0)
     replica = start_valkey(scratch, replica_of=primary)
     try:
         replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
@@ -473,9 +478,8 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
         coupon_id = create_coupon(10)
         redis_client.flushall()  # the state is gone: the first request has it built
         assert issue(coupon_id, 1).body["status"] == "UNAVAILABLE"  # the gate waits out produces in flight
-        deadline = time.monotonic() + 10
-        while build(coupon_id) != "READY" and time.monotonic() < deadline:
-            time.sleep(0.5)
+        assert produces_under_way_have_ended(redis_client, coupon_id)
+        assert build(coupon_id) == "READY"
         reset()  # a new container, on the coupon the previous one created
         counted: dict[str, tuple[int, int]] = {}  # phase -> (connections opened, most open at once)
 

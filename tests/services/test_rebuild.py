@@ -16,7 +16,7 @@ from functions.rebuild.event_parsing import InvalidRebuildEventError
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
 from local.testkit.lambda_events import InProcessContext
 from lua_redis.keys import reserved_key
-from tests.services.intake_support import after_a_second, create_coupon, issue
+from tests.services.intake_support import after_a_second, create_coupon, issue, produces_under_way_have_ended
 from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 
 
@@ -84,10 +84,10 @@ def test_redis_state_lost_mid_sale_is_rebuilt_without_losing_a_reservation(
         redis_client.delete(reserved_key(coupon_id))
     after_a_second()  # what the intake remembers of the sale before the loss is forgotten
     first = issue(coupon_id, 1)  # produces under way at the loss end before the rebuild reads Kafka
+    assert (first.status_code, first.body["status"]) == (503, "UNAVAILABLE")
+    assert produces_under_way_have_ended(redis_client, coupon_id)
     again = {user: issue_once_rebuilt(coupon_id, user) for user in (1, 75, 150)}  # reserved before the loss
     late = sale(coupon_id, range(151, 301))
-
-    assert (first.status_code, first.body["status"]) == (503, "UNAVAILABLE")
 
     assert {user: a.body["status"] for user, a in again.items()} == {1: "DUPLICATE", 75: "DUPLICATE", 150: "SOLD_OUT"}
     assert late == {}  # every copy was taken before the loss
@@ -113,10 +113,14 @@ def test_after_a_lost_state_is_rebuilt_a_retry_with_its_idempotency_key_answers_
     redis_client.flushall()
     after_a_second()  # the intake no longer remembers their successes: each asks Redis
     if rebuilt_by == "the rebuild function":  # the first run starts the wait for produces under way
-        deadline = time.monotonic() + 30
-        while rebuild({"couponId": coupon_id})["failed"] and time.monotonic() < deadline:
-            time.sleep(0.5)
+        (lost,) = rebuild({"couponId": coupon_id})["failed"]
+        assert "StateLostError" in lost["error"]
+        assert produces_under_way_have_ended(redis_client, coupon_id)
         assert rebuild({"couponId": coupon_id})["failed"] == []
+    else:  # the first retry starts it
+        waiting = issue(coupon_id, 1, idempotency_key="key-1")
+        assert (waiting.status_code, waiting.body["status"]) == (503, "UNAVAILABLE")
+        assert produces_under_way_have_ended(redis_client, coupon_id)
 
     again = {user: issue_once_rebuilt(coupon_id, user, idempotency_key=f"key-{user}") for user in first}
     another_key = issue(coupon_id, 1, idempotency_key="another-key")
@@ -181,10 +185,28 @@ def test_the_schedule_reconciles_coupons_near_their_window_and_rebuilds_missing_
     assert lost["couponId"] == open_now
     assert "StateLostError" in lost["error"]
     assert not store.has_state(long_ago)
-    while store.rebuild_wait_ms(open_now, 1):
-        time.sleep(0.2)
+    assert produces_under_way_have_ended(redis_client, open_now)
     (rebuilt,) = rebuild({"couponId": open_now})["reconciled"]
     assert rebuilt["installed"]
+
+
+def test_the_wait_before_a_lost_states_rebuild_runs_out_on_the_servers_clock(store):
+    """The gate's wait, which the other lost-state tests end at once (``produces_under_way_have_ended``),
+    runs out by itself: the first caller starts it, the callers after it are told what is left
+    (a longer wait of theirs does not extend it), and it opens once Valkey's clock has passed it."""
+    wait_ms = 1_000  # long enough that a busy machine's pause between two calls does not end it
+    started = store.server_time_ms()
+    assert store.rebuild_wait_ms(5, wait_ms) == wait_ms
+    left = [store.rebuild_wait_ms(5, 60_000)]
+    deadline = time.monotonic() + 30
+    while left[-1] and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left.append(store.rebuild_wait_ms(5, wait_ms))
+
+    assert 0 < left[0] <= wait_ms
+    assert left == sorted(left, reverse=True)
+    assert left[-1] == 0
+    assert store.server_time_ms() >= started + wait_ms
 
 
 def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, redis_client, redis_url, migrated_engine):
