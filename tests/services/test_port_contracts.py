@@ -9,6 +9,8 @@ servers' tests prove only what needs them (concurrency, faults, interleavings).
   build a claim), and what a load keeps.
 - ``FailureLedger``: a failure is recorded once per request, never for a user who holds an
   issue, and keeps the first release noted for it.
+- ``RangeReader``: a range of one partition's offsets reads back whole, in order, and nothing
+  outside it.
 
 The other fakes answer what each test scripts (an outcome, a failure): no behaviour of theirs
 to hold to an adapter.
@@ -22,17 +24,22 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from kafka import KafkaProducer
 from sqlalchemy import Engine, text
 
+from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
 from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.backend_errors import LockUnavailableError
-from coupon_core.domain.delivery import Position
+from coupon_core.domain.dead_letters import OffsetRange
+from coupon_core.domain.delivery import Delivered, Position
+from coupon_core.domain.failures import RangeReader
 from coupon_core.domain.ledger import Failure, FailureOutcome
 from coupon_core.domain.operations import NewCoupon
 from coupon_core.domain.records import IssueRecord
 from coupon_core.domain.reservations import MissingState, ReleaseOutcome
 from coupon_core.errors import StateUnavailableError
+from local.testkit.kafka_topics import client_options, create_topic, kafka_settings
 from lua_redis.client import connect
 from lua_redis.issue_store import IssueStore
 from lua_redis.lock import RedisCouponLocks
@@ -259,3 +266,39 @@ def test_what_a_release_found_is_kept_once_and_only_for_a_recorded_request(failu
     )
 
     assert failures.recorded() == {recorded.record.request_id: "RELEASED"}
+
+
+# RangeReader
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def written(request) -> tuple[RangeReader, list[Delivered]]:
+    """A reader, and the records on a topic of two partitions that it reads back: three on each."""
+    if request.param == "fake":
+        topic = "coupon-issues"
+    else:
+        servers = request.getfixturevalue("kafka_bootstrap_servers")
+        topic = create_topic(servers, partitions=2)
+    records = [
+        Delivered(Position(topic, partition, offset), record(1, 10 * partition + offset))
+        for partition in (0, 1)
+        for offset in range(3)
+    ]
+    if request.param == "fake":
+        return fakes.RangeReader(records), records
+    producer = KafkaProducer(**client_options(servers))
+    for delivered in records:
+        assert delivered.record is not None
+        position = delivered.position
+        sent = producer.send(topic, value=delivered.record.encode(), partition=position.partition).get(timeout=10)
+        assert sent.offset == position.offset
+    producer.close()
+    return KafkaRangeReader(kafka_settings(servers, topic), max_records=100, timeout_s=10), records
+
+
+def test_a_range_is_read_back_whole_in_order_and_nothing_outside_it(written):
+    reader, records = written
+    topic = records[0].position.topic
+
+    assert [d.record for d in reader.read(OffsetRange(topic, 1, 1, 2))] == [d.record for d in records[4:6]]
+    assert [d.position for d in reader.read(OffsetRange(topic, 0, 0, 0))] == [records[0].position]
