@@ -53,10 +53,12 @@ NO_PYTHON = { echo "make: no Python $(RUNTIME_PYTHON) found, the Lambda runtime'
 
 $(STAMP): pyproject.toml uv.lock $(UV)
 	@test -n "$(PYTHON)" || $(NO_PYTHON)
-	$(UV) sync --frozen --quiet --python $(PYTHON)
+	@# Bytecode compiled at install, once: uv leaves it to each first import, which the suite's
+	@# forked children and fresh processes would each pay (docs/benchmarks.md, the suite's time).
+	$(UV) sync --frozen --quiet --compile-bytecode --python $(PYTHON)
 	@# aws-cdk-lib and aws-cdk.cloud-assembly-schema both ship aws_cdk/cloud_assembly_schema/__init__.py,
 	@# and the one installed last wins (aws/aws-cdk#38482): aws-cdk-lib's, installed alone after the rest.
-	$(UV) sync --frozen --quiet --python $(PYTHON) --reinstall-package aws-cdk-lib
+	$(UV) sync --frozen --quiet --compile-bytecode --python $(PYTHON) --reinstall-package aws-cdk-lib
 	@# The import roots besides the checkout (the layers' python/ folders, cdk/), as the functions
 	@# see them on Lambda: an activated .venv runs `python -m bench.intake` as make does.
 	printf '%s\n' $(subst :, ,$(LAYER_PATHS)) $(CURDIR)/cdk \

@@ -58,7 +58,7 @@ def environment(group: str, venv: Path, base_python: str, *, editable: Path | No
     if marker.exists() and marker.read_text() == wanted and python.exists():
         return python
     subprocess.run([uv(), "venv", "--quiet", "--clear", "--python", base_python, str(venv)], check=True)
-    install(group, python=str(python))
+    install(group, python=str(python), compile_bytecode=True)  # each process imports them as it starts
     if editable is not None:
         subprocess.run(
             [uv(), "pip", "install", "--quiet", "--python", str(python), "--no-deps", "-e", str(editable)], check=True
@@ -67,11 +67,19 @@ def environment(group: str, venv: Path, base_python: str, *, editable: Path | No
     return python
 
 
-def install(group: str, *, python: str | None = None, target: Path | None = None, platform: str | None = None) -> None:
+def install(
+    group: str,
+    *,
+    python: str | None = None,
+    target: Path | None = None,
+    platform: str | None = None,
+    compile_bytecode: bool = False,
+) -> None:
     """Install the locked ``group`` into the environment of ``python``, or into ``target`` for
     ``platform`` (a uv ``--python-platform``, Python 3.12; binary wheels only, as nothing can be
     built here for another platform); every file, a source archive's too, is checked against its
-    locked hash, and a mismatch stops the install."""
+    locked hash, and a mismatch stops the install. ``compile_bytecode``: with its bytecode for
+    ``python``, not left to the first import (a layer's is compiled for the runtime instead)."""
     listed = (target or ROOT / ".local") / f".{group}-requirements.txt"
     listed.parent.mkdir(parents=True, exist_ok=True)
     listed.write_text(requirements(group))
@@ -82,7 +90,7 @@ def install(group: str, *, python: str | None = None, target: Path | None = None
     try:
         subprocess.run(
             [uv(), "pip", "install", "--quiet", "--require-hashes", "--no-deps", *where, *platform_options,
-             "-r", str(listed)],
+             *(["--compile-bytecode"] if compile_bytecode else []), "-r", str(listed)],
             cwd=ROOT, check=True,
         )  # fmt: skip
     finally:
