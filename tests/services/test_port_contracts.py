@@ -11,6 +11,8 @@ servers' tests prove only what needs them (concurrency, faults, interleavings).
   issue, and keeps the first release noted for it.
 - ``RangeReader``: a range of one partition's offsets reads back whole, in order, and nothing
   outside it.
+- ``CouponCatalog``, the part the fake keeps: a coupon is found with its holders and its
+  window's end, and no other coupon is.
 
 The other fakes answer what each test scripts (an outcome, a failure): no behaviour of theirs
 to hold to an adapter.
@@ -29,14 +31,16 @@ from sqlalchemy import Engine, text
 
 from coupon_core.adapters.kafka.range_reader import KafkaRangeReader
 from coupon_core.adapters.postgres.admin_catalog import SqlAdminCatalog
+from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from coupon_core.adapters.postgres.ledger import SqlLedger
 from coupon_core.backend_errors import LockUnavailableError
+from coupon_core.domain.coupons import Coupon, IssuedUsers
 from coupon_core.domain.dead_letters import OffsetRange
 from coupon_core.domain.delivery import Delivered, Position
 from coupon_core.domain.failures import RangeReader
 from coupon_core.domain.ledger import Failure, FailureOutcome
 from coupon_core.domain.operations import NewCoupon
-from coupon_core.domain.records import IssueRecord
+from coupon_core.domain.records import IssueRecord, to_millis
 from coupon_core.domain.reservations import MissingState, ReleaseOutcome
 from coupon_core.errors import StateUnavailableError
 from local.testkit.kafka_topics import client_options, create_topic, kafka_settings
@@ -302,3 +306,55 @@ def test_a_range_is_read_back_whole_in_order_and_nothing_outside_it(written):
 
     assert [d.record for d in reader.read(OffsetRange(topic, 1, 1, 2))] == [d.record for d in records[4:6]]
     assert [d.position for d in reader.read(OffsetRange(topic, 0, 0, 0))] == [records[0].position]
+
+
+# CouponCatalog (what the domain's fake keeps of it: a coupon, its holders, its window's end)
+
+
+class PostgresCatalog:
+    """``SqlCouponCatalog``, its coupon made by the operators' create and its holders by the worker's ledger."""
+
+    def __init__(self, engine: Engine) -> None:
+        empty_tables(engine)
+        self._engine, self.catalog = engine, SqlCouponCatalog(engine)
+
+    def sale(self, new: NewCoupon, users: Sequence[int]) -> tuple[int, list[IssueRecord]]:
+        coupon_id = SqlAdminCatalog(self._engine).create(new, before_commit=lambda coupon: None).coupon_id
+        records = [record(coupon_id, user) for user in users]
+        SqlLedger(self._engine).record_group(coupon_id, records)
+        return coupon_id, records
+
+
+class FakeCatalog:
+    """``fakes.Catalog`` given the same sale as its snapshot."""
+
+    catalog: fakes.Catalog
+
+    def sale(self, new: NewCoupon, users: Sequence[int]) -> tuple[int, list[IssueRecord]]:
+        coupon = Coupon(41, new.name, new.total_quantity, new.total_quantity - len(users),
+                        new.issue_starts_at, new.issue_ends_at, issued=len(users))  # fmt: skip
+        records = [record(coupon.coupon_id, user) for user in users]
+        self.catalog = fakes.Catalog(IssuedUsers(coupon, {r.user_id: r.reserved_at for r in records}))
+        return coupon.coupon_id, records
+
+
+@pytest.fixture(params=IMPLEMENTATIONS)
+def catalogs(request):
+    if request.param == "fake":
+        return FakeCatalog()
+    return PostgresCatalog(request.getfixturevalue("migrated_engine"))
+
+
+def test_a_coupon_is_found_with_its_holders_and_its_windows_end_and_no_other(catalogs):
+    now = datetime.now(UTC).replace(microsecond=0)
+    new = NewCoupon("contract", 10, now - timedelta(hours=1), now + timedelta(hours=1))
+    coupon_id, records = catalogs.sale(new, (1, 2))
+    catalog = catalogs.catalog
+
+    found, holders = catalog.find(coupon_id), catalog.issued_users(coupon_id)
+    assert found is not None
+    assert (found.coupon_id, found.total_quantity, found.issued) == (coupon_id, 10, 2)
+    assert holders is not None
+    assert holders.reserved_at == {r.user_id: r.reserved_at for r in records}
+    assert catalog.window_ends() == {coupon_id: to_millis(new.issue_ends_at)}
+    assert (catalog.find(coupon_id + 1), catalog.issued_users(coupon_id + 1)) == (None, None)

@@ -173,16 +173,22 @@ class Publisher:
 
 @dataclass
 class Catalog:
+    """One coupon (``snapshot``) with its holders, or none; any other id is no coupon."""
+
     snapshot: IssuedUsers | None = None
     reads: list[str] = field(default_factory=list)
 
     def find(self, coupon_id: int) -> Coupon | None:
         self.reads.append("find")
-        return None if self.snapshot is None else self.snapshot.coupon
+        found = self._of(coupon_id)
+        return None if found is None else found.coupon
 
     def issued_users(self, coupon_id: int) -> IssuedUsers | None:
         self.reads.append("issued_users")
-        return self.snapshot
+        return self._of(coupon_id)
+
+    def _of(self, coupon_id: int) -> IssuedUsers | None:
+        return self.snapshot if self.snapshot is not None and self.snapshot.coupon.coupon_id == coupon_id else None
 
     def window_ends(self) -> dict[int, int]:
         self.reads.append("window_ends")
