@@ -1,20 +1,25 @@
-"""The intake container's memory of answers on the real services, its clock injected: every change
-an operator or a client makes is answered within the contract's second, and never sooner than
-Redis itself would answer it; a holder and a keyed retry hear from memory only what this
-container heard from Redis, and a holder it does not know asks Redis."""
+"""The intake container's memory of answers where it needs the real services, its clock
+injected: a window that opens on Redis' clock within the second, a state lost under a remembered
+answer, and the memory as the intake wires it (on by default; holders and keyed retries hear from
+memory only what this container heard from Redis, at one round trip for the filter's misses).
+
+That every change an operator or a client makes is answered within the second, and never sooner
+than Redis itself would, is ``test_memory_differential.py``'s (random sales against a model, on
+the real store); the memory's decisions are the unit tier's (tests/unit/domain/test_answer_memory.py).
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 
 from functions.intake import dependencies as intake_dependencies
 from lua_redis.store import rebuild_key
 from tests.clock import Clock
-from tests.services.intake_support import call, create_coupon, issue, produces_under_way_have_ended
+from tests.services.intake_support import create_coupon, issue, produces_under_way_have_ended
 from tests.services.support import command_calls
 from tests.services.test_operations import until_settled
 
@@ -43,68 +48,6 @@ def sold_out(pipeline, *, worker: bool = False) -> int:
         pipeline.run_worker()
     assert status(coupon_id, 2) == "SOLD_OUT"
     return coupon_id
-
-
-def one_second_later(clock: Clock, coupon_id: int, user_id: int, remembered: str, then: str) -> None:
-    """Until the second is over the container may answer what it remembers; then, what Redis says."""
-    clock.now += ALMOST
-    assert status(coupon_id, user_id) == remembered
-    clock.now += 1 - ALMOST
-    assert status(coupon_id, user_id) == then
-
-
-def top_up(coupon_id: int) -> None:
-    assert call("POST", f"/coupons/{coupon_id}/top-up", {"copies": 1}).status_code == 200
-
-
-def test_a_top_up_is_sold_within_the_second(pipeline, clock):
-    coupon_id = sold_out(pipeline)
-    top_up(coupon_id)
-    one_second_later(clock, coupon_id, 3, remembered="SOLD_OUT", then="SUCCESS")
-
-
-def test_a_canceled_copy_is_sold_again_within_the_second(pipeline, clock):
-    coupon_id = sold_out(pipeline, worker=True)
-    canceled = call("POST", f"/coupons/{coupon_id}/issues/1/cancel")
-    assert (canceled.status_code, canceled.body["status"]) == (200, "CANCELED")
-    one_second_later(clock, coupon_id, 2, remembered="SOLD_OUT", then="SUCCESS")
-
-
-def test_a_close_is_answered_within_the_second_and_at_once_to_a_holder(pipeline, clock):
-    coupon_id = sold_out(pipeline)
-    assert call("POST", f"/coupons/{coupon_id}/close").status_code == 200
-    one_second_later(clock, coupon_id, 3, remembered="SOLD_OUT", then="CLOSED")
-
-
-def test_a_request_the_memory_cannot_answer_asks_redis_and_the_container_keeps_what_it_hears(pipeline, clock):
-    coupon_id = sold_out(pipeline)
-    assert call("POST", f"/coupons/{coupon_id}/close").status_code == 200
-    clock.now += ALMOST
-    assert status(coupon_id, 3) == "SOLD_OUT"  # remembered
-    assert status(coupon_id, 1) == "DUPLICATE"  # the holder's own answer, remembered since its success
-    assert status(coupon_id, 1, key="fresh") == "CLOSED"  # a key the memory does not know asks Redis
-    assert status(coupon_id, 3) == "CLOSED"  # and the container keeps that, fresher
-
-
-def test_a_reopen_is_answered_within_the_second(pipeline, clock):
-    coupon_id = create_coupon(5)
-    assert call("POST", f"/coupons/{coupon_id}/close").status_code == 200
-    assert status(coupon_id, 1) == "CLOSED"
-    assert call("POST", f"/coupons/{coupon_id}/reopen").status_code == 200
-    one_second_later(clock, coupon_id, 1, remembered="CLOSED", then="SUCCESS")
-
-
-@pytest.mark.parametrize(("starts_in", "refused"), [(timedelta(hours=1), "NOT_OPEN"), (timedelta(hours=-3), "ENDED")])
-def test_a_moved_window_is_answered_within_the_second(pipeline, clock, starts_in, refused):
-    coupon_id = create_coupon(5, starts_in=starts_in)
-    assert status(coupon_id, 1) == refused
-    now = datetime.now(UTC)
-    window = {
-        "issueStartsAt": (now - timedelta(minutes=1)).isoformat(),
-        "issueEndsAt": (now + timedelta(hours=1)).isoformat(),
-    }
-    assert call("PATCH", f"/coupons/{coupon_id}", window).status_code == 200
-    one_second_later(clock, coupon_id, 1, remembered=refused, then="SUCCESS")
 
 
 def test_a_window_that_opens_is_never_answered_not_open_from_memory(pipeline, clock):
