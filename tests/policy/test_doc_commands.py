@@ -1,10 +1,10 @@
 """Every command README.md and docs/*.md give runs as written in a checkout after ``make venv``:
 each is run here in its dry form, with nothing on ``PYTHONPATH`` (the virtual environment knows
 the import roots, as ``make venv`` writes them): a make target with ``make -n``, a module with
-``--help``, the ``coupons`` command with ``--help``; pytest's test files are checked to be there
-(this run collects each of them: a second collection in a process of its own would prove
-nothing more). A command of another tool (git, the AWS CLI, psql) is listed in ``OTHER_TOOLS``
-with why it is not run.
+``--help``, the ``coupons`` command with ``--help``; the paths a pytest command names are checked
+to be there (this run collects each of them: a second collection in a process of its own would
+prove nothing more). A command of another tool (git, the AWS CLI, psql) is listed in
+``OTHER_TOOLS`` with why it is not run.
 
 The modules and the ``coupons`` command run in the virtual environment's interpreter, each in a
 child forked from one that has imported the libraries they share (tests/forked.py), as
@@ -148,7 +148,7 @@ def test_each_command_runs_as_written():
     failures = [f"{DRY[dry]}: {shlex.join(dry)}\n{run.output[-3000:]}"
                 for dry, run in zip(programs, ran, strict=True) if run.code != 0]  # fmt: skip
     tests = [dry for dry in DRY if dry[0] == str(BIN / "pytest")]
-    failures += [f"{DRY[dry]}: no test file {path}" for dry in tests for path in _test_files(dry) if not path.is_file()]
+    failures += [f"{DRY[dry]}: no tests at {path}" for dry in tests for path in _test_files(dry) if not path.exists()]
     others = [dry for dry in DRY if dry not in programs and dry not in tests]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         failures += [failure for failure in pool.map(lambda dry: _failure(dry, DRY[dry], env), others) if failure]
@@ -156,5 +156,6 @@ def test_each_command_runs_as_written():
 
 
 def _test_files(dry: tuple[str, ...]) -> list[Path]:
-    """The files a pytest command names (a node id's file part), options left out."""
-    return [ROOT / word.split("::")[0] for word in dry[1:] if not word.startswith("-")]
+    """The paths a pytest command names (a node id's file part): its words with a ``/``, so that
+    an option's value (``-m sale``, ``-k name``) is not taken for one."""
+    return [ROOT / word.split("::")[0] for word in dry[1:] if "/" in word and not word.startswith("-")]

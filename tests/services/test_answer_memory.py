@@ -40,12 +40,12 @@ def status(coupon_id: int, user_id: int, key: str | None = None) -> str:
     return str(issue(coupon_id, user_id, idempotency_key=key).body["status"])
 
 
-def sold_out(pipeline, *, worker: bool = False) -> int:
-    """A coupon of one copy, user 1's; user 2 has heard SOLD_OUT (the container remembers it)."""
+def sold_out(pipeline) -> int:
+    """A coupon of one copy, user 1's and persisted; user 2 has heard SOLD_OUT (the container
+    remembers it)."""
     coupon_id = create_coupon(1)
     assert status(coupon_id, 1) == "SUCCESS"
-    if worker:
-        pipeline.run_worker()
+    pipeline.run_worker()
     assert status(coupon_id, 2) == "SOLD_OUT"
     return coupon_id
 
@@ -63,7 +63,7 @@ def test_a_window_that_opens_is_never_answered_not_open_from_memory(pipeline, cl
 
 
 def test_a_lost_state_is_found_within_the_second_not_hidden_by_the_memory(pipeline, clock, redis_client):
-    coupon_id = sold_out(pipeline, worker=True)
+    coupon_id = sold_out(pipeline)
     redis_client.flushall()
     clock.now += ALMOST
     assert status(coupon_id, 3) == "SOLD_OUT"  # remembered
