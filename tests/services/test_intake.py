@@ -418,7 +418,8 @@ def replicated_valkey(scratch: Path) -> Iterator[tuple[Service, Service, redis.R
     try:
         replica_client = redis.Redis.from_url(replica.url, decode_responses=True)
         deadline = time.monotonic() + 30
-        while replica_client.info("replication").get("master_link_status") != "up" and time.monotonic() < deadline:
+        while replica_client.info("replication").get("master_link_status") != "up":
+            assert time.monotonic() < deadline, "the replica did not sync with its primary in 30 s"
             time.sleep(0.1)
         yield primary, replica, replica_client
     finally:
@@ -430,16 +431,23 @@ def test_with_redis_wait_a_success_is_on_a_replica_first_and_without_one_nothing
     topic, monkeypatch, tmp_path
 ):
     """REDIS_WAIT_REPLICAS=1: the SUCCESS is answered once a replica has the reservation (so an
-    asynchronous failover cannot lose it); with the replica gone the request is 503 and released."""
+    asynchronous failover cannot lose it); with the replica gone the request is 503 and released.
+
+    The SUCCESS half waits as long as the setting allows: it proves an order (replica, then
+    answer), and a loaded machine's stall must not turn it into a 503. The fault half runs at
+    the default wait."""
     with replicated_valkey(tmp_path) as (primary, replica, replica_client):
         monkeypatch.setenv("REDIS_URL", primary.url)
         monkeypatch.setenv("REDIS_WAIT_REPLICAS", "1")
+        monkeypatch.setenv("REDIS_WAIT_TIMEOUT_MS", "2000")
         reset()
         coupon_id = create_coupon(10)
 
         assert issue(coupon_id, 1).status_code == 202
         assert replica_client.zscore(reserved_key(coupon_id), "1") is not None  # there before the answer
         replica.stop()
+        monkeypatch.delenv("REDIS_WAIT_TIMEOUT_MS")
+        reset()
         answer = issue(coupon_id, 2)
         assert (answer.status_code, answer.body["status"]) == (503, "UNAVAILABLE")
         assert WholeStore(connect(primary.url)).reservation_time(coupon_id, 2) is None
