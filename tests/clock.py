@@ -1,5 +1,5 @@
-"""A clock that moves only when a test moves it: the injected clock of the intake's memory of
-refusals (``issuing.AnswerMemory``), in monotonic seconds."""
+"""A clock that moves only when a test moves it, in monotonic seconds: the injected clock of the
+intake's memory of refusals (``issuing.AnswerMemory``) and of the fault proxy's connection rate."""
 
 from __future__ import annotations
 

@@ -41,9 +41,19 @@ TlsEnds = tuple[ssl.SSLContext, ssl.SSLContext]  # as the server its clients tru
 
 
 class FaultProxy:
-    def __init__(self, target_host: str, target_port: int, *, tls: TlsEnds | None = None) -> None:
+    def __init__(
+        self,
+        target_host: str,
+        target_port: int,
+        *,
+        tls: TlsEnds | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """``clock``: the seconds the connection rate's bucket refills by (a test's own clock
+        makes the rate exact whatever the machine's pace)."""
         self._target = (target_host, target_port)
         self._tls = tls
+        self._clock = clock
         self._listener = socket.create_server(("127.0.0.1", 0))
         self._listener.settimeout(0.2)
         self._marker: bytes | None = None
@@ -71,7 +81,7 @@ class FaultProxy:
     def limit_new_connections(self, per_second: float) -> None:
         """At most ``per_second`` new connections a second (a bucket of one second's worth)."""
         with self._lock:
-            self._rate, self._tokens, self._refilled = per_second, per_second, time.monotonic()
+            self._rate, self._tokens, self._refilled = per_second, per_second, self._clock()
 
     def limit_open_connections(self, most: int) -> None:
         """At most ``most`` connections open at once (0: no limit)."""
@@ -85,7 +95,7 @@ class FaultProxy:
                 return False
             if not self._rate:
                 return True
-            now = time.monotonic()
+            now = self._clock()
             self._tokens = min(self._rate, self._tokens + (now - self._refilled) * self._rate)
             self._refilled = now
             if self._tokens < 1:

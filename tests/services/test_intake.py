@@ -199,6 +199,7 @@ def test_broker_stopped_answers_503_releases_what_was_never_sent_and_reconcile_t
     monkeypatch.setenv("KAFKA_TOPIC", own_topic)
     monkeypatch.setenv("KAFKA_PRODUCE_TIMEOUT_MS", "1000")
     reset()
+    open_connections()  # as the container's INIT does: the first produce finds its connection made
     coupon_id = create_coupon(10)
     assert issue(coupon_id, 1).status_code == 202
     broker.stop()

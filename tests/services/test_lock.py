@@ -27,7 +27,7 @@ def test_only_one_holder_at_a_time_across_threads(redis_url):
     counter.set("counter", 0)
 
     def increment_unsafely() -> None:
-        client = connect(redis_url)
+        client = connect(redis_url, socket_timeout=12)  # past wait_s: a waiter blocks on its socket
         for _ in range(20):
             with held_lock(client, NAME, lease_s=10, wait_s=10):
                 value = int(client.get("counter"))
@@ -58,7 +58,7 @@ def test_a_waiter_blocks_instead_of_polling(redis_client, redis_url):
     acquired_at: list[float] = []
 
     def waiter() -> None:
-        with held_lock(connect(redis_url), NAME, lease_s=10, wait_s=5):
+        with held_lock(connect(redis_url, socket_timeout=7), NAME, lease_s=10, wait_s=5):
             acquired_at.append(time.monotonic())
 
     with held_lock(redis_client, NAME, lease_s=10, wait_s=1):

@@ -140,13 +140,12 @@ def test_a_complete_registry_tells_an_unknown_id_and_an_expired_coupon(registry)
 
 
 def test_one_caller_a_claim_has_a_live_coupon_built_and_the_others_wait(registry):
-    complete(registry, {1: now_ms() + HOUR_MS})
+    complete(registry, {1: now_ms() + HOUR_MS, 2: now_ms() + HOUR_MS})
 
-    answers = [registry.lookup(1, 200) for _ in range(5)]
+    assert [registry.lookup(1, 60_000) for _ in range(5)] == [MissingState.BUILD] + [MissingState.BUILDING] * 4
+    assert registry.lookup(2, 200) is MissingState.BUILD
     time.sleep(0.25)
-
-    assert answers == [MissingState.BUILD] + [MissingState.BUILDING] * 4
-    assert registry.lookup(1, 200) is MissingState.BUILD
+    assert registry.lookup(2, 200) is MissingState.BUILD  # the claim ran out: the next caller builds
 
 
 def test_an_incomplete_registry_rules_out_no_id_but_still_lets_one_caller_a_claim_ask(registry):

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from local.testkit.fault_proxy import FaultProxy
+from tests.clock import Clock
 
 
 @pytest.fixture
@@ -54,13 +55,14 @@ def _echoed(port: int) -> bool:
 
 
 def test_beyond_the_rate_new_connections_are_closed_and_counted_and_the_rate_refills(echo_port):
-    with FaultProxy("127.0.0.1", echo_port) as proxy:
+    clock = Clock()
+    with FaultProxy("127.0.0.1", echo_port, clock=clock) as proxy:
         proxy.limit_new_connections(3)
         answered = [_echoed(proxy.port) for _ in range(8)]
         assert answered.count(True) == 3  # a second's worth at once, then nothing
         assert (proxy.connections, proxy.refused) == (3, 5)
-        time.sleep(0.5)  # half a second refills one and a half
-        assert _echoed(proxy.port)
+        clock.now += 0.5  # half a second refills one and a half
+        assert [_echoed(proxy.port) for _ in range(2)] == [True, False]
         proxy.limit_new_connections(0)
         assert all(_echoed(proxy.port) for _ in range(5))
 
@@ -73,7 +75,10 @@ def test_it_counts_the_connections_open_at_once(echo_port):
             assert conn.recv(1) == b"x"
         for conn in held:
             conn.close()
-        time.sleep(0.5)  # the proxy sees them closed within its poll
+        deadline = time.monotonic() + 10
+        while proxy.open_now:  # the proxy sees them closed within its poll
+            assert time.monotonic() < deadline, "the proxy still counts closed connections open"
+            time.sleep(0.01)
         assert _echoed(proxy.port)
         assert (proxy.connections, proxy.peak_open) == (4, 3)
 
