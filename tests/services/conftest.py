@@ -66,7 +66,6 @@ def pipeline(
             "KAFKA_TOPIC": topic,
             "DLQ_URL": dlq_url,
             "KAFKA_CONSUMER_GROUP": f"coupon-worker-{topic}",
-            "KAFKA_PRODUCE_TIMEOUT_MS": "2000",
             "WORKER_LOCK_WAIT_S": "1",
             "REBUILD_FUNCTION": "rebuild",
             "BUILDER_FUNCTION": "builder",

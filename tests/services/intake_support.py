@@ -65,7 +65,7 @@ def after_a_second() -> None:
 def produces_under_way_have_ended(redis_client: redis.Redis, coupon_id: int) -> bool:
     """Time passes for the rebuild gate of a coupon whose state was lost: its wait is over at once.
 
-    The wait (twice KAFKA_PRODUCE_TIMEOUT_MS: 4 s in these tests) lets a produce that was under
+    The wait (twice KAFKA_PRODUCE_TIMEOUT_MS: 6 s at its default) lets a produce that was under
     way when Redis lost the state end before the rebuild reads the records in flight. A test has
     none under way by the time it calls this, so sleeping through the wait would prove only that
     the gate opens, which ``test_rebuild.py`` proves once on the server's clock. Whether a wait had

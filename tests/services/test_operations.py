@@ -14,7 +14,7 @@ from functions.coupons import dependencies
 from lua_redis.keys import reserved_key
 from tests.services.intake_support import after_a_second, call, create_coupon, issue, produces_under_way_have_ended
 
-# A lost state is rebuilt once the produces under way have had their time (4 s here, unless the
+# A lost state is rebuilt once the produces under way have had their time (6 s here, unless the
 # test ends the wait) and the first request's claim on its build has passed (a second).
 SETTLE_S = 15
 

@@ -16,6 +16,7 @@ from functions.rebuild.event_parsing import InvalidRebuildEventError
 from local.testkit.flash_sale import LoadPlan, lua_reserver, run_load
 from local.testkit.lambda_events import InProcessContext
 from lua_redis.keys import reserved_key
+from lua_redis.store import rebuild_key
 from tests.services.intake_support import after_a_second, create_coupon, issue, produces_under_way_have_ended
 from tests.services.pipeline_support import SCHEDULE_EVENT, rebuild
 
@@ -190,23 +191,28 @@ def test_the_schedule_reconciles_coupons_near_their_window_and_rebuilds_missing_
     assert rebuilt["installed"]
 
 
-def test_the_wait_before_a_lost_states_rebuild_runs_out_on_the_servers_clock(store):
+def test_the_wait_before_a_lost_states_rebuild_runs_out_on_the_servers_clock(store, redis_client):
     """The gate's wait, which the other lost-state tests end at once (``produces_under_way_have_ended``),
     runs out by itself: the first caller starts it, the callers after it are told what is left
-    (a longer wait of theirs does not extend it), and it opens once Valkey's clock has passed it."""
-    wait_ms = 1_000  # long enough that a busy machine's pause between two calls does not end it
+    (a longer wait of theirs does not extend it), and it opens once Valkey's clock has passed it.
+    What is left is bounded by Valkey's clock read around the call, so a pause of the machine
+    between two calls changes the figure, never the verdict."""
+    wait_ms = 1_000
     started = store.server_time_ms()
     assert store.rebuild_wait_ms(5, wait_ms) == wait_ms
+    opens_at = int(redis_client.get(rebuild_key(5)))
+    assert started + wait_ms <= opens_at <= store.server_time_ms() + wait_ms
+    asked_at = store.server_time_ms()
     left = [store.rebuild_wait_ms(5, 60_000)]
+    assert max(0, opens_at - store.server_time_ms()) <= left[0] <= opens_at - asked_at
     deadline = time.monotonic() + 30
     while left[-1] and time.monotonic() < deadline:
         time.sleep(0.05)
         left.append(store.rebuild_wait_ms(5, wait_ms))
 
-    assert 0 < left[0] <= wait_ms
     assert left == sorted(left, reverse=True)
     assert left[-1] == 0
-    assert store.server_time_ms() >= started + wait_ms
+    assert store.server_time_ms() >= opens_at
 
 
 def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, redis_client, redis_url, migrated_engine):
@@ -233,7 +239,12 @@ def test_concurrent_reconciles_during_a_sale_keep_i1_and_i2(pipeline, store, red
         thread.join()
     final = rebuild({"couponId": coupon_id})
 
-    assert all(r["failed"] == [] for r in reports)
+    # A run that found the state lock held past its second leaves the coupon to the next run (a
+    # pause of a loaded machine may stretch the other's hold); no run fails otherwise.
+    failures = [f["error"] for r in reports for f in r["failed"]]
+    assert all(error.startswith("LockUnavailableError") for error in failures), failures
+    assert sum(len(r["reconciled"]) for r in reports) > 0
+    assert final["failed"] == []
     assert result.requests == 2_000
     assert max(result.successes.values()) == 1  # I2: every user clicked twice, at once
     reserved = {int(u) for u in redis_client.zrange(reserved_key(coupon_id), 1, "+inf", byscore=True)}
