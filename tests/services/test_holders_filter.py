@@ -3,7 +3,6 @@ reads it with the same hash, and reserve says which refusals stand for every cal
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -26,12 +25,15 @@ def _bytes(redis_client, coupon_id: int) -> bytes:
     return bytes(int("".join(map(str, bits[i : i + 8])), 2) for i in range(0, size, 8))
 
 
-def decided_now(refused: Reservation) -> int:
-    """When Valkey decided the refusal (its clock, epoch ms), checked to be this machine's now: a
-    refusal stands from that moment, which no later reading of the clock can time exactly."""
-    assert refused.decided_at is not None
-    assert abs(refused.decided_at - time.time() * 1000) < 5_000
-    return refused.decided_at
+def timed_reserve(store, user_id: int) -> tuple[Reservation, int]:
+    """Coupon 1's answer to ``user_id`` and when Valkey decided it, checked against its clock
+    read around the call: a refusal stands from that moment, which no reading of a clock after
+    the answer can time exactly."""
+    before = store.server_time_ms()
+    answer = store.reserve(1, user_id)
+    assert answer.decided_at is not None
+    assert before <= answer.decided_at <= store.server_time_ms()
+    return answer, answer.decided_at
 
 
 def test_the_scripts_set_the_bits_python_computes(store, redis_client):
@@ -65,10 +67,10 @@ def test_a_sold_out_refusal_stands_until_the_window_ends_with_the_filter(store):
     store.reconcile(coupon, {}, release_before=None)
     store.reserve(1, 7)
 
-    refused = store.reserve(1, 8)
+    refused, decided_at = timed_reserve(store, 8)
 
     assert refused.outcome is IssueOutcome.SOLD_OUT
-    assert refused.stands_ms == coupon.ends_at - decided_now(refused)
+    assert refused.stands_ms == coupon.ends_at - decided_at
     assert refused.holders is not None
     assert refused.holders.may_hold(7, "")
 
@@ -83,11 +85,11 @@ def test_a_sold_out_refusal_stands_until_the_window_ends_with_the_filter(store):
 def test_a_window_refusal_stands_until_its_edge(store, coupon, outcome, stands):
     store.reconcile(coupon, {}, release_before=None)
 
-    refused = store.reserve(1, 7)
+    refused, decided_at = timed_reserve(store, 7)
 
     assert refused.outcome is outcome
     if stands == "until it opens":
-        assert refused.stands_ms == coupon.starts_at - decided_now(refused)
+        assert refused.stands_ms == coupon.starts_at - decided_at
     else:
         assert refused.stands_ms == stands
     assert refused.holders is None

@@ -152,7 +152,7 @@ def test_an_incomplete_registry_rules_out_no_id_but_still_lets_one_caller_a_clai
     """After a loss of Redis an unknown id may be a coupon created before it: it is built."""
     registry.register({1: now_ms() + HOUR_MS})  # a create wrote its entry; no load has run
 
-    assert [registry.lookup(7, 1000) for _ in range(2)] == [MissingState.BUILD, MissingState.BUILDING]
+    assert [registry.lookup(7, 60_000) for _ in range(2)] == [MissingState.BUILD, MissingState.BUILDING]
 
 
 def test_a_load_adds_what_is_missing_keeps_what_a_writer_put_and_completes(registry):

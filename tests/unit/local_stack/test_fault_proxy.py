@@ -67,6 +67,16 @@ def test_beyond_the_rate_new_connections_are_closed_and_counted_and_the_rate_ref
         assert all(_echoed(proxy.port) for _ in range(5))
 
 
+def test_by_default_the_rate_refills_as_time_passes(echo_port):
+    with FaultProxy("127.0.0.1", echo_port) as proxy:
+        proxy.limit_new_connections(2)
+        assert not all(_echoed(proxy.port) for _ in range(20))  # the bucket's two, then a refusal
+        deadline = time.monotonic() + 10
+        while not _echoed(proxy.port):
+            assert time.monotonic() < deadline, "no connection taken again in 10 s at 2 a second"
+            time.sleep(0.05)
+
+
 def test_it_counts_the_connections_open_at_once(echo_port):
     with FaultProxy("127.0.0.1", echo_port) as proxy:
         held = [socket.create_connection(("127.0.0.1", proxy.port), timeout=2) for _ in range(3)]
