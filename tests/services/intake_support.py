@@ -53,6 +53,17 @@ def issue(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -
     return call("POST", "/coupon-issues", {"couponId": coupon_id, "userId": user_id}, headers=headers)
 
 
+def issue_until_answered(coupon_id: int, user_id: int, *, idempotency_key: str | None = None) -> Reply:
+    """The answer once it is not a 503, asking again half a second after each, as a client does
+    after Retry-After (for up to 10 s; then the last 503)."""
+    deadline = time.monotonic() + 10
+    while (reply := issue(coupon_id, user_id, idempotency_key=idempotency_key)).status_code == 503:
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    return reply
+
+
 def after_a_second() -> None:
     """Time passes for the intake container's memory of refusals: what it remembered is forgotten,
     as every change is answered a second later at the latest (docs/design.md, the intake's memory)."""
