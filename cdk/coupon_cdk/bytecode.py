@@ -65,9 +65,16 @@ def compile_tree(directory: Path, python: str, shown_as: str | None = None) -> N
     """Compile every module under ``directory`` with ``python``, hash-checked; ``shown_as`` is
     where Lambda finds the directory (``/opt/python``), the path tracebacks show. It also keeps
     the bytecode free of the build's own folder, so that the same sources compile to the same
-    bytes wherever they are built."""
+    bytes wherever they are built.
+
+    One process, in compileall's own (sorted) order: a ``.pyc``'s bytes depend on what the same
+    process compiled before it (marshal flags an object it may meet again by its reference
+    count: CPython's "Bytecode compilation output depends on order of files compiled"). redis-py's
+    cluster module compiles to other bytes after its commands' core module than after its
+    client module, so files dealt out to a pool of workers as each comes free compiled differently from one
+    build to the next. One process costs about a second a layer here."""
     shown = ["-d", shown_as] if shown_as else []
-    command = [python, "-m", "compileall", "-q", "-j", "0", "--invalidation-mode", INVALIDATION_MODE, *shown,
+    command = [python, "-m", "compileall", "-q", "-j", "1", "--invalidation-mode", INVALIDATION_MODE, *shown,
                str(directory)]  # fmt: skip
     subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
