@@ -82,3 +82,13 @@ def produces_under_way_have_ended(redis_client: redis.Redis, coupon_id: int) -> 
     the gate opens, which ``test_rebuild.py`` proves once on the server's clock. Whether a wait had
     started (the gate's key was there), so that a test still proves the loss closed the gate."""
     return bool(redis_client.set(rebuild_key(coupon_id), 1, xx=True, keepttl=True))
+
+
+def first_request_after_the_loss(
+    redis_client: redis.Redis, coupon_id: int, user_id: int, *, idempotency_key: str | None = None
+) -> None:
+    """A lost state's first request: 503 UNAVAILABLE, as the rebuild gate starts its wait for the
+    produces under way; then that wait ends at once (``produces_under_way_have_ended``)."""
+    waiting = issue(coupon_id, user_id, idempotency_key=idempotency_key)
+    assert (waiting.status_code, waiting.body["status"]) == (503, "UNAVAILABLE")
+    assert produces_under_way_have_ended(redis_client, coupon_id)

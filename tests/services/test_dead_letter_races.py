@@ -21,7 +21,7 @@ import redis
 
 from coupon_core.adapters.postgres.catalog import SqlCouponCatalog
 from local.testkit.stores import WholeStore
-from tests.services.intake_support import after_a_second, create_coupon, issue, produces_under_way_have_ended
+from tests.services.intake_support import after_a_second, create_coupon, first_request_after_the_loss, issue
 from tests.services.pipeline_support import Pipeline, rebuild
 from tests.services.test_rebuild import assert_invariants, database_state, issue_once_rebuilt
 
@@ -64,9 +64,7 @@ def test_a_state_rebuilt_before_the_group_moves_past_a_dead_lettered_record_leav
         assert report["reconciled"][0]["added"] == 0, report
     else:
         redis_client.flushall()
-        waiting = issue(coupon_id, 8)  # its first request starts the wait for produces under way
-        assert (waiting.status_code, waiting.body["status"]) == (503, "UNAVAILABLE")
-        assert produces_under_way_have_ended(redis_client, coupon_id)
+        first_request_after_the_loss(redis_client, coupon_id, 8)
         assert issue_once_rebuilt(coupon_id, 8).body["status"] == "SUCCESS"  # its retry rebuilds
     pipeline.commit()
 

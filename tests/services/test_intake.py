@@ -33,6 +33,7 @@ from lua_redis.store import rebuild_key
 from tests.services.intake_support import (
     call,
     create_coupon,
+    first_request_after_the_loss,
     issue,
     issue_until_answered,
     produces_under_way_have_ended,
@@ -499,8 +500,7 @@ def test_an_intake_container_holds_at_most_the_connections_the_sizing_counts_per
     with broker_behind_a_proxy(tmp_path, monkeypatch) as (proxy, _):
         coupon_id = create_coupon(10)
         redis_client.flushall()  # the state is gone: the first request has it built
-        assert issue(coupon_id, 1).body["status"] == "UNAVAILABLE"  # the gate waits out produces in flight
-        assert produces_under_way_have_ended(redis_client, coupon_id)
+        first_request_after_the_loss(redis_client, coupon_id, 1)
         assert build(coupon_id) == "READY"
         reset()  # a new container, on the coupon the previous one created
         counted: dict[str, tuple[int, int]] = {}  # phase -> (connections opened, most open at once)

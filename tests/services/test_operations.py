@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from functions.coupons import dependencies
 from lua_redis.keys import reserved_key
-from tests.services.intake_support import after_a_second, call, create_coupon, issue, produces_under_way_have_ended
+from tests.services.intake_support import after_a_second, call, create_coupon, first_request_after_the_loss, issue
 
 # A lost state is rebuilt once the produces under way have had their time (6 s here, unless the
 # test ends the wait) and the first request's claim on its build has passed (a second).
@@ -78,9 +78,7 @@ def test_the_kill_switch_answers_closed_until_reopened_even_across_a_lost_state(
     redis_client.flushall()  # the state is rebuilt from the database, closed
     pipeline.run_worker()
     after_a_second()  # past the container's memory of CLOSED: the request finds the state lost
-    lost = issue(coupon_id, 2)
-    assert (lost.status_code, lost.body["status"]) == (503, "UNAVAILABLE")  # the wait for produces under way
-    assert produces_under_way_have_ended(redis_client, coupon_id)
+    first_request_after_the_loss(redis_client, coupon_id, 2)
     assert until_settled(lambda: issue(coupon_id, 2).body["status"]) == "CLOSED"
     assert call("POST", f"/coupons/{coupon_id}/reopen").body["closed"] is False
     after_a_second()
