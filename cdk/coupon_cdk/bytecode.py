@@ -70,9 +70,9 @@ def compile_tree(directory: Path, python: str, shown_as: str | None = None) -> N
     One process, in compileall's own (sorted) order: a ``.pyc``'s bytes depend on what the same
     process compiled before it (marshal flags an object it may meet again by its reference
     count: CPython's "Bytecode compilation output depends on order of files compiled"). redis-py's
-    cluster module compiles to other bytes after its commands' core module than after its
-    client module, so files dealt out to a pool of workers as each comes free compiled differently from one
-    build to the next. One process costs about a second a layer here."""
+    cluster module compiles to other bytes after its commands' core module than after its client
+    module, so files dealt out to a pool of workers as each comes free compiled differently from
+    one build to the next. One process costs about a second a layer here."""
     shown = ["-d", shown_as] if shown_as else []
     command = [python, "-m", "compileall", "-q", "-j", "1", "--invalidation-mode", INVALIDATION_MODE, *shown,
                str(directory)]  # fmt: skip
